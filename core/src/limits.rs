@@ -1,0 +1,117 @@
+//! Size limits in the units of the spec (part 8): bytes for credentials and SSH certificate
+//! authorities, characters (Unicode scalar values) for event subscriptions.
+
+use crate::errors::FieldError;
+
+/// What a limit counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// UTF-8 bytes.
+    Bytes,
+    /// Unicode scalar values (`char`s).
+    Chars,
+}
+
+/// A maximum length for one text field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextLimit {
+    pub field: &'static str,
+    pub max: usize,
+    pub unit: Unit,
+}
+
+impl TextLimit {
+    pub const fn bytes(field: &'static str, max: usize) -> TextLimit {
+        TextLimit { field, max, unit: Unit::Bytes }
+    }
+
+    pub const fn chars(field: &'static str, max: usize) -> TextLimit {
+        TextLimit { field, max, unit: Unit::Chars }
+    }
+
+    /// The length of `value` in this limit's unit.
+    pub fn measure(&self, value: &str) -> usize {
+        match self.unit {
+            Unit::Bytes => value.len(),
+            Unit::Chars => value.chars().count(),
+        }
+    }
+
+    /// `None` when `value` fits, otherwise the message the console and the server both show.
+    pub fn check(&self, value: &str) -> Option<FieldError> {
+        let len = self.measure(value);
+        (len > self.max).then(|| {
+            let unit = match self.unit {
+                Unit::Bytes => "bytes",
+                Unit::Chars => "characters",
+            };
+            FieldError::new(
+                self.field,
+                format!("{} must be at most {} {unit}; it is {len} {unit}", self.field, self.max),
+            )
+        })
+    }
+}
+
+pub const CREDENTIAL_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
+pub const CREDENTIAL_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+pub const SSH_CA_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
+pub const SSH_CA_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+pub const EVENT_SUBSCRIPTION_DESCRIPTION: TextLimit = TextLimit::chars("description", 255);
+pub const EVENT_SUBSCRIPTION_METADATA: TextLimit = TextLimit::chars("metadata", 4096);
+/// The resources of DESIGN §8 follow the byte limits of the spec's other resources.
+pub const OTHER_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
+pub const OTHER_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+
+/// At most this many ACL rules on one credential.
+pub const MAX_ACL_RULES: usize = 100;
+/// At most this many sources, and as many destinations, on one event subscription.
+pub const MAX_EVENT_SOURCES: usize = 100;
+pub const MAX_EVENT_DESTINATIONS: usize = 100;
+/// Request bodies larger than this are refused with 413 (DESIGN §4).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Page size bounds of list operations (DESIGN §5).
+pub const MAX_PAGE_SIZE: u32 = 100;
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Wait between a successful agent update and a restart (spec part 8).
+pub const UPDATE_RESTART_WAIT_SECS: u64 = 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_case;
+
+    #[test_case]
+    fn limits_at_and_past_their_bound() {
+        let table: &[(TextLimit, &str, usize, bool)] = &[
+            (CREDENTIAL_DESCRIPTION, "a", 255, true),
+            (CREDENTIAL_DESCRIPTION, "a", 256, false),
+            // 128 two-byte characters = 256 bytes: over a byte limit.
+            (CREDENTIAL_DESCRIPTION, "é", 128, false),
+            (CREDENTIAL_DESCRIPTION, "é", 127, true),
+            (CREDENTIAL_METADATA, "x", 4096, true),
+            (CREDENTIAL_METADATA, "x", 4097, false),
+            (SSH_CA_DESCRIPTION, "€", 85, true), // 255 bytes
+            (SSH_CA_DESCRIPTION, "€", 86, false),
+            (SSH_CA_METADATA, "x", 4097, false),
+            // 255 two-byte characters are valid where the limit is in characters.
+            (EVENT_SUBSCRIPTION_DESCRIPTION, "é", 255, true),
+            (EVENT_SUBSCRIPTION_DESCRIPTION, "é", 256, false),
+            (EVENT_SUBSCRIPTION_METADATA, "😀", 4096, true),
+            (EVENT_SUBSCRIPTION_METADATA, "😀", 4097, false),
+        ];
+        for (limit, unit, count, ok) in table {
+            let value = unit.repeat(*count);
+            assert_eq!(limit.check(&value).is_none(), *ok, "{limit:?} with {count} × {unit}");
+        }
+    }
+
+    #[test_case]
+    fn message_names_field_unit_and_length() {
+        let err = CREDENTIAL_DESCRIPTION.check(&"é".repeat(128)).unwrap();
+        assert_eq!(err.field, "description");
+        assert_eq!(err.message, "description must be at most 255 bytes; it is 256 bytes");
+        let err = EVENT_SUBSCRIPTION_DESCRIPTION.check(&"é".repeat(256)).unwrap();
+        assert_eq!(err.message, "description must be at most 255 characters; it is 256 characters");
+    }
+}

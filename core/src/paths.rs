@@ -1,0 +1,85 @@
+//! Endpoint paths of the API, relative to `{base_url}` (which ends in `/api`). The server builds
+//! its routes and every `uri` from these, and the console its requests.
+
+pub const API_PREFIX: &str = "/api";
+/// The agent channel (WebSocket), outside the API prefix.
+pub const AGENT_CONNECT: &str = "/agent/v1/connect";
+/// Header every API request carries, and its only supported value.
+pub const VERSION_HEADER: &str = "Service-Version";
+pub const SUPPORTED_VERSION: &str = "2";
+/// Header carrying the operation id of every response.
+pub const OPERATION_ID_HEADER: &str = "Operation-Id";
+
+pub const CREDENTIALS: &str = "/credentials";
+pub const SSH_CERTIFICATE_AUTHORITIES: &str = "/ssh_certificate_authorities";
+pub const TUNNEL_SESSIONS: &str = "/tunnel_sessions";
+pub const TLS_EDGES: &str = "/edges/tls";
+pub const TUNNEL_GROUP_BACKENDS: &str = "/backends/tunnel_group";
+pub const EVENT_DESTINATIONS: &str = "/event_destinations";
+pub const EVENT_SUBSCRIPTIONS: &str = "/event_subscriptions";
+
+pub fn credential(id: &str) -> String {
+    format!("{CREDENTIALS}/{id}")
+}
+
+pub fn ssh_certificate_authority(id: &str) -> String {
+    format!("{SSH_CERTIFICATE_AUTHORITIES}/{id}")
+}
+
+pub fn tunnel_session(id: &str) -> String {
+    format!("{TUNNEL_SESSIONS}/{id}")
+}
+
+pub fn tunnel_session_command(id: &str, command: crate::resources::tunnel_session::AgentCommand) -> String {
+    format!("{TUNNEL_SESSIONS}/{id}/{}", command.as_str())
+}
+
+pub fn tls_edge(id: &str) -> String {
+    format!("{TLS_EDGES}/{id}")
+}
+
+pub fn tls_edge_backend(edge_id: &str) -> String {
+    format!("{TLS_EDGES}/{edge_id}/backend")
+}
+
+pub fn tunnel_group_backend(id: &str) -> String {
+    format!("{TUNNEL_GROUP_BACKENDS}/{id}")
+}
+
+pub fn event_destination(id: &str) -> String {
+    format!("{EVENT_DESTINATIONS}/{id}")
+}
+
+pub fn event_subscription(id: &str) -> String {
+    format!("{EVENT_SUBSCRIPTIONS}/{id}")
+}
+
+pub fn event_source(subscription_id: &str, event_type: &str) -> String {
+    format!("{EVENT_SUBSCRIPTIONS}/{subscription_id}/sources/{event_type}")
+}
+
+/// Query of a list page: `limit` and `before_id` (DESIGN §5).
+pub fn list_query(limit: Option<u32>, before_id: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if let Some(limit) = limit {
+        parts.push(format!("limit={limit}"));
+    }
+    if let Some(before) = before_id {
+        parts.push(format!("before_id={before}"));
+    }
+    if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_case;
+
+    #[test_case]
+    fn paths() {
+        assert_eq!(tunnel_group_backend("bkdtg_1"), "/backends/tunnel_group/bkdtg_1");
+        assert_eq!(event_source("esb_1", "a.v0"), "/event_subscriptions/esb_1/sources/a.v0");
+        assert_eq!(list_query(Some(10), Some("cr_1")), "?limit=10&before_id=cr_1");
+        assert_eq!(list_query(None, None), "");
+    }
+}

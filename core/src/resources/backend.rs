@@ -1,0 +1,48 @@
+//! Tunnel-group backends (DESIGN §8): the minimal resource a TLS edge backend module points at.
+
+use super::{Validate, check_text, list_page};
+use crate::errors::FieldError;
+use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TunnelGroupBackend {
+    pub id: String,
+    pub uri: String,
+    pub created_at: String,
+    pub description: String,
+    pub metadata: String,
+    /// Tunnels carrying all of these labels serve this backend.
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunnelGroupBackendCreate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl Validate for TunnelGroupBackendCreate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
+        check_text(OTHER_METADATA, &self.metadata, &mut errors);
+        for (key, value) in self.labels.iter().flatten() {
+            if let Err(message) = crate::acl::Bind::parse(&format!("{key}={value}")) {
+                errors.push(FieldError::new(format!("labels.{key}"), message));
+            }
+        }
+        errors
+    }
+}
+
+list_page!(
+    /// `GET /backends/tunnel_group`
+    TunnelGroupBackendList, backends, TunnelGroupBackend
+);

@@ -1,0 +1,169 @@
+//! Event subscriptions: sources (event types) and destinations. Limits are in characters.
+
+use super::{Ref, Validate, check_id, check_text, list_page};
+use crate::errors::FieldError;
+use crate::events::check_known;
+use crate::ids::IdKind;
+use crate::limits::{EVENT_SUBSCRIPTION_DESCRIPTION, EVENT_SUBSCRIPTION_METADATA, MAX_EVENT_DESTINATIONS, MAX_EVENT_SOURCES};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSubscription {
+    pub id: String,
+    pub uri: String,
+    pub created_at: String,
+    pub description: String,
+    pub metadata: String,
+    pub sources: Vec<EventSource>,
+    pub destinations: Vec<Ref>,
+}
+
+/// A source in responses; `uri` is `<subscription uri>/sources/<type>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSource {
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub uri: String,
+}
+
+/// A source in requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSourceReplace {
+    #[serde(rename = "type")]
+    pub event_type: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSubscriptionCreate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<EventSourceReplace>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination_ids: Option<Vec<String>>,
+}
+
+impl Validate for EventSubscriptionCreate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_text(EVENT_SUBSCRIPTION_DESCRIPTION, &self.description, &mut errors);
+        check_text(EVENT_SUBSCRIPTION_METADATA, &self.metadata, &mut errors);
+        check_sources(self.sources.as_deref().unwrap_or_default(), &mut errors);
+        check_destinations(self.destination_ids.as_deref().unwrap_or_default(), &mut errors);
+        errors
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSubscriptionUpdate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<EventSourceReplace>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination_ids: Option<Vec<String>>,
+}
+
+impl Validate for EventSubscriptionUpdate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_text(EVENT_SUBSCRIPTION_DESCRIPTION, &self.description, &mut errors);
+        check_text(EVENT_SUBSCRIPTION_METADATA, &self.metadata, &mut errors);
+        if let Some(sources) = &self.sources {
+            check_sources(sources, &mut errors);
+        }
+        if let Some(ids) = &self.destination_ids {
+            check_destinations(ids, &mut errors);
+        }
+        errors
+    }
+}
+
+/// At least one source, each a known event type, none twice.
+fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
+    if sources.is_empty() {
+        errors.push(FieldError::new("sources", "add at least one event type to subscribe to"));
+    }
+    if sources.len() > MAX_EVENT_SOURCES {
+        errors.push(FieldError::new("sources", format!("at most {MAX_EVENT_SOURCES} sources are allowed")));
+    }
+    for (i, source) in sources.iter().enumerate() {
+        let field = format!("sources[{i}].type");
+        if sources[..i].iter().any(|s| s.event_type == source.event_type) {
+            errors.push(FieldError::new(field, format!("`{}` is listed twice", source.event_type)));
+        } else if let Err(message) = check_known(&source.event_type) {
+            errors.push(FieldError::new(field, message));
+        }
+    }
+}
+
+fn check_destinations(ids: &[String], errors: &mut Vec<FieldError>) {
+    if ids.len() > MAX_EVENT_DESTINATIONS {
+        errors.push(FieldError::new("destination_ids", format!("at most {MAX_EVENT_DESTINATIONS} destinations are allowed")));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let field = format!("destination_ids[{i}]");
+        if ids[..i].contains(id) {
+            errors.push(FieldError::new(field, format!("`{id}` is listed twice")));
+        } else {
+            check_id(IdKind::EventDestination, field, id, errors);
+        }
+    }
+}
+
+list_page!(
+    /// `GET /event_subscriptions`
+    EventSubscriptionList, event_subscriptions, EventSubscription
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_case;
+
+    fn source(t: &str) -> EventSourceReplace {
+        EventSourceReplace { event_type: t.into() }
+    }
+
+    #[test_case]
+    fn limits_are_in_characters() {
+        let ok = EventSubscriptionCreate {
+            description: Some("é".repeat(255)),
+            metadata: Some("é".repeat(4096)),
+            sources: Some(vec![source("ip_policy_created.v0")]),
+            destination_ids: None,
+        };
+        assert_eq!(ok.field_errors(), vec![]);
+        let bad = EventSubscriptionCreate { description: Some("é".repeat(256)), ..ok };
+        assert_eq!(bad.field_errors()[0].field, "description");
+    }
+
+    #[test_case]
+    fn sources_and_destinations_are_checked() {
+        let req = EventSubscriptionCreate {
+            sources: Some(vec![source("ip_policy_created.v0"), source("ip_policy_created.v0"), source("bogus.v1"), source("bad")]),
+            destination_ids: Some(vec!["cr_x".into()]),
+            ..Default::default()
+        };
+        let fields: Vec<_> = req.field_errors().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["sources[1].type", "sources[2].type", "sources[3].type", "destination_ids[0]"]);
+        assert_eq!(EventSubscriptionCreate::default().field_errors()[0].field, "sources");
+    }
+
+    #[test_case]
+    fn update_of_description_alone_is_valid() {
+        let req: EventSubscriptionUpdate = serde_json::from_str(r#"{"description":"x","sources":null}"#).unwrap();
+        assert!(req.validate().is_ok());
+        let json = serde_json::to_value(source("a.v0")).unwrap();
+        assert_eq!(json, serde_json::json!({"type": "a.v0"}));
+    }
+}

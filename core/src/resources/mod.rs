@@ -1,0 +1,80 @@
+//! Wire types of every resource, request and list of the API, with one `validate()` per request.
+//!
+//! One module per API area. Requests deny unknown fields (DESIGN §4: 400 naming the field);
+//! optional create fields treat `""`, `0` and `[]` as "not given"; update fields are `Option`s
+//! where absent and `null` both mean "unchanged".
+
+pub mod backend;
+pub mod credential;
+pub mod event_destination;
+pub mod event_subscription;
+pub mod ssh_ca;
+pub mod tls_edge;
+pub mod tunnel_session;
+
+use crate::errors::{Error, FieldError, collect};
+use serde::{Deserialize, Serialize};
+
+/// A reference to another resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ref {
+    pub id: String,
+    pub uri: String,
+}
+
+/// Validation shared by the console (as the user types) and the server (before storing).
+pub trait Validate {
+    /// Every problem of the request, each naming its field.
+    fn field_errors(&self) -> Vec<FieldError>;
+
+    fn validate(&self) -> Result<(), Error> {
+        collect(self.field_errors())
+    }
+}
+
+/// Declares a list page: the items under their own property, `uri` and `next_page_uri`.
+macro_rules! list_page {
+    ($(#[$doc:meta])* $name:ident, $field:ident, $item:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub struct $name {
+            pub $field: Vec<$item>,
+            pub uri: String,
+            pub next_page_uri: Option<String>,
+        }
+
+        impl $crate::resources::ListPage for $name {
+            type Item = $item;
+            const FIELD: &'static str = stringify!($field);
+            fn items(&self) -> &[$item] { &self.$field }
+            fn next_page_uri(&self) -> Option<&str> { self.next_page_uri.as_deref() }
+        }
+    };
+}
+pub(crate) use list_page;
+
+/// What every list page offers, so paging code is written once.
+pub trait ListPage {
+    type Item;
+    /// The JSON property holding the items.
+    const FIELD: &'static str;
+    fn items(&self) -> &[Self::Item];
+    fn next_page_uri(&self) -> Option<&str>;
+}
+
+/// `Some("")` and `None` both mean "not given" on create.
+pub fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|s| !s.is_empty())
+}
+
+pub(crate) fn check_text(limit: crate::limits::TextLimit, value: &Option<String>, errors: &mut Vec<FieldError>) {
+    if let Some(value) = value {
+        errors.extend(limit.check(value));
+    }
+}
+
+pub(crate) fn check_id(kind: crate::ids::IdKind, field: String, id: &str, errors: &mut Vec<FieldError>) {
+    if let Err(e) = crate::ids::parse_id(kind, id) {
+        errors.push(FieldError::new(field, e.to_string()));
+    }
+}
