@@ -1,6 +1,160 @@
-//! tunnel-agent: filled by its own issue.
+//! `tunnel-agent`: the command line (DESIGN §11) around the library's channel loop.
+//!
+//! Exit status: 0 after a stop command; 2 for a bad command line; 3 when the authtoken is
+//! refused; 4 when a bind is outside the credential's ACL; 5 when the credential was deleted;
+//! 6 for any other refusal; 1 when a restart could not re-execute the agent.
 
-fn main() {
-    eprintln!("tunnel-agent is not built yet");
-    std::process::exit(2);
+use clap::Parser;
+use std::process::ExitCode;
+use std::time::Duration;
+use tunnel_agent::{Config, Event, Exit, commands};
+use tunnel_core::ErrorCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tunnel-agent",
+    version,
+    about = "Opens a tunnel session and obeys restart/stop/update."
+)]
+struct Args {
+    /// Server address, e.g. http://127.0.0.1:8080.
+    #[arg(long, env = "TUNNEL_AGENT_SERVER")]
+    server: String,
+    /// The credential's authtoken. Prefer the environment variable: a flag shows in process lists.
+    #[arg(long, env = "TUNNEL_AUTHTOKEN", hide_env_values = true)]
+    authtoken: String,
+    /// A domain, wildcard domain (`*.example.com`) or `host:port` to bind; repeatable.
+    #[arg(long = "bind", value_name = "BIND")]
+    binds: Vec<String>,
+    /// A `key=value` label to bind; repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    labels: Vec<String>,
+    /// Free text reported as the session's metadata.
+    #[arg(long, env = "TUNNEL_AGENT_METADATA", default_value = "")]
+    metadata: String,
+    /// Disable update checks: update commands are then refused.
+    #[arg(long, env = "TUNNEL_AGENT_NO_UPDATE_CHECK")]
+    no_update_check: bool,
+    /// Report this version instead of the agent's own (stands in for other builds).
+    #[arg(long, env = "TUNNEL_AGENT_REPORT_VERSION", value_name = "X.Y.Z")]
+    report_version: Option<String>,
+    /// Report this OS instead of the real one (e.g. `windows`).
+    #[arg(long, env = "TUNNEL_AGENT_REPORT_OS", value_name = "NAME")]
+    report_os: Option<String>,
+    /// How long an update takes, in milliseconds (tests shorten it).
+    #[arg(
+        long,
+        env = "TUNNEL_AGENT_UPDATE_DURATION_MS",
+        default_value_t = 3000,
+        hide = true
+    )]
+    update_duration_ms: u64,
+    /// Heartbeat interval, in milliseconds.
+    #[arg(
+        long,
+        env = "TUNNEL_AGENT_HEARTBEAT_MS",
+        default_value_t = 10_000,
+        hide = true
+    )]
+    heartbeat_ms: u64,
+    /// Largest delay between reconnect attempts, in milliseconds.
+    #[arg(
+        long,
+        env = "TUNNEL_AGENT_BACKOFF_MAX_MS",
+        default_value_t = 30_000,
+        hide = true
+    )]
+    backoff_max_ms: u64,
+}
+
+impl Args {
+    fn config(self) -> Config {
+        let mut config = Config::new(self.server, self.authtoken);
+        config.binds = self.binds.into_iter().chain(self.labels).collect();
+        config.metadata = self.metadata;
+        config.update_checks = !self.no_update_check;
+        config.version = commands::reported_version(self.report_version);
+        if let Some(os) = self.report_os {
+            config.os = os;
+        }
+        config.update_duration = Duration::from_millis(self.update_duration_ms);
+        config.heartbeat = Duration::from_millis(self.heartbeat_ms.max(10));
+        config.backoff_max =
+            Duration::from_millis(self.backoff_max_ms.max(1)).max(config.backoff_initial);
+        config
+    }
+}
+
+/// One line per event on stdout: scripts and tests read the session id from `session … opened`.
+fn print_event(event: Event) {
+    match event {
+        Event::Connecting { url } => println!("connecting to {url}"),
+        Event::Opened { session_id } => println!("session {session_id} opened"),
+        Event::Lost { reason, retry_in } => {
+            println!(
+                "connection lost ({reason}); reconnecting in {} ms",
+                retry_in.as_millis()
+            );
+        }
+        Event::Command {
+            command,
+            refused: None,
+        } => println!("command {} accepted", command.as_str()),
+        Event::Command {
+            command,
+            refused: Some(r),
+        } => {
+            println!("command {} refused: {}", command.as_str(), r.code().title());
+        }
+        Event::Updating { target } => println!("updating to {target}"),
+        Event::Updated { target } => println!("updated to {target}; restart pending"),
+    }
+}
+
+fn main() -> ExitCode {
+    let config = Args::parse().config();
+    if let Err(msg) = config.validate() {
+        eprintln!("tunnel-agent: {msg}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tunnel-agent: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let exit = runtime.block_on(tunnel_agent::run(&config, &mut print_event));
+    drop(runtime);
+    match exit {
+        Exit::Stopped => {
+            println!("stopped");
+            ExitCode::SUCCESS
+        }
+        Exit::Restart { updated_version } => {
+            println!("restarting");
+            let version = updated_version.map(|v| v.to_string());
+            let err = commands::restart(version.as_deref());
+            eprintln!("tunnel-agent: restart failed: {err}");
+            ExitCode::from(1)
+        }
+        Exit::Refused { error_code, msg } => {
+            let code = ErrorCode::parse(&error_code);
+            match code {
+                Some(_) => eprintln!("tunnel-agent: refused by the server: {msg} ({error_code})"),
+                None if error_code.is_empty() => eprintln!("tunnel-agent: {msg}"),
+                None => eprintln!("tunnel-agent: refused by the server: {msg} ({error_code})"),
+            }
+            ExitCode::from(match code {
+                None if error_code.is_empty() => 2,
+                Some(ErrorCode::AgentAuthFailed) => 3,
+                Some(ErrorCode::BindNotPermitted) => 4,
+                Some(ErrorCode::CredentialDeleted) => 5,
+                _ => 6,
+            })
+        }
+    }
 }

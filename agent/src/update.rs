@@ -1,0 +1,145 @@
+//! The agent's update state machine: idle → updating (for a while) → updated, restart pending.
+//!
+//! There is no release channel to download a binary from: the server names the target version
+//! (from its `--agent-latest` catalogue, never across a major version) and the agent "installs"
+//! it by waiting for the configured duration. After a restart the agent reports the target
+//! version (see `commands::UPDATED_VERSION_ENV`).
+//!
+//! The agent is the one place that decides every update refusal, because it alone knows both its
+//! configuration (update checks on/off) and its state; the server only supplies the target.
+
+use std::time::{Duration, Instant};
+use tunnel_core::agent_protocol::Refusal;
+use tunnel_core::version::Version;
+
+/// Where the agent is in an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateState {
+    Idle,
+    Updating {
+        target: Version,
+        until: Instant,
+    },
+    /// Updated; the new version runs after the next restart.
+    Updated {
+        target: Version,
+    },
+}
+
+/// The update machine of one agent process (it survives reconnects, not restarts).
+#[derive(Debug, Clone)]
+pub struct Updater {
+    state: UpdateState,
+    update_checks: bool,
+    duration: Duration,
+}
+
+impl Updater {
+    pub fn new(update_checks: bool, duration: Duration) -> Updater {
+        Updater {
+            state: UpdateState::Idle,
+            update_checks,
+            duration,
+        }
+    }
+
+    /// The state at `now`: an update whose time has come is complete.
+    pub fn state(&mut self, now: Instant) -> &UpdateState {
+        if let UpdateState::Updating { target, until } = self.state
+            && now >= until
+        {
+            self.state = UpdateState::Updated { target };
+        }
+        &self.state
+    }
+
+    /// When the running update completes, if one is running.
+    pub fn deadline(&self) -> Option<Instant> {
+        match self.state {
+            UpdateState::Updating { until, .. } => Some(until),
+            _ => None,
+        }
+    }
+
+    /// The version to report after a restart, if an update completed.
+    pub fn pending_version(&mut self, now: Instant) -> Option<Version> {
+        match self.state(now) {
+            UpdateState::Updated { target } => Some(*target),
+            _ => None,
+        }
+    }
+
+    /// Handles an update command. The order of the checks is the order of precedence: an
+    /// agent busy updating says so even if no newer version is known any more.
+    pub fn request(&mut self, target: Option<&str>, now: Instant) -> Result<Version, Refusal> {
+        match self.state(now) {
+            UpdateState::Updating { .. } => return Err(Refusal::UpdateInProgress),
+            UpdateState::Updated { .. } => return Err(Refusal::UpdatedNotRestarted),
+            UpdateState::Idle => {}
+        }
+        if !self.update_checks {
+            return Err(Refusal::UpdateChecksDisabled);
+        }
+        // An unparseable target is treated as "nothing to update to" rather than trusted.
+        let target = target
+            .and_then(Version::parse)
+            .ok_or(Refusal::NoUpdateAvailable)?;
+        self.state = UpdateState::Updating {
+            target,
+            until: now + self.duration,
+        };
+        Ok(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: Duration = Duration::from_secs(3);
+
+    #[test]
+    fn update_goes_idle_updating_updated() {
+        let t0 = Instant::now();
+        let mut u = Updater::new(true, D);
+        assert_eq!(
+            u.request(Some("3.4.1"), t0),
+            Ok(Version::parse("3.4.1").unwrap())
+        );
+        assert!(matches!(u.state(t0), UpdateState::Updating { .. }));
+        assert_eq!(u.deadline(), Some(t0 + D));
+        assert_eq!(u.pending_version(t0), None);
+        assert_eq!(
+            u.request(Some("3.4.1"), t0 + Duration::from_secs(1)),
+            Err(Refusal::UpdateInProgress)
+        );
+        assert_eq!(u.pending_version(t0 + D), Version::parse("3.4.1"));
+        assert_eq!(
+            u.request(Some("3.4.1"), t0 + D),
+            Err(Refusal::UpdatedNotRestarted)
+        );
+        assert_eq!(u.deadline(), None);
+    }
+
+    #[test]
+    fn refusals() {
+        let t0 = Instant::now();
+        assert_eq!(
+            Updater::new(false, D).request(Some("3.4.1"), t0),
+            Err(Refusal::UpdateChecksDisabled)
+        );
+        assert_eq!(
+            Updater::new(true, D).request(None, t0),
+            Err(Refusal::NoUpdateAvailable)
+        );
+        assert_eq!(
+            Updater::new(true, D).request(Some("garbage"), t0),
+            Err(Refusal::NoUpdateAvailable)
+        );
+        // Checks disabled wins over "nothing to update to": it is the agent's configuration.
+        assert_eq!(
+            Updater::new(false, D).request(None, t0),
+            Err(Refusal::UpdateChecksDisabled)
+        );
+    }
+}
