@@ -42,7 +42,10 @@ pub enum AclRule {
     /// `bind:host:port`
     Address(Host, u16),
     /// `bind:key=value`; `None` stands for `*`.
-    Label { key: Option<String>, value: Option<String> },
+    Label {
+        key: Option<String>,
+        value: Option<String>,
+    },
 }
 
 /// The host part of an address.
@@ -69,7 +72,10 @@ pub enum Bind {
     /// `*.example.com`; holds `example.com`.
     WildcardDomain(String),
     Address(Host, u16),
-    Label { key: String, value: String },
+    Label {
+        key: String,
+        value: String,
+    },
 }
 
 impl fmt::Display for Bind {
@@ -102,7 +108,9 @@ impl AclRule {
             return Err(format!("`{rule}` names nothing to bind; {ACCEPTED}"));
         }
         if target == "*" {
-            return Err("`bind:*` is not accepted; use the rule `*` to permit everything".to_owned());
+            return Err(
+                "`bind:*` is not accepted; use the rule `*` to permit everything".to_owned(),
+            );
         }
         if let Some((key, value)) = target.split_once('=') {
             let key = label_part(key, "key", true)?;
@@ -124,12 +132,22 @@ impl AclRule {
         match (self, bind) {
             (AclRule::Any, _) => true,
             (AclRule::Domain(rule), Bind::Domain(name)) => rule == name,
-            (AclRule::WildcardDomain(suffix), Bind::Domain(name)) => is_strict_subdomain(name, suffix),
+            (AclRule::WildcardDomain(suffix), Bind::Domain(name)) => {
+                is_strict_subdomain(name, suffix)
+            }
             (AclRule::WildcardDomain(suffix), Bind::WildcardDomain(bound)) => {
                 bound == suffix || is_strict_subdomain(bound, suffix)
             }
-            (AclRule::Address(host, port), Bind::Address(bhost, bport)) => host == bhost && port == bport,
-            (AclRule::Label { key, value }, Bind::Label { key: bkey, value: bvalue }) => {
+            (AclRule::Address(host, port), Bind::Address(bhost, bport)) => {
+                host == bhost && port == bport
+            }
+            (
+                AclRule::Label { key, value },
+                Bind::Label {
+                    key: bkey,
+                    value: bvalue,
+                },
+            ) => {
                 key.as_ref().is_none_or(|k| k == bkey) && value.as_ref().is_none_or(|v| v == bvalue)
             }
             _ => false,
@@ -176,17 +194,21 @@ fn looks_like_address(text: &str) -> bool {
 
 fn parse_address(text: &str) -> Result<(Host, u16), String> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let (ip, port) = rest
-            .split_once("]:")
-            .ok_or_else(|| format!("`{text}` is not an address; write IPv6 addresses as `[::1]:443`"))?;
-        let ip: Ipv6Addr = ip.parse().map_err(|_| format!("`{ip}` is not an IPv6 address"))?;
+        let (ip, port) = rest.split_once("]:").ok_or_else(|| {
+            format!("`{text}` is not an address; write IPv6 addresses as `[::1]:443`")
+        })?;
+        let ip: Ipv6Addr = ip
+            .parse()
+            .map_err(|_| format!("`{ip}` is not an IPv6 address"))?;
         (Host::Ip(IpAddr::V6(ip)), port)
     } else {
         let (host, port) = text
             .rsplit_once(':')
             .ok_or_else(|| format!("`{text}` is not an address of the form `host:port`"))?;
         if host.contains(':') {
-            return Err(format!("`{text}` is not an address; write IPv6 addresses as `[::1]:443`"));
+            return Err(format!(
+                "`{text}` is not an address; write IPv6 addresses as `[::1]:443`"
+            ));
         }
         let host = match host.parse::<IpAddr>() {
             Ok(ip) => Host::Ip(ip),
@@ -217,7 +239,10 @@ fn parse_domain(text: &str) -> Result<String, String> {
         return Err("the domain is empty".to_owned());
     }
     if name.len() > 253 {
-        return Err(format!("the domain is {} characters long; at most 253 are allowed", name.len()));
+        return Err(format!(
+            "the domain is {} characters long; at most 253 are allowed",
+            name.len()
+        ));
     }
     for label in name.split('.') {
         if label.contains('*') {
@@ -226,16 +251,25 @@ fn parse_domain(text: &str) -> Result<String, String> {
             ));
         }
         if label.is_empty() {
-            return Err(format!("`{text}` has an empty label (two dots in a row, or a leading dot)"));
+            return Err(format!(
+                "`{text}` has an empty label (two dots in a row, or a leading dot)"
+            ));
         }
         if label.len() > 63 {
             return Err(format!("`{text}` has a label longer than 63 characters"));
         }
-        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(format!("`{text}` may only contain letters, digits, hyphens and dots"));
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(format!(
+                "`{text}` may only contain letters, digits, hyphens and dots"
+            ));
         }
         if label.starts_with('-') || label.ends_with('-') {
-            return Err(format!("`{text}`: a label cannot start or end with a hyphen"));
+            return Err(format!(
+                "`{text}`: a label cannot start or end with a hyphen"
+            ));
         }
     }
     Ok(name)
@@ -244,13 +278,21 @@ fn parse_domain(text: &str) -> Result<String, String> {
 /// A label key or value; `*` gives `None` when wildcards are allowed.
 fn label_part(text: &str, what: &str, wildcard: bool) -> Result<Option<String>, String> {
     if text.is_empty() {
-        return Err(format!("the label {what} is empty; labels are written `key=value`"));
+        return Err(format!(
+            "the label {what} is empty; labels are written `key=value`"
+        ));
     }
     if text == "*" {
-        return if wildcard { Ok(None) } else { Err(format!("a label {what} cannot be `*` here")) };
+        return if wildcard {
+            Ok(None)
+        } else {
+            Err(format!("a label {what} cannot be `*` here"))
+        };
     }
     if text.contains('*') {
-        return Err(format!("`{text}`: `*` must stand for the whole label {what}"));
+        return Err(format!(
+            "`{text}`: `*` must stand for the whole label {what}"
+        ));
     }
     if text.contains('=') {
         return Err(format!("`{text}`: a label has exactly one `=`"));
@@ -290,14 +332,20 @@ impl Acl {
         if rules.len() > MAX_ACL_RULES {
             errors.push(FieldError::new(
                 "acl",
-                format!("acl has {} rules; at most {MAX_ACL_RULES} are allowed", rules.len()),
+                format!(
+                    "acl has {} rules; at most {MAX_ACL_RULES} are allowed",
+                    rules.len()
+                ),
             ));
         }
         let mut parsed = Vec::with_capacity(rules.len());
         for (i, rule) in rules.iter().enumerate() {
             let rule = rule.as_ref();
             if rules[..i].iter().any(|r| r.as_ref() == rule) {
-                errors.push(FieldError::new(format!("acl[{i}]"), format!("`{rule}` is listed twice")));
+                errors.push(FieldError::new(
+                    format!("acl[{i}]"),
+                    format!("`{rule}` is listed twice"),
+                ));
                 continue;
             }
             match AclRule::parse(rule) {
@@ -305,7 +353,11 @@ impl Acl {
                 Err(message) => errors.push(FieldError::new(format!("acl[{i}]"), message)),
             }
         }
-        if errors.is_empty() { Ok(Acl { rules: parsed }) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(Acl { rules: parsed })
+        } else {
+            Err(errors)
+        }
     }
 
     pub fn is_unrestricted(&self) -> bool {
@@ -320,7 +372,9 @@ impl Acl {
         self.rules
             .iter()
             .find(|(_, rule)| rule.permits(bind))
-            .map_or(Permission::Denied, |(text, _)| Permission::AllowedBy(text.clone()))
+            .map_or(Permission::Denied, |(text, _)| {
+                Permission::AllowedBy(text.clone())
+            })
     }
 }
 
@@ -347,16 +401,55 @@ mod tests {
             ("*", AclRule::Any),
             ("bind:example.com", AclRule::Domain("example.com".into())),
             ("bind:Example.COM.", AclRule::Domain("example.com".into())),
-            ("bind:*.example.com", AclRule::WildcardDomain("example.com".into())),
-            ("bind:xn--bcher-kva.example", AclRule::Domain("xn--bcher-kva.example".into())),
+            (
+                "bind:*.example.com",
+                AclRule::WildcardDomain("example.com".into()),
+            ),
+            (
+                "bind:xn--bcher-kva.example",
+                AclRule::Domain("xn--bcher-kva.example".into()),
+            ),
             ("bind:localhost", AclRule::Domain("localhost".into())),
-            ("bind:1.tcp.example.com:12345", AclRule::Address(Host::Domain("1.tcp.example.com".into()), 12345)),
-            ("bind:10.0.0.1:22", AclRule::Address(Host::Ip("10.0.0.1".parse().unwrap()), 22)),
-            ("bind:[::1]:443", AclRule::Address(Host::Ip("::1".parse().unwrap()), 443)),
-            ("bind:env=prod", AclRule::Label { key: Some("env".into()), value: Some("prod".into()) }),
-            ("bind:*=prod", AclRule::Label { key: None, value: Some("prod".into()) }),
-            ("bind:env=*", AclRule::Label { key: Some("env".into()), value: None }),
-            ("bind:*=*", AclRule::Label { key: None, value: None }),
+            (
+                "bind:1.tcp.example.com:12345",
+                AclRule::Address(Host::Domain("1.tcp.example.com".into()), 12345),
+            ),
+            (
+                "bind:10.0.0.1:22",
+                AclRule::Address(Host::Ip("10.0.0.1".parse().unwrap()), 22),
+            ),
+            (
+                "bind:[::1]:443",
+                AclRule::Address(Host::Ip("::1".parse().unwrap()), 443),
+            ),
+            (
+                "bind:env=prod",
+                AclRule::Label {
+                    key: Some("env".into()),
+                    value: Some("prod".into()),
+                },
+            ),
+            (
+                "bind:*=prod",
+                AclRule::Label {
+                    key: None,
+                    value: Some("prod".into()),
+                },
+            ),
+            (
+                "bind:env=*",
+                AclRule::Label {
+                    key: Some("env".into()),
+                    value: None,
+                },
+            ),
+            (
+                "bind:*=*",
+                AclRule::Label {
+                    key: None,
+                    value: None,
+                },
+            ),
         ];
         for (text, expected) in table {
             assert_eq!(AclRule::parse(text).as_ref(), Ok(expected), "{text}");
@@ -405,7 +498,12 @@ mod tests {
 
     #[test_case]
     fn empty_acl_and_star_permit_everything() {
-        for bind in ["example.com", "*.example.com", "host.example:22", "env=prod"] {
+        for bind in [
+            "example.com",
+            "*.example.com",
+            "host.example:22",
+            "env=prod",
+        ] {
             assert_eq!(check(&[], bind), Permission::Unrestricted);
             assert_eq!(check(&["*"], bind), Permission::AllowedBy("*".into()));
         }
@@ -416,17 +514,17 @@ mod tests {
         let table: &[(&[&str], &str, bool)] = &[
             // exact domain
             (&["bind:example.com"], "example.com", true),
-            (&["bind:example.com"], "EXAMPLE.com", true),        // case
-            (&["bind:example.com"], "example.com.", true),       // trailing dot
+            (&["bind:example.com"], "EXAMPLE.com", true), // case
+            (&["bind:example.com"], "example.com.", true), // trailing dot
             (&["bind:example.com."], "example.com", true),
             (&["bind:example.com"], "www.example.com", false),
             (&["bind:example.com"], "example.org", false),
             // wildcard domain
             (&["bind:*.example.com"], "a.example.com", true),
-            (&["bind:*.example.com"], "a.b.example.com", true),  // several levels
-            (&["bind:*.example.com"], "*.example.com", true),    // the wildcard itself
-            (&["bind:*.example.com"], "*.a.example.com", true),  // a narrower wildcard
-            (&["bind:*.example.com"], "example.com", false),     // apex
+            (&["bind:*.example.com"], "a.b.example.com", true), // several levels
+            (&["bind:*.example.com"], "*.example.com", true),   // the wildcard itself
+            (&["bind:*.example.com"], "*.a.example.com", true), // a narrower wildcard
+            (&["bind:*.example.com"], "example.com", false),    // apex
             (&["bind:*.example.com"], "badexample.com", false),
             (&["bind:*.example.com"], "*.com", false),
             (&["bind:*.Example.com"], "A.EXAMPLE.COM", true),
@@ -434,7 +532,11 @@ mod tests {
             // addresses
             (&["bind:tcp.example.com:2222"], "tcp.example.com:2222", true),
             (&["bind:tcp.example.com:2222"], "TCP.example.com:2222", true),
-            (&["bind:tcp.example.com:2222"], "tcp.example.com:2223", false),
+            (
+                &["bind:tcp.example.com:2222"],
+                "tcp.example.com:2223",
+                false,
+            ),
             (&["bind:[::1]:443"], "[0:0::1]:443", true),
             (&["bind:127.0.0.1:80"], "127.0.0.2:80", false),
             // kinds do not cross
@@ -443,7 +545,7 @@ mod tests {
             (&["bind:env=prod"], "example.com", false),
             // labels
             (&["bind:env=prod"], "env=prod", true),
-            (&["bind:env=prod"], "env=Prod", false),             // case-sensitive
+            (&["bind:env=prod"], "env=Prod", false), // case-sensitive
             (&["bind:env=prod"], "env=dev", false),
             (&["bind:*=prod"], "tier=prod", true),
             (&["bind:*=prod"], "tier=dev", false),
@@ -455,7 +557,11 @@ mod tests {
             (&["bind:a.com", "bind:*.b.com"], "c.com", false),
         ];
         for (rules, bind, allowed) in table {
-            assert_eq!(check(rules, bind).is_allowed(), *allowed, "{rules:?} vs {bind}");
+            assert_eq!(
+                check(rules, bind).is_allowed(),
+                *allowed,
+                "{rules:?} vs {bind}"
+            );
         }
     }
 
@@ -471,14 +577,25 @@ mod tests {
     #[test_case]
     fn acl_errors_name_each_rule() {
         let errors = Acl::parse(&["bind:ok.com", "nope", "bind:ok.com"]).unwrap_err();
-        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["acl[1]", "acl[2]"]);
-        let many: Vec<String> = (0..=MAX_ACL_RULES).map(|i| format!("bind:h{i}.com")).collect();
+        assert_eq!(
+            errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(),
+            ["acl[1]", "acl[2]"]
+        );
+        let many: Vec<String> = (0..=MAX_ACL_RULES)
+            .map(|i| format!("bind:h{i}.com"))
+            .collect();
         assert_eq!(Acl::parse(&many).unwrap_err()[0].field, "acl");
     }
 
     #[test_case]
     fn binds_parse_like_agents_send_them() {
-        assert_eq!(Bind::parse("env=prod"), Ok(Bind::Label { key: "env".into(), value: "prod".into() }));
+        assert_eq!(
+            Bind::parse("env=prod"),
+            Ok(Bind::Label {
+                key: "env".into(),
+                value: "prod".into()
+            })
+        );
         assert!(Bind::parse("env=*").is_err());
         assert!(Bind::parse("").is_err());
         assert_eq!(Bind::parse("*.x.com").unwrap().to_string(), "*.x.com");

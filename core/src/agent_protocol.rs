@@ -80,8 +80,13 @@ impl Refusal {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
-    Welcome { session_id: String },
-    Refused { error_code: String, msg: String },
+    Welcome {
+        session_id: String,
+    },
+    Refused {
+        error_code: String,
+        msg: String,
+    },
     Command {
         command_id: u64,
         command: AgentCommand,
@@ -90,7 +95,10 @@ pub enum ServerMessage {
         target_version: Option<String>,
     },
     /// The session is being closed by the server (e.g. its credential was deleted).
-    Closed { error_code: String, msg: String },
+    Closed {
+        error_code: String,
+        msg: String,
+    },
 }
 
 #[cfg(test)]
@@ -112,7 +120,11 @@ mod tests {
         assert!(json.contains(r#""type":"hello""#));
         assert_eq!(serde_json::from_str::<AgentMessage>(&json).unwrap(), hello);
         assert!(!format!("{hello:?}").contains("secret-token"));
-        let cmd = ServerMessage::Command { command_id: 1, command: AgentCommand::Update, target_version: Some("3.4.1".into()) };
+        let cmd = ServerMessage::Command {
+            command_id: 1,
+            command: AgentCommand::Update,
+            target_version: Some("3.4.1".into()),
+        };
         let json = serde_json::to_string(&cmd).unwrap();
         assert_eq!(serde_json::from_str::<ServerMessage>(&json).unwrap(), cmd);
     }

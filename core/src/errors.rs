@@ -17,7 +17,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError { field: field.into(), message: message.into() }
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -127,7 +130,12 @@ impl ErrorBody {
             [only] => ErrorBody::new(ErrorCode::InvalidField, only.message.clone()),
             [first, rest @ ..] => ErrorBody::new(
                 ErrorCode::InvalidField,
-                format!("{} (and {} more problem{})", first.message, rest.len(), if rest.len() == 1 { "" } else { "s" }),
+                format!(
+                    "{} (and {} more problem{})",
+                    first.message,
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                ),
             ),
         };
         body.details.field = errors.first().map(|e| e.field.clone());
@@ -171,7 +179,11 @@ impl Error {
 
 /// Turns a list of problems into a result.
 pub fn collect(errors: Vec<FieldError>) -> Result<(), Error> {
-    if errors.is_empty() { Ok(()) } else { Err(Error::Invalid(errors)) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid(errors))
+    }
 }
 
 #[cfg(test)]

@@ -32,13 +32,22 @@ pub const CATALOGUE: &[&str] = &[
 /// with a letter, then `.v` and a version number.
 pub fn check_form(event_type: &str) -> Result<(), String> {
     let bad = || {
-        format!("`{event_type}` is not an event type: write a name and a version, like `ip_policy_created.v0`")
+        format!(
+            "`{event_type}` is not an event type: write a name and a version, like `ip_policy_created.v0`"
+        )
     };
     let (name, version) = event_type.rsplit_once(".v").ok_or_else(bad)?;
     let name_ok = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let version_ok = !version.is_empty() && version.len() <= 9 && version.bytes().all(|b| b.is_ascii_digit());
-    if name_ok && version_ok { Ok(()) } else { Err(bad()) }
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let version_ok =
+        !version.is_empty() && version.len() <= 9 && version.bytes().all(|b| b.is_ascii_digit());
+    if name_ok && version_ok {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }
 
 /// Checks the form and that the type is in the catalogue.
@@ -47,7 +56,9 @@ pub fn check_known(event_type: &str) -> Result<(), String> {
     if CATALOGUE.contains(&event_type) {
         Ok(())
     } else {
-        Err(format!("`{event_type}` is not a known event type; pick one from the catalogue"))
+        Err(format!(
+            "`{event_type}` is not a known event type; pick one from the catalogue"
+        ))
     }
 }
 
@@ -61,7 +72,18 @@ mod tests {
         for ok in ["ip_policy_created.v0", "a.v1", "x2_y.v10"] {
             assert_eq!(check_form(ok), Ok(()), "{ok}");
         }
-        for bad in ["", "ip_policy_created", "ip_policy_created.v", "ip_policy_created.vx", "IP.v0", "_a.v0", "a b.v0", ".v0", "a.v0 ", "a.V0"] {
+        for bad in [
+            "",
+            "ip_policy_created",
+            "ip_policy_created.v",
+            "ip_policy_created.vx",
+            "IP.v0",
+            "_a.v0",
+            "a b.v0",
+            ".v0",
+            "a.v0 ",
+            "a.V0",
+        ] {
             assert!(check_form(bad).is_err(), "{bad:?}");
         }
     }
@@ -73,7 +95,15 @@ mod tests {
         }
         assert!(CATALOGUE.windows(2).all(|w| w[0] < w[1]));
         assert!(check_known("ip_policy_created.v0").is_ok());
-        assert!(check_known("ip_policy_created.v9").unwrap_err().contains("not a known"));
-        assert!(check_known("nope").unwrap_err().contains("not an event type"));
+        assert!(
+            check_known("ip_policy_created.v9")
+                .unwrap_err()
+                .contains("not a known")
+        );
+        assert!(
+            check_known("nope")
+                .unwrap_err()
+                .contains("not an event type")
+        );
     }
 }

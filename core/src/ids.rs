@@ -98,12 +98,18 @@ pub enum IdError {
 /// Checks that `id` is a well-formed id of `kind`.
 pub fn parse_id(kind: IdKind, id: &str) -> Result<(), IdError> {
     let Some(suffix) = id.strip_prefix(kind.prefix()) else {
-        return Err(IdError::WrongPrefix { expected: kind, got: shorten(id) });
+        return Err(IdError::WrongPrefix {
+            expected: kind,
+            got: shorten(id),
+        });
     };
     if suffix.len() == SUFFIX_LEN && suffix.bytes().all(|b| b.is_ascii_alphanumeric()) {
         Ok(())
     } else {
-        Err(IdError::Malformed { expected: kind, got: shorten(id) })
+        Err(IdError::Malformed {
+            expected: kind,
+            got: shorten(id),
+        })
     }
 }
 
@@ -128,7 +134,10 @@ pub fn base62_fixed(bytes: &[u8], len: usize) -> String {
         }
         *slot = BASE62[rem as usize];
     }
-    debug_assert!(num.iter().all(|&b| b == 0), "base62 length too short for input");
+    debug_assert!(
+        num.iter().all(|&b| b == 0),
+        "base62 length too short for input"
+    );
     String::from_utf8(digits).expect("base62 digits are ASCII")
 }
 
@@ -194,7 +203,10 @@ pub const SECRET_BYTES: usize = 32;
 impl SecretToken {
     /// A token for the record whose id suffix is `lookup`, with a secret from `random`.
     pub fn new(lookup: &str, random: [u8; SECRET_BYTES]) -> SecretToken {
-        SecretToken { lookup: lookup.to_owned(), secret: base62_fixed(&random, base62_len(SECRET_BYTES)) }
+        SecretToken {
+            lookup: lookup.to_owned(),
+            secret: base62_fixed(&random, base62_len(SECRET_BYTES)),
+        }
     }
 
     /// Splits a presented token; `None` when it cannot be one of ours.
@@ -205,7 +217,10 @@ impl SecretToken {
             && secret.len() >= MIN_SECRET_LEN
             && secret.len() <= 128
             && secret.bytes().all(|b| b.is_ascii_alphanumeric());
-        ok.then(|| SecretToken { lookup: lookup.to_owned(), secret: secret.to_owned() })
+        ok.then(|| SecretToken {
+            lookup: lookup.to_owned(),
+            secret: secret.to_owned(),
+        })
     }
 
     pub fn expose(&self) -> String {

@@ -32,9 +32,9 @@ pub use resources::Validate;
 #[cfg(all(test, target_arch = "wasm32"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use std::prelude::v1::test as test_case;
 /// The test attribute of core's unit tests: `#[test]` natively, `#[wasm_bindgen_test]` in the
 /// browser, so one table of cases runs on both.
 #[cfg(all(test, target_arch = "wasm32"))]
 pub(crate) use wasm_bindgen_test::wasm_bindgen_test as test_case;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-pub(crate) use std::prelude::v1::test as test_case;

@@ -22,11 +22,19 @@ pub struct TextLimit {
 
 impl TextLimit {
     pub const fn bytes(field: &'static str, max: usize) -> TextLimit {
-        TextLimit { field, max, unit: Unit::Bytes }
+        TextLimit {
+            field,
+            max,
+            unit: Unit::Bytes,
+        }
     }
 
     pub const fn chars(field: &'static str, max: usize) -> TextLimit {
-        TextLimit { field, max, unit: Unit::Chars }
+        TextLimit {
+            field,
+            max,
+            unit: Unit::Chars,
+        }
     }
 
     /// The length of `value` in this limit's unit.
@@ -47,7 +55,10 @@ impl TextLimit {
             };
             FieldError::new(
                 self.field,
-                format!("{} must be at most {} {unit}; it is {len} {unit}", self.field, self.max),
+                format!(
+                    "{} must be at most {} {unit}; it is {len} {unit}",
+                    self.field, self.max
+                ),
             )
         })
     }
@@ -102,7 +113,11 @@ mod tests {
         ];
         for (limit, unit, count, ok) in table {
             let value = unit.repeat(*count);
-            assert_eq!(limit.check(&value).is_none(), *ok, "{limit:?} with {count} × {unit}");
+            assert_eq!(
+                limit.check(&value).is_none(),
+                *ok,
+                "{limit:?} with {count} × {unit}"
+            );
         }
     }
 
@@ -110,8 +125,16 @@ mod tests {
     fn message_names_field_unit_and_length() {
         let err = CREDENTIAL_DESCRIPTION.check(&"é".repeat(128)).unwrap();
         assert_eq!(err.field, "description");
-        assert_eq!(err.message, "description must be at most 255 bytes; it is 256 bytes");
-        let err = EVENT_SUBSCRIPTION_DESCRIPTION.check(&"é".repeat(256)).unwrap();
-        assert_eq!(err.message, "description must be at most 255 characters; it is 256 characters");
+        assert_eq!(
+            err.message,
+            "description must be at most 255 bytes; it is 256 bytes"
+        );
+        let err = EVENT_SUBSCRIPTION_DESCRIPTION
+            .check(&"é".repeat(256))
+            .unwrap();
+        assert_eq!(
+            err.message,
+            "description must be at most 255 characters; it is 256 characters"
+        );
     }
 }

@@ -30,7 +30,10 @@ pub fn tunnel_session(id: &str) -> String {
     format!("{TUNNEL_SESSIONS}/{id}")
 }
 
-pub fn tunnel_session_command(id: &str, command: crate::resources::tunnel_session::AgentCommand) -> String {
+pub fn tunnel_session_command(
+    id: &str,
+    command: crate::resources::tunnel_session::AgentCommand,
+) -> String {
     format!("{TUNNEL_SESSIONS}/{id}/{}", command.as_str())
 }
 
@@ -67,7 +70,11 @@ pub fn list_query(limit: Option<u32>, before_id: Option<&str>) -> String {
     if let Some(before) = before_id {
         parts.push(format!("before_id={before}"));
     }
-    if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
 }
 
 #[cfg(test)]
@@ -77,9 +84,18 @@ mod tests {
 
     #[test_case]
     fn paths() {
-        assert_eq!(tunnel_group_backend("bkdtg_1"), "/backends/tunnel_group/bkdtg_1");
-        assert_eq!(event_source("esb_1", "a.v0"), "/event_subscriptions/esb_1/sources/a.v0");
-        assert_eq!(list_query(Some(10), Some("cr_1")), "?limit=10&before_id=cr_1");
+        assert_eq!(
+            tunnel_group_backend("bkdtg_1"),
+            "/backends/tunnel_group/bkdtg_1"
+        );
+        assert_eq!(
+            event_source("esb_1", "a.v0"),
+            "/event_subscriptions/esb_1/sources/a.v0"
+        );
+        assert_eq!(
+            list_query(Some(10), Some("cr_1")),
+            "?limit=10&before_id=cr_1"
+        );
         assert_eq!(list_query(None, None), "");
     }
 }

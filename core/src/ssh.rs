@@ -50,7 +50,11 @@ pub enum EllipticCurve {
 }
 
 impl EllipticCurve {
-    pub const ALL: [EllipticCurve; 3] = [EllipticCurve::P256, EllipticCurve::P384, EllipticCurve::P521];
+    pub const ALL: [EllipticCurve; 3] = [
+        EllipticCurve::P256,
+        EllipticCurve::P384,
+        EllipticCurve::P521,
+    ];
     pub const DEFAULT: EllipticCurve = EllipticCurve::P256;
 
     pub const fn as_str(self) -> &'static str {
@@ -176,52 +180,78 @@ mod tests {
     use super::*;
     use crate::test_case;
 
+    /// (private_key_type, elliptic_curve, key_size) of a create request.
+    type Params<'a> = (Option<&'a str>, Option<&'a str>, Option<i64>);
+
     fn resolve(t: Option<&str>, c: Option<&str>, s: Option<i64>) -> Result<KeySpec, Vec<String>> {
         let mut errors = Vec::new();
-        KeySpec::resolve(t, c, s, &mut errors).ok_or_else(|| errors.into_iter().map(|e| e.field).collect())
+        KeySpec::resolve(t, c, s, &mut errors)
+            .ok_or_else(|| errors.into_iter().map(|e| e.field).collect())
     }
 
     #[test_case]
     fn valid_combinations_and_defaults() {
-        let table: &[(Option<&str>, Option<&str>, Option<i64>, KeySpec)] = &[
-            (None, None, None, KeySpec::Ed25519),
-            (Some(""), Some(""), Some(0), KeySpec::Ed25519),
-            (Some("ed25519"), None, None, KeySpec::Ed25519),
-            (Some("ecdsa"), None, None, KeySpec::Ecdsa(EllipticCurve::P256)),
-            (Some("ecdsa"), Some("p256"), None, KeySpec::Ecdsa(EllipticCurve::P256)),
-            (Some("ecdsa"), Some("p384"), Some(0), KeySpec::Ecdsa(EllipticCurve::P384)),
-            (Some("ecdsa"), Some("p521"), None, KeySpec::Ecdsa(EllipticCurve::P521)),
-            (Some("rsa"), None, None, KeySpec::Rsa(4096)),
-            (Some("rsa"), Some(""), Some(2048), KeySpec::Rsa(2048)),
-            (Some("rsa"), None, Some(4096), KeySpec::Rsa(4096)),
+        let table: &[(Params, KeySpec)] = &[
+            ((None, None, None), KeySpec::Ed25519),
+            ((Some(""), Some(""), Some(0)), KeySpec::Ed25519),
+            ((Some("ed25519"), None, None), KeySpec::Ed25519),
+            (
+                (Some("ecdsa"), None, None),
+                KeySpec::Ecdsa(EllipticCurve::P256),
+            ),
+            (
+                (Some("ecdsa"), Some("p256"), None),
+                KeySpec::Ecdsa(EllipticCurve::P256),
+            ),
+            (
+                (Some("ecdsa"), Some("p384"), Some(0)),
+                KeySpec::Ecdsa(EllipticCurve::P384),
+            ),
+            (
+                (Some("ecdsa"), Some("p521"), None),
+                KeySpec::Ecdsa(EllipticCurve::P521),
+            ),
+            ((Some("rsa"), None, None), KeySpec::Rsa(4096)),
+            ((Some("rsa"), Some(""), Some(2048)), KeySpec::Rsa(2048)),
+            ((Some("rsa"), None, Some(4096)), KeySpec::Rsa(4096)),
         ];
-        for (t, c, s, expected) in table {
+        for ((t, c, s), expected) in table {
             assert_eq!(resolve(*t, *c, *s), Ok(*expected), "{t:?} {c:?} {s:?}");
         }
     }
 
     #[test_case]
     fn invalid_combinations_name_the_field() {
-        let table: &[(Option<&str>, Option<&str>, Option<i64>, &[&str])] = &[
-            (Some("dsa"), None, None, &["private_key_type"]),
-            (Some("RSA"), None, None, &["private_key_type"]),
-            (Some("ecdsa"), Some("p224"), None, &["elliptic_curve"]),
-            (Some("rsa"), Some("p256"), None, &["elliptic_curve"]),
-            (Some("ed25519"), Some("p256"), None, &["elliptic_curve"]),
-            (None, None, Some(2048), &["key_size"]),
-            (Some("ecdsa"), None, Some(2048), &["key_size"]),
-            (Some("rsa"), None, Some(1024), &["key_size"]),
-            (Some("rsa"), None, Some(-1), &["key_size"]),
-            (Some("rsa"), Some("p384"), Some(3072), &["elliptic_curve", "key_size"]),
+        let table: &[(Params, &[&str])] = &[
+            ((Some("dsa"), None, None), &["private_key_type"]),
+            ((Some("RSA"), None, None), &["private_key_type"]),
+            ((Some("ecdsa"), Some("p224"), None), &["elliptic_curve"]),
+            ((Some("rsa"), Some("p256"), None), &["elliptic_curve"]),
+            ((Some("ed25519"), Some("p256"), None), &["elliptic_curve"]),
+            ((None, None, Some(2048)), &["key_size"]),
+            ((Some("ecdsa"), None, Some(2048)), &["key_size"]),
+            ((Some("rsa"), None, Some(1024)), &["key_size"]),
+            ((Some("rsa"), None, Some(-1)), &["key_size"]),
+            (
+                (Some("rsa"), Some("p384"), Some(3072)),
+                &["elliptic_curve", "key_size"],
+            ),
         ];
-        for (t, c, s, fields) in table {
-            assert_eq!(resolve(*t, *c, *s).unwrap_err(), *fields, "{t:?} {c:?} {s:?}");
+        for ((t, c, s), fields) in table {
+            assert_eq!(
+                resolve(*t, *c, *s).unwrap_err(),
+                *fields,
+                "{t:?} {c:?} {s:?}"
+            );
         }
     }
 
     #[test_case]
     fn algorithms() {
-        assert_eq!(KeySpec::Ecdsa(EllipticCurve::P384).ssh_algorithm(), "ecdsa-sha2-nistp384");
+        assert_eq!(
+            KeySpec::Ecdsa(EllipticCurve::P384).ssh_algorithm(),
+            "ecdsa-sha2-nistp384"
+        );
         assert_eq!(KeySpec::Rsa(2048).key_type().as_str(), "rsa");
     }
 }

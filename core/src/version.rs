@@ -13,7 +13,11 @@ pub struct Version {
 impl Version {
     pub fn parse(s: &str) -> Option<Version> {
         let mut parts = s.trim().split('.').map(|p| p.parse::<u32>().ok());
-        let v = Version { major: parts.next()??, minor: parts.next()??, patch: parts.next()?? };
+        let v = Version {
+            major: parts.next()??,
+            minor: parts.next()??,
+            patch: parts.next()??,
+        };
         parts.next().is_none().then_some(v)
     }
 }
@@ -37,7 +41,14 @@ pub fn update_target(current: Version, latest: &[Version]) -> Option<Version> {
 pub fn parse_catalogue(s: &str) -> Result<Vec<Version>, String> {
     s.split(',')
         .filter(|p| !p.trim().is_empty())
-        .map(|p| Version::parse(p).ok_or_else(|| format!("`{}` is not a version of the form MAJOR.MINOR.PATCH", p.trim())))
+        .map(|p| {
+            Version::parse(p).ok_or_else(|| {
+                format!(
+                    "`{}` is not a version of the form MAJOR.MINOR.PATCH",
+                    p.trim()
+                )
+            })
+        })
         .collect()
 }
 

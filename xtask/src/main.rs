@@ -1,1 +1,40 @@
-fn main() {}
+//! `cargo xtask`: the project's developer commands. `test` is what CI runs; `run` starts the
+//! console and server locally. Both install the toolchain pieces they need first (see `tools`).
+
+mod run;
+mod shell;
+mod test;
+mod tools;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Tunnel Console developer commands")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install missing tools, then fmt, clippy, the console build, native and browser tests.
+    Test,
+    /// Build the console (release) and start the server on 127.0.0.1:8080 with SQLite in data/.
+    Run {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Test => test::run(),
+        Command::Run { listen } => run::run(&listen),
+    };
+    if let Err(err) = result {
+        eprintln!("xtask: error: {err:#}");
+        std::process::exit(1);
+    }
+}

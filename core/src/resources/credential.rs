@@ -42,7 +42,11 @@ impl Validate for CredentialCreate {
             validate_rules(acl, &mut errors);
         }
         if let Some(owner) = given(&self.owner_id) {
-            let kind = if owner.starts_with(IdKind::Bot.prefix()) { IdKind::Bot } else { IdKind::User };
+            let kind = if owner.starts_with(IdKind::Bot.prefix()) {
+                IdKind::Bot
+            } else {
+                IdKind::User
+            };
             check_id(kind, "owner_id".into(), owner, &mut errors);
         }
         errors
@@ -101,7 +105,8 @@ mod tests {
     #[test_case]
     fn empty_values_mean_not_given() {
         let req: CredentialCreate =
-            serde_json::from_str(r#"{"description":"","metadata":"","acl":[],"owner_id":""}"#).unwrap();
+            serde_json::from_str(r#"{"description":"","metadata":"","acl":[],"owner_id":""}"#)
+                .unwrap();
         assert!(req.validate().is_ok());
     }
 
@@ -109,7 +114,10 @@ mod tests {
     fn unknown_fields_are_named_with_the_accepted_ones() {
         let err = serde_json::from_str::<CredentialCreate>(r#"{"descripton":"x"}"#).unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("descripton") && text.contains("description"), "{text}");
+        assert!(
+            text.contains("descripton") && text.contains("description"),
+            "{text}"
+        );
         assert!(serde_json::from_str::<CredentialUpdate>(r#"{"owner_id":"usr_x"}"#).is_err());
     }
 
@@ -125,6 +133,9 @@ mod tests {
             acl: vec![],
             owner_id: "usr_1".into(),
         };
-        assert_eq!(serde_json::to_value(&cred).unwrap()["token"], serde_json::Value::Null);
+        assert_eq!(
+            serde_json::to_value(&cred).unwrap()["token"],
+            serde_json::Value::Null
+        );
     }
 }

@@ -50,17 +50,29 @@ impl Validate for EventDestinationCreate {
         check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
         check_text(OTHER_METADATA, &self.metadata, &mut errors);
         if let Some(format) = super::given(&self.format).filter(|f| *f != "json") {
-            errors.push(FieldError::new("format", format!("`{format}` is not a format; the only format is `json`")));
+            errors.push(FieldError::new(
+                "format",
+                format!("`{format}` is not a format; the only format is `json`"),
+            ));
         }
         match &self.target.webhook {
-            None => errors.push(FieldError::new("target", "target needs a webhook: {\"webhook\": {\"url\": \"https://…\"}}")),
+            None => errors.push(FieldError::new(
+                "target",
+                "target needs a webhook: {\"webhook\": {\"url\": \"https://…\"}}",
+            )),
             Some(hook) => {
                 let ok = (hook.url.starts_with("https://") || hook.url.starts_with("http://"))
                     && hook.url.len() <= 2048
                     && !hook.url.chars().any(char::is_whitespace)
-                    && hook.url.split_once("://").is_some_and(|(_, rest)| !rest.is_empty());
+                    && hook
+                        .url
+                        .split_once("://")
+                        .is_some_and(|(_, rest)| !rest.is_empty());
                 if !ok {
-                    errors.push(FieldError::new("target.webhook.url", "the webhook url must be an http:// or https:// URL"));
+                    errors.push(FieldError::new(
+                        "target.webhook.url",
+                        "the webhook url must be an http:// or https:// URL",
+                    ));
                 }
             }
         }

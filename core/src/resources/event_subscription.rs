@@ -4,7 +4,10 @@ use super::{Ref, Validate, check_id, check_text, list_page};
 use crate::errors::FieldError;
 use crate::events::check_known;
 use crate::ids::IdKind;
-use crate::limits::{EVENT_SUBSCRIPTION_DESCRIPTION, EVENT_SUBSCRIPTION_METADATA, MAX_EVENT_DESTINATIONS, MAX_EVENT_SOURCES};
+use crate::limits::{
+    EVENT_SUBSCRIPTION_DESCRIPTION, EVENT_SUBSCRIPTION_METADATA, MAX_EVENT_DESTINATIONS,
+    MAX_EVENT_SOURCES,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,10 +53,17 @@ pub struct EventSubscriptionCreate {
 impl Validate for EventSubscriptionCreate {
     fn field_errors(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        check_text(EVENT_SUBSCRIPTION_DESCRIPTION, &self.description, &mut errors);
+        check_text(
+            EVENT_SUBSCRIPTION_DESCRIPTION,
+            &self.description,
+            &mut errors,
+        );
         check_text(EVENT_SUBSCRIPTION_METADATA, &self.metadata, &mut errors);
         check_sources(self.sources.as_deref().unwrap_or_default(), &mut errors);
-        check_destinations(self.destination_ids.as_deref().unwrap_or_default(), &mut errors);
+        check_destinations(
+            self.destination_ids.as_deref().unwrap_or_default(),
+            &mut errors,
+        );
         errors
     }
 }
@@ -76,7 +86,11 @@ pub struct EventSubscriptionUpdate {
 impl Validate for EventSubscriptionUpdate {
     fn field_errors(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        check_text(EVENT_SUBSCRIPTION_DESCRIPTION, &self.description, &mut errors);
+        check_text(
+            EVENT_SUBSCRIPTION_DESCRIPTION,
+            &self.description,
+            &mut errors,
+        );
         check_text(EVENT_SUBSCRIPTION_METADATA, &self.metadata, &mut errors);
         if let Some(sources) = &self.sources {
             check_sources(sources, &mut errors);
@@ -91,15 +105,27 @@ impl Validate for EventSubscriptionUpdate {
 /// At least one source, each a known event type, none twice.
 fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
     if sources.is_empty() {
-        errors.push(FieldError::new("sources", "add at least one event type to subscribe to"));
+        errors.push(FieldError::new(
+            "sources",
+            "add at least one event type to subscribe to",
+        ));
     }
     if sources.len() > MAX_EVENT_SOURCES {
-        errors.push(FieldError::new("sources", format!("at most {MAX_EVENT_SOURCES} sources are allowed")));
+        errors.push(FieldError::new(
+            "sources",
+            format!("at most {MAX_EVENT_SOURCES} sources are allowed"),
+        ));
     }
     for (i, source) in sources.iter().enumerate() {
         let field = format!("sources[{i}].type");
-        if sources[..i].iter().any(|s| s.event_type == source.event_type) {
-            errors.push(FieldError::new(field, format!("`{}` is listed twice", source.event_type)));
+        if sources[..i]
+            .iter()
+            .any(|s| s.event_type == source.event_type)
+        {
+            errors.push(FieldError::new(
+                field,
+                format!("`{}` is listed twice", source.event_type),
+            ));
         } else if let Err(message) = check_known(&source.event_type) {
             errors.push(FieldError::new(field, message));
         }
@@ -108,7 +134,10 @@ fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
 
 fn check_destinations(ids: &[String], errors: &mut Vec<FieldError>) {
     if ids.len() > MAX_EVENT_DESTINATIONS {
-        errors.push(FieldError::new("destination_ids", format!("at most {MAX_EVENT_DESTINATIONS} destinations are allowed")));
+        errors.push(FieldError::new(
+            "destination_ids",
+            format!("at most {MAX_EVENT_DESTINATIONS} destinations are allowed"),
+        ));
     }
     for (i, id) in ids.iter().enumerate() {
         let field = format!("destination_ids[{i}]");
@@ -131,7 +160,9 @@ mod tests {
     use crate::test_case;
 
     fn source(t: &str) -> EventSourceReplace {
-        EventSourceReplace { event_type: t.into() }
+        EventSourceReplace {
+            event_type: t.into(),
+        }
     }
 
     #[test_case]
@@ -143,25 +174,45 @@ mod tests {
             destination_ids: None,
         };
         assert_eq!(ok.field_errors(), vec![]);
-        let bad = EventSubscriptionCreate { description: Some("é".repeat(256)), ..ok };
+        let bad = EventSubscriptionCreate {
+            description: Some("é".repeat(256)),
+            ..ok
+        };
         assert_eq!(bad.field_errors()[0].field, "description");
     }
 
     #[test_case]
     fn sources_and_destinations_are_checked() {
         let req = EventSubscriptionCreate {
-            sources: Some(vec![source("ip_policy_created.v0"), source("ip_policy_created.v0"), source("bogus.v1"), source("bad")]),
+            sources: Some(vec![
+                source("ip_policy_created.v0"),
+                source("ip_policy_created.v0"),
+                source("bogus.v1"),
+                source("bad"),
+            ]),
             destination_ids: Some(vec!["cr_x".into()]),
             ..Default::default()
         };
         let fields: Vec<_> = req.field_errors().into_iter().map(|e| e.field).collect();
-        assert_eq!(fields, ["sources[1].type", "sources[2].type", "sources[3].type", "destination_ids[0]"]);
-        assert_eq!(EventSubscriptionCreate::default().field_errors()[0].field, "sources");
+        assert_eq!(
+            fields,
+            [
+                "sources[1].type",
+                "sources[2].type",
+                "sources[3].type",
+                "destination_ids[0]"
+            ]
+        );
+        assert_eq!(
+            EventSubscriptionCreate::default().field_errors()[0].field,
+            "sources"
+        );
     }
 
     #[test_case]
     fn update_of_description_alone_is_valid() {
-        let req: EventSubscriptionUpdate = serde_json::from_str(r#"{"description":"x","sources":null}"#).unwrap();
+        let req: EventSubscriptionUpdate =
+            serde_json::from_str(r#"{"description":"x","sources":null}"#).unwrap();
         assert!(req.validate().is_ok());
         let json = serde_json::to_value(source("a.v0")).unwrap();
         assert_eq!(json, serde_json::json!({"type": "a.v0"}));

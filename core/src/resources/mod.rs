@@ -67,13 +67,22 @@ pub fn given(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|s| !s.is_empty())
 }
 
-pub(crate) fn check_text(limit: crate::limits::TextLimit, value: &Option<String>, errors: &mut Vec<FieldError>) {
+pub(crate) fn check_text(
+    limit: crate::limits::TextLimit,
+    value: &Option<String>,
+    errors: &mut Vec<FieldError>,
+) {
     if let Some(value) = value {
         errors.extend(limit.check(value));
     }
 }
 
-pub(crate) fn check_id(kind: crate::ids::IdKind, field: String, id: &str, errors: &mut Vec<FieldError>) {
+pub(crate) fn check_id(
+    kind: crate::ids::IdKind,
+    field: String,
+    id: &str,
+    errors: &mut Vec<FieldError>,
+) {
     if let Err(e) = crate::ids::parse_id(kind, id) {
         errors.push(FieldError::new(field, e.to_string()));
     }

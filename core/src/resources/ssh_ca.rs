@@ -100,8 +100,10 @@ mod tests {
         };
         let fields: Vec<_> = req.field_errors().into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["description", "key_size"]);
-        let ok: SshCertificateAuthorityCreate =
-            serde_json::from_str(r#"{"private_key_type":"ecdsa","elliptic_curve":"p384","key_size":0}"#).unwrap();
+        let ok: SshCertificateAuthorityCreate = serde_json::from_str(
+            r#"{"private_key_type":"ecdsa","elliptic_curve":"p384","key_size":0}"#,
+        )
+        .unwrap();
         assert!(ok.validate().is_ok());
     }
 }

@@ -36,7 +36,10 @@ impl Validate for TlsEdgeCreate {
         check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
         check_text(OTHER_METADATA, &self.metadata, &mut errors);
         for (i, hostport) in self.hostports.iter().flatten().enumerate() {
-            if !matches!(crate::acl::Bind::parse(hostport), Ok(crate::acl::Bind::Address(..))) {
+            if !matches!(
+                crate::acl::Bind::parse(hostport),
+                Ok(crate::acl::Bind::Address(..))
+            ) {
                 errors.push(FieldError::new(
                     format!("hostports[{i}]"),
                     format!("`{hostport}` is not of the form `host:port`"),
@@ -69,9 +72,17 @@ impl Validate for TlsEdgeBackendReplace {
     fn field_errors(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
         if self.backend_id.is_empty() {
-            errors.push(FieldError::new("backend_id", "backend_id is required: the tunnel-group backend to use"));
+            errors.push(FieldError::new(
+                "backend_id",
+                "backend_id is required: the tunnel-group backend to use",
+            ));
         } else {
-            check_id(IdKind::TunnelGroupBackend, "backend_id".into(), &self.backend_id, &mut errors);
+            check_id(
+                IdKind::TunnelGroupBackend,
+                "backend_id".into(),
+                &self.backend_id,
+                &mut errors,
+            );
         }
         errors
     }
@@ -89,10 +100,19 @@ mod tests {
 
     #[test_case]
     fn backend_id_is_required_and_typed() {
-        assert_eq!(TlsEdgeBackendReplace::default().field_errors()[0].field, "backend_id");
-        let wrong = TlsEdgeBackendReplace { enabled: None, backend_id: "ed_x".into() };
+        assert_eq!(
+            TlsEdgeBackendReplace::default().field_errors()[0].field,
+            "backend_id"
+        );
+        let wrong = TlsEdgeBackendReplace {
+            enabled: None,
+            backend_id: "ed_x".into(),
+        };
         assert!(wrong.field_errors()[0].message.contains("bkdtg_"));
-        let edge = TlsEdgeCreate { hostports: Some(vec!["example.com:443".into(), "nope".into()]), ..Default::default() };
+        let edge = TlsEdgeCreate {
+            hostports: Some(vec!["example.com:443".into(), "nope".into()]),
+            ..Default::default()
+        };
         assert_eq!(edge.field_errors()[0].field, "hostports[1]");
     }
 }

@@ -32,7 +32,11 @@ pub enum AgentCommand {
 }
 
 impl AgentCommand {
-    pub const ALL: [AgentCommand; 3] = [AgentCommand::Restart, AgentCommand::Stop, AgentCommand::Update];
+    pub const ALL: [AgentCommand; 3] = [
+        AgentCommand::Restart,
+        AgentCommand::Stop,
+        AgentCommand::Update,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {

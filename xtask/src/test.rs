@@ -1,0 +1,77 @@
+//! `cargo xtask test`: the project's one test command (CI runs it through `.ci/run`).
+//!
+//! Steps, each printed with its duration, stopping at the first failure: tools, `cargo fmt
+//! --check`, clippy (native workspace, and the WASM crates for wasm32), the release console build,
+//! the native tests of the workspace, and the browser tests of the WASM crates in headless
+//! Chromium.
+
+use crate::shell::{cmd, done, exec, step};
+use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools};
+use anyhow::Result;
+
+/// The crates whose tests also run in the browser.
+const WASM_CRATES: [&str; 2] = ["tunnel-core", "tunnel-web"];
+
+pub fn run() -> Result<()> {
+    ensure_build_tools()?;
+    ensure_browser()?;
+
+    let timer = step("cargo fmt --check");
+    exec(cmd("cargo", &["fmt", "--all", "--", "--check"]))?;
+    done(timer);
+
+    let timer = step("clippy (native, whole workspace)");
+    exec(cmd(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ))?;
+    done(timer);
+
+    let timer = step("clippy (wasm32: tunnel-core, tunnel-web)");
+    let mut args = vec![
+        "clippy",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--all-targets",
+    ];
+    for krate in WASM_CRATES {
+        args.extend(["-p", krate]);
+    }
+    args.extend(["--", "-D", "warnings"]);
+    exec(cmd("cargo", &args))?;
+    done(timer);
+
+    let timer = step("console release build (trunk)");
+    crate::run::build_console()?;
+    done(timer);
+
+    let timer = step("native tests (workspace)");
+    exec(cmd("cargo", &["test", "--workspace", "--all-targets"]))?;
+    done(timer);
+
+    let timer = step("browser tests (wasm-bindgen-test in headless Chromium)");
+    let mut args = vec!["test", "--target", "wasm32-unknown-unknown"];
+    for krate in WASM_CRATES {
+        args.extend(["-p", krate]);
+    }
+    let mut browser = cmd("cargo", &args);
+    browser
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
+            "wasm-bindgen-test-runner",
+        )
+        .env("CHROMEDRIVER", CHROMEDRIVER)
+        .env("WASM_BINDGEN_TEST_TIMEOUT", "120");
+    exec(browser)?;
+    done(timer);
+
+    println!("\nxtask test: all steps passed");
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Installs, idempotently and only when missing, the tools the build and tests need
+//! (`../shared/TOOLCHAIN.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
+//! lock file, wasm-opt from npm binaryen, and Debian's Chromium and chromedriver. A tool counts as
+//! present only when `--version` answers with the pinned version.
+//!
+//! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
+//! offline (`Trunk.toml`) so it never downloads a tool of its own.
+
+use crate::shell::{cmd, done, exec, output, root, step};
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::process::Command;
+
+pub const TRUNK_VERSION: &str = "0.21.14";
+pub const BINARYEN_VERSION: &str = "132.0.0";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// Where the npm-installed wasm-opt lives: a cache outside the clone, reused when present.
+fn binaryen_dir() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    home.join(".cache/tunnel-console/binaryen")
+}
+
+fn cargo_bin() -> PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_default();
+    cargo_home.join("bin")
+}
+
+/// PATH for children: npm's wasm-opt and cargo's bin first, then the inherited PATH.
+pub fn apply_env(command: &mut Command) {
+    let mut paths = vec![binaryen_dir().join("node_modules/.bin"), cargo_bin()];
+    if let Some(path) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&path));
+    }
+    if let Ok(joined) = std::env::join_paths(paths) {
+        command.env("PATH", joined);
+    }
+    // Otherwise trunk asks crates.io for its latest version on every run.
+    command.env("TRUNK_SKIP_VERSION_CHECK", "true");
+}
+
+/// The wasm-bindgen version pinned by Cargo.lock; the CLI must match it exactly.
+pub fn locked_wasm_bindgen_version() -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).context("reading Cargo.lock")?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\""
+            && let Some(version) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
+        {
+            return Ok(version.trim_end_matches('"').to_owned());
+        }
+    }
+    bail!("Cargo.lock has no wasm-bindgen package")
+}
+
+fn version_of(program: &str, arg: &str) -> Option<String> {
+    output(cmd(program, &[arg])).map(|s| s.trim().to_owned())
+}
+
+/// Installs what the console build needs.
+pub fn ensure_build_tools() -> Result<()> {
+    let timer = step("tools: wasm32 target, trunk, wasm-bindgen-cli, wasm-opt");
+    let targets = output(cmd("rustup", &["target", "list", "--installed"])).unwrap_or_default();
+    if !targets
+        .lines()
+        .any(|t| t.trim() == "wasm32-unknown-unknown")
+    {
+        exec(cmd("rustup", &["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+
+    let trunk = version_of("trunk", "--version").unwrap_or_default();
+    if trunk != format!("trunk {TRUNK_VERSION}") {
+        println!(
+            "    trunk {TRUNK_VERSION} missing (found `{trunk}`): installing (takes a few minutes)"
+        );
+        exec(cmd(
+            "cargo",
+            &["install", "trunk", "--version", TRUNK_VERSION, "--locked"],
+        ))?;
+    }
+
+    let wanted = locked_wasm_bindgen_version()?;
+    let found = version_of("wasm-bindgen", "--version").unwrap_or_default();
+    if found != format!("wasm-bindgen {wanted}") {
+        println!("    wasm-bindgen-cli {wanted} missing (found `{found}`): installing");
+        // Without --locked: a locked dependency of the CLI can be newer than the registry mirror.
+        exec(cmd(
+            "cargo",
+            &[
+                "install",
+                "wasm-bindgen-cli",
+                "--version",
+                &wanted,
+                "--force",
+            ],
+        ))?;
+    }
+
+    let wasm_opt = binaryen_dir().join("node_modules/.bin/wasm-opt");
+    let found = version_of(&wasm_opt.to_string_lossy(), "--version").unwrap_or_default();
+    if !found.contains(&format!(
+        "version {}",
+        BINARYEN_VERSION.split('.').next().unwrap_or_default()
+    )) {
+        println!("    wasm-opt (npm binaryen {BINARYEN_VERSION}) missing: installing");
+        let dir = binaryen_dir();
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let package = format!("binaryen@{BINARYEN_VERSION}");
+        exec(cmd(
+            "npm",
+            &[
+                "install",
+                "--prefix",
+                &dir.to_string_lossy(),
+                "--no-audit",
+                "--no-fund",
+                &package,
+            ],
+        ))?;
+    }
+    done(timer);
+    Ok(())
+}
+
+/// Installs Debian's Chromium and chromedriver for the browser tests.
+pub fn ensure_browser() -> Result<()> {
+    let timer = step("tools: chromium and chromedriver (Debian)");
+    let chromium = version_of(CHROMIUM, "--version");
+    let driver = version_of(CHROMEDRIVER, "--version");
+    if chromium.is_none() || driver.is_none() {
+        println!("    installing chromium and chromium-driver with apt-get");
+        let sudo = !is_root();
+        let apt = |args: &[&str]| {
+            let mut full = Vec::new();
+            if sudo {
+                full.push("apt-get");
+            }
+            full.extend_from_slice(args);
+            let (program, rest) = if sudo {
+                ("sudo", full.as_slice())
+            } else {
+                ("apt-get", args)
+            };
+            let mut c = cmd(program, rest);
+            c.env("DEBIAN_FRONTEND", "noninteractive");
+            c
+        };
+        exec(apt(&["update"]))?;
+        exec(apt(&[
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "chromium",
+            "chromium-driver",
+        ]))?;
+    }
+    let chromium = version_of(CHROMIUM, "--version").context("chromium does not start")?;
+    let driver = version_of(CHROMEDRIVER, "--version").context("chromedriver does not start")?;
+    println!(
+        "    {chromium}; {}",
+        driver.lines().next().unwrap_or_default()
+    );
+    done(timer);
+    Ok(())
+}
+
+fn is_root() -> bool {
+    output(cmd("id", &["-u"])).is_some_and(|u| u.trim() == "0")
+}
