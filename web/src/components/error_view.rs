@@ -1,0 +1,35 @@
+//! Shows an API error: its message, code, status and operation id (what support asks for).
+
+use crate::api::ApiError;
+use leptos::prelude::*;
+
+#[component]
+pub fn ErrorView(#[prop(into)] error: ApiError, #[prop(optional, into)] title: Option<String>) -> impl IntoView {
+    let title = title.unwrap_or_else(|| "The request failed".to_owned());
+    let code = error.code().map(str::to_owned);
+    let op = error.operation_id().map(str::to_owned);
+    let status = (error.status != 0).then_some(error.status);
+    let field_errors = error.body.as_ref().map(|b| b.details.errors.clone()).unwrap_or_default();
+    view! {
+        <div class="error-box" role="alert">
+            <strong>{title}</strong>
+            <p class="error-msg">{error.message.clone()}</p>
+            {(field_errors.len() > 1)
+                .then(|| {
+                    view! {
+                        <ul class="error-fields">
+                            {field_errors
+                                .into_iter()
+                                .map(|e| view! { <li><code>{e.field}</code>": "{e.message}</li> })
+                                .collect_view()}
+                        </ul>
+                    }
+                })}
+            <dl class="error-meta">
+                {code.map(|c| view! { <dt>"Code"</dt><dd><code class="error-code">{c}</code></dd> })}
+                {status.map(|s| view! { <dt>"Status"</dt><dd class="error-status">{s}</dd> })}
+                {op.map(|o| view! { <dt>"Operation id"</dt><dd><code class="operation-id">{o}</code></dd> })}
+            </dl>
+        </div>
+    }
+}

@@ -1,0 +1,63 @@
+//! Next / previous for the API's keyset pages. The API only gives `next_page_uri`; the pages
+//! already visited are kept on a stack so "Previous" can go back.
+
+use crate::api::page_query;
+use leptos::prelude::*;
+
+/// Where the list is: the query of the current page and the queries of the pages before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pager {
+    pub current: RwSignal<String>,
+    stack: RwSignal<Vec<String>>,
+}
+
+impl Pager {
+    pub fn new() -> Pager {
+        Pager { current: RwSignal::new(String::new()), stack: RwSignal::new(Vec::new()) }
+    }
+
+    pub fn next(&self, next_page_uri: &str) {
+        let current = self.current.get_untracked();
+        self.stack.update(|s| s.push(current));
+        self.current.set(page_query(next_page_uri));
+    }
+
+    pub fn previous(&self) {
+        let mut stack = self.stack.get_untracked();
+        if let Some(prev) = stack.pop() {
+            self.stack.set(stack);
+            self.current.set(prev);
+        }
+    }
+
+    pub fn has_previous(&self) -> bool {
+        self.stack.with(|s| !s.is_empty())
+    }
+
+    /// The page number shown to the user (1-based).
+    pub fn number(&self) -> usize {
+        self.stack.with(Vec::len) + 1
+    }
+}
+
+impl Default for Pager {
+    fn default() -> Pager {
+        Pager::new()
+    }
+}
+
+#[component]
+pub fn PagerNav(pager: Pager, #[prop(into)] next: Signal<Option<String>>) -> impl IntoView {
+    view! {
+        <nav class="pager" aria-label="Pages">
+            <button type="button" disabled=move || !pager.has_previous() on:click=move |_| pager.previous()>
+                "← Previous"
+            </button>
+            <span>"Page " {move || pager.number()}</span>
+            <button type="button" disabled=move || next.with(Option::is_none)
+                on:click=move |_| { if let Some(uri) = next.get_untracked() { pager.next(&uri) } }>
+                "Next →"
+            </button>
+        </nav>
+    }
+}

@@ -1,0 +1,54 @@
+//! The once-only authtoken dialog: the API returns a credential's token only in the creation
+//! response, so the console shows it once, with a copy button and a plain warning.
+
+use super::{close_on_escape, copy_to_clipboard};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+#[component]
+pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl IntoView {
+    close_on_escape(on_close);
+    let copied = RwSignal::new(None::<bool>);
+    let copy_text = token.clone();
+    let copy = move |_| {
+        let text = copy_text.clone();
+        spawn_local(async move {
+            let ok = copy_to_clipboard(&text).await;
+            copied.try_set(Some(ok));
+        });
+    };
+    let done_ref = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if let Some(b) = done_ref.get() {
+            let _ = b.focus();
+        }
+    });
+    view! {
+        <div class="backdrop">
+            <div class="dialog token-dialog" role="dialog" aria-modal="true" aria-labelledby="token-title">
+                <h2 id="token-title">"Your new authtoken"</h2>
+                <p class="warning">
+                    <strong>"Copy it now: you will not see it again."</strong>
+                    " The API shows a token only once, when the credential is created. If you lose it, delete the credential and create a new one."
+                </p>
+                <label for="token-value">"Authtoken"</label>
+                <div class="copy-row">
+                    <input id="token-value" class="token mono" readonly value=token />
+                    <button type="button" class="copy" on:click=copy>"Copy"</button>
+                </div>
+                <p class="copied" role="status">
+                    {move || match copied.get() {
+                        Some(true) => "Copied to the clipboard.",
+                        Some(false) => "Could not copy: select the token and copy it by hand.",
+                        None => "",
+                    }}
+                </p>
+                <div class="actions">
+                    <button type="button" class="primary done" node_ref=done_ref on:click=move |_| on_close.run(())>
+                        "I have copied it"
+                    </button>
+                </div>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,294 @@
+//! Tunnel sessions: the online agents, refreshed every few seconds while the page is visible;
+//! detail with restart / stop / update, each confirmed. After a successful update restart stays
+//! disabled for `UPDATE_RESTART_WAIT_SECS` with a visible countdown (spec part 4, rule 3).
+
+use super::{fetch_into, short_time, use_api, use_id};
+use crate::api::{Api, ApiError};
+use crate::components::confirm::ConfirmDialog;
+use crate::components::error_view::ErrorView;
+use crate::components::loading::{Load, render_load};
+use crate::components::pager::{Pager, PagerNav};
+use crate::state::{now_ms, use_app};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::NavigateOptions;
+use leptos_router::components::A;
+use leptos_router::hooks::use_navigate;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
+use tunnel_core::paths;
+use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows};
+
+const PAGE_SIZE: u32 = 50;
+/// How often lists and details refresh while the tab is visible.
+const REFRESH: Duration = Duration::from_secs(3);
+
+fn page_visible() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .is_none_or(|d| d.visibility_state() == web_sys::VisibilityState::Visible)
+}
+
+/// Bumps `reload` every [`REFRESH`] while the page is visible, and at once when it becomes
+/// visible again (a hidden tab makes no requests).
+fn refresh_while_visible(reload: RwSignal<u32>) {
+    let interval = set_interval_with_handle(
+        move || {
+            if page_visible() {
+                reload.try_update(|r| *r += 1);
+            }
+        },
+        REFRESH,
+    );
+    let visibility = window_event_listener_untyped("visibilitychange", move |_| {
+        if page_visible() {
+            reload.try_update(|r| *r += 1);
+        }
+    });
+    on_cleanup(move || {
+        if let Ok(h) = interval {
+            h.clear();
+        }
+        visibility.remove();
+    });
+}
+
+#[component]
+pub fn SessionList() -> impl IntoView {
+    let pager = Pager::new();
+    let reload = RwSignal::new(0);
+    refresh_while_visible(reload);
+    let page = fetch_into::<Page>(
+        move || {
+            let q = pager.current.get();
+            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            format!("{}{q}", paths::TUNNEL_SESSIONS)
+        },
+        reload,
+    );
+    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    view! {
+        <div class="page-head">
+            <h1>"Tunnel sessions"</h1>
+            <span class="hint">"Online agents; refreshed every 3 s while this page is visible."</span>
+        </div>
+        {move || render_load(page.get(), |p: Page| {
+            if p.tunnel_sessions.is_empty() {
+                return view! { <p class="empty">"No tunnel sessions online. Start an agent with a credential's authtoken."</p> }.into_any();
+            }
+            view! {
+                <div class="table-wrap"><table>
+                    <thead><tr><th>"ID"</th><th>"Agent"</th><th>"OS"</th><th>"IP"</th><th>"Region"</th><th>"Credential"</th><th>"Started"</th></tr></thead>
+                    <tbody>
+                        {p.tunnel_sessions.into_iter().map(|s| view! {
+                            <tr>
+                                <td><A href=format!("/sessions/{}", s.id) attr:class="mono">{s.id.clone()}</A></td>
+                                <td>{s.agent_version}</td>
+                                <td>{s.os}</td>
+                                <td class="mono">{s.ip}</td>
+                                <td>{s.region}</td>
+                                <td><A href=format!("/credentials/{}", s.credential.id) attr:class="mono">{s.credential.id.clone()}</A></td>
+                                <td>{short_time(&s.started_at)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table></div>
+            }.into_any()
+        })}
+        <PagerNav pager=pager next=next />
+    }
+}
+
+#[component]
+pub fn SessionDetail() -> impl IntoView {
+    let id = use_id();
+    let reload = RwSignal::new(0);
+    refresh_while_visible(reload);
+    let session = fetch_into::<TunnelSession>(move || paths::tunnel_session(&id.get()), reload);
+    let navigate = use_navigate();
+    let api = use_api();
+    let on_done = Callback::new(move |cmd: AgentCommand| {
+        if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
+            navigate("/sessions", NavigateOptions::default());
+        }
+    });
+    // Keep the actions mounted across refreshes (their countdown and dialogs live there); only
+    // the session's fields are re-rendered.
+    let current = Memo::new(move |_| session.with(|s| s.ready().cloned()));
+    view! {
+        <p class="crumbs"><A href="/sessions">"Sessions"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {move || match session.get() {
+            Load::Failed(e) if e.status == 404 => view! {
+                <p class="empty">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
+            }.into_any(),
+            other => render_load(other, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
+        }}
+        {move || current.get().map(|s| {
+            let runner = api_runner(api, s.id.clone());
+            view! { <SessionActions session=s runner=runner on_done=on_done /> }
+        })}
+    }
+}
+
+#[component]
+fn SessionProps(session: TunnelSession) -> impl IntoView {
+    view! {
+        <h1 class="mono">{session.id.clone()}</h1>
+        <dl class="props card">
+            <dt>"URI"</dt><dd class="mono">{session.uri}</dd>
+            <dt>"Agent version"</dt><dd>{session.agent_version}</dd>
+            <dt>"OS"</dt><dd>{session.os}</dd>
+            <dt>"IP"</dt><dd class="mono">{session.ip}</dd>
+            <dt>"Region"</dt><dd>{session.region}</dd>
+            <dt>"Transport"</dt><dd>{session.transport}</dd>
+            <dt>"Started"</dt><dd>{short_time(&session.started_at)}</dd>
+            <dt>"Credential"</dt><dd><A href=format!("/credentials/{}", session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
+            <dt>"Metadata"</dt><dd><pre class="mono">{session.metadata}</pre></dd>
+        </dl>
+    }
+}
+
+/// The future of one agent command.
+pub type CommandFuture = Pin<Box<dyn Future<Output = Result<(), ApiError>>>>;
+type RunFn = Box<dyn Fn(AgentCommand) -> CommandFuture>;
+
+/// Sends an agent command. A handle (`Copy`, usable in reactive closures); the real one calls the
+/// API, tests pass their own.
+#[derive(Debug, Clone, Copy)]
+pub struct Runner(StoredValue<RunFn, LocalStorage>);
+
+impl Runner {
+    pub fn new(run: impl Fn(AgentCommand) -> CommandFuture + 'static) -> Runner {
+        Runner(StoredValue::new_local(Box::new(run)))
+    }
+
+    fn run(&self, cmd: AgentCommand) -> Option<CommandFuture> {
+        self.0.try_with_value(|f| f(cmd))
+    }
+}
+
+fn api_runner(api: Api, id: String) -> Runner {
+    Runner::new(move |cmd| {
+        let path = paths::tunnel_session_command(&id, cmd);
+        Box::pin(async move { api.post_no_content(&path).await })
+    })
+}
+
+/// Seconds left before restart is allowed again, given the deadline and the time now.
+pub fn seconds_left(deadline_ms: Option<f64>, now_ms: f64) -> u64 {
+    deadline_ms.map_or(0, |d| ((d - now_ms) / 1000.0).ceil().max(0.0) as u64)
+}
+
+fn label(cmd: AgentCommand) -> &'static str {
+    match cmd {
+        AgentCommand::Restart => "Restart",
+        AgentCommand::Stop => "Stop",
+        AgentCommand::Update => "Update",
+    }
+}
+
+/// Restart, stop and update for one session, with confirmation, caveats, errors, and the wait
+/// after an update.
+#[component]
+pub fn SessionActions(session: TunnelSession, runner: Runner, on_done: Callback<AgentCommand>) -> impl IntoView {
+    let app = use_app();
+    let windows = is_windows(&session.os);
+    let major = session.agent_version.split('.').next().unwrap_or("").to_owned();
+    let id = StoredValue::new(session.id.clone());
+    let confirm = RwSignal::new(None::<AgentCommand>);
+    let busy = RwSignal::new(None::<AgentCommand>);
+    let error = RwSignal::new(None::<ApiError>);
+    let now = RwSignal::new(now_ms());
+    let tick = set_interval_with_handle(move || now.set(now_ms()), Duration::from_millis(250));
+    on_cleanup(move || {
+        if let Ok(h) = tick {
+            h.clear();
+        }
+    });
+    let deadline = move || id.with_value(|id| app.restart_after.with(|m| m.get(id).copied()));
+    let left = move || seconds_left(deadline(), now.get());
+    let run = move |cmd: AgentCommand| {
+        confirm.set(None);
+        busy.set(Some(cmd));
+        error.set(None);
+        let Some(fut) = runner.run(cmd) else { return };
+        spawn_local(async move {
+            let result = fut.await;
+            busy.try_set(None);
+            let id = id.try_get_value().unwrap_or_default();
+            match result {
+                Ok(()) => {
+                    let text = match cmd {
+                        AgentCommand::Update => {
+                            let until = now_ms() + (UPDATE_RESTART_WAIT_SECS * 1000) as f64;
+                            app.restart_after.update(|m| {
+                                m.insert(id.clone(), until);
+                            });
+                            now.try_set(now_ms());
+                            format!("Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code.")
+                        }
+                        AgentCommand::Restart => format!("Agent of {id} restarted; it reconnects under a new session id."),
+                        AgentCommand::Stop => format!("Agent of {id} stopped."),
+                    };
+                    app.toast(text, false);
+                    on_done.run(cmd);
+                }
+                Err(e) => {
+                    error.try_set(Some(e));
+                }
+            }
+        });
+    };
+    let button = move |cmd: AgentCommand| {
+        let disabled = move || {
+            busy.with(Option::is_some) || (cmd == AgentCommand::Restart && (windows || left() > 0))
+        };
+        let text = move || match (busy.get(), cmd) {
+            (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
+            (_, AgentCommand::Restart) if left() > 0 => format!("Restart ({} s)", left()),
+            _ => label(cmd).to_owned(),
+        };
+        view! {
+            <button type="button" class=format!("cmd-{}", cmd.as_str()) class:danger=cmd == AgentCommand::Stop
+                disabled=disabled on:click=move |_| confirm.set(Some(cmd))>{text}</button>
+        }
+    };
+    let notes = move |cmd: AgentCommand| -> Vec<String> {
+        match cmd {
+            AgentCommand::Restart => vec!["The agent replaces its own process and reconnects under a new session id; this page then returns to the list.".into()],
+            AgentCommand::Stop => vec!["The agent exits. It will not come back until someone starts it again on its host.".into()],
+            AgentCommand::Update => vec![
+                format!("Update never crosses a major version: this agent stays on {major}.x. A new major version must be installed by hand."),
+                format!("After a successful update, wait at least {UPDATE_RESTART_WAIT_SECS} seconds, then restart the agent so it runs the new code."),
+            ],
+        }
+    };
+    view! {
+        <section class="card session-actions" aria-labelledby="actions-title">
+            <h2 id="actions-title">"Agent commands"</h2>
+            <div class="actions">
+                {button(AgentCommand::Restart)}
+                {button(AgentCommand::Update)}
+                {button(AgentCommand::Stop)}
+            </div>
+            {windows.then(|| view! { <p class="note">"Restart is not supported for agents on Windows; stop it and start it again on the host instead."</p> })}
+            <p class="note">"Update moves the agent to the latest version of its own major version only; a new major version is a manual install."</p>
+            <p class="countdown" role="timer" aria-live="polite">
+                {move || (left() > 0).then(|| format!(
+                    "Agent updated. Restart is available in {} s, so that the agent can start the new code.", left()))}
+            </p>
+            {move || error.get().map(|e| view! { <ErrorView error=e title="The agent command failed" /> })}
+            {move || confirm.get().map(|cmd| view! {
+                <ConfirmDialog
+                    title=format!("{} this agent?", label(cmd))
+                    message=format!("Send `{}` to the agent of session {}.", cmd.as_str(), id.get_value())
+                    confirm_label=label(cmd)
+                    notes=notes(cmd)
+                    on_confirm=Callback::new(move |_| run(cmd))
+                    on_cancel=Callback::new(move |_| confirm.set(None)) />
+            })}
+        </section>
+    }
+}

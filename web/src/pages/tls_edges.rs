@@ -1,0 +1,4 @@
+//! stub
+use leptos::prelude::*;
+#[component] pub fn TlsEdgeList() -> impl IntoView { "" }
+#[component] pub fn TlsEdgeDetail() -> impl IntoView { "" }

@@ -1,0 +1,86 @@
+//! The app-wide state: who is signed in, the sign-out notice, toasts, and the restart wait after
+//! agent updates. All signals, so the struct is `Copy` and moves freely into closures and tasks.
+
+use crate::session::{self, Auth};
+use leptos::prelude::*;
+use std::collections::BTreeMap;
+
+/// One short message about a completed (or failed) action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Toast {
+    pub id: u64,
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct AppState {
+    pub auth: RwSignal<Option<Auth>>,
+    /// Shown on the sign-in screen (e.g. why the user was signed out).
+    pub notice: RwSignal<Option<String>>,
+    pub toasts: RwSignal<Vec<Toast>>,
+    next_toast: RwSignal<u64>,
+    /// Per tunnel session id: the time (ms since the epoch) before which restart stays disabled,
+    /// kept here so that leaving the page does not reset the wait after an update.
+    pub restart_after: RwSignal<BTreeMap<String, f64>>,
+}
+
+impl AppState {
+    pub fn new(auth: Option<Auth>) -> AppState {
+        AppState {
+            auth: RwSignal::new(auth),
+            notice: RwSignal::new(None),
+            toasts: RwSignal::new(Vec::new()),
+            next_toast: RwSignal::new(0),
+            restart_after: RwSignal::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn auth_untracked(&self) -> Option<Auth> {
+        self.auth.get_untracked()
+    }
+
+    /// Signs in for this tab (and remembers when asked).
+    pub fn sign_in(&self, auth: Auth, remember: bool) {
+        session::save(&auth, remember);
+        self.notice.set(None);
+        self.auth.set(Some(auth));
+    }
+
+    /// Forgets the key everywhere and returns to the sign-in screen, with `notice` shown there.
+    pub fn sign_out(&self, notice: Option<String>) {
+        session::clear();
+        self.notice.set(notice);
+        self.auth.set(None);
+    }
+
+    /// Shows a toast for a few seconds.
+    pub fn toast(&self, text: impl Into<String>, error: bool) {
+        let id = self.next_toast.get_untracked();
+        self.next_toast.set(id + 1);
+        self.toasts.update(|t| t.push(Toast { id, text: text.into(), error }));
+        let toasts = self.toasts;
+        set_timeout(
+            move || toasts.try_update(|t| t.retain(|x| x.id != id)).unwrap_or_default(),
+            std::time::Duration::from_millis(if error { 8000 } else { 4000 }),
+        );
+    }
+
+    pub fn dismiss_toast(&self, id: u64) {
+        self.toasts.update(|t| t.retain(|x| x.id != id));
+    }
+}
+
+/// The app state from context; components mounted alone (tests) get a fresh one.
+pub fn use_app() -> AppState {
+    use_context::<AppState>().unwrap_or_else(|| {
+        let state = AppState::new(None);
+        provide_context(state);
+        state
+    })
+}
+
+/// The current time in ms since the epoch.
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
