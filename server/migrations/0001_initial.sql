@@ -1,0 +1,107 @@
+-- Initial schema. Every resource row carries its account: every query is scoped by it, so a
+-- resource of another account simply does not exist for the caller (DESIGN §4).
+-- Ids are time-sortable (DESIGN §3); the (account_id, id) indexes serve keyset pagination.
+
+CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+-- Users (usr_) and bots (bot_) of an account.
+CREATE TABLE principals (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    is_admin INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX principals_account ON principals(account_id, id);
+
+-- API keys: only the SHA-256 of the key is stored; `lookup` is the public first part.
+CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    lookup TEXT NOT NULL UNIQUE,
+    secret_hash BLOB NOT NULL,
+    principal_id TEXT NOT NULL REFERENCES principals(id),
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE credentials (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    lookup TEXT NOT NULL UNIQUE,
+    secret_hash BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    acl TEXT NOT NULL, -- JSON array of rules
+    owner_id TEXT NOT NULL REFERENCES principals(id)
+);
+CREATE INDEX credentials_account ON credentials(account_id, id);
+
+CREATE TABLE ssh_certificate_authorities (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    key_type TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    private_key_sealed BLOB NOT NULL -- nonce || ChaCha20-Poly1305 ciphertext (keys.rs)
+);
+CREATE INDEX ssh_cas_account ON ssh_certificate_authorities(account_id, id);
+
+CREATE TABLE tunnel_group_backends (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    labels TEXT NOT NULL -- JSON object
+);
+CREATE INDEX backends_account ON tunnel_group_backends(account_id, id);
+
+CREATE TABLE tls_edges (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    hostports TEXT NOT NULL, -- JSON array
+    -- The backend module: both NULL when none is set. No ON DELETE: a backend in use cannot go.
+    backend_id TEXT REFERENCES tunnel_group_backends(id),
+    backend_enabled INTEGER
+);
+CREATE INDEX tls_edges_account ON tls_edges(account_id, id);
+CREATE INDEX tls_edges_backend ON tls_edges(backend_id);
+
+CREATE TABLE event_destinations (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    format TEXT NOT NULL,
+    target TEXT NOT NULL -- JSON object
+);
+CREATE INDEX event_destinations_account ON event_destinations(account_id, id);
+
+CREATE TABLE event_subscriptions (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    sources TEXT NOT NULL -- JSON array of event types, in request order
+);
+CREATE INDEX event_subscriptions_account ON event_subscriptions(account_id, id);
+
+-- Destinations of a subscription: a join table so a destination in use cannot be deleted.
+CREATE TABLE event_subscription_destinations (
+    subscription_id TEXT NOT NULL REFERENCES event_subscriptions(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    destination_id TEXT NOT NULL REFERENCES event_destinations(id),
+    PRIMARY KEY (subscription_id, destination_id)
+);
+CREATE INDEX event_subscription_destinations_dest ON event_subscription_destinations(destination_id);

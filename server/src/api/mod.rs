@@ -1,0 +1,48 @@
+//! The API under `/api`: one module per area, each with its own `router()`, merged here. Every
+//! handler takes the [`crate::auth::Caller`] extractor (version + API key + query check) and
+//! scopes everything by the caller's account.
+
+pub mod backends;
+pub mod credentials;
+pub mod event_destinations;
+pub mod event_subscriptions;
+pub mod openapi;
+pub mod ssh_cas;
+pub mod tls_edges;
+pub mod tunnel_sessions;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Router;
+use tunnel_core::errors::ErrorCode;
+
+/// Every route of the API (relative to `/api`).
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(credentials::router())
+        .merge(ssh_cas::router())
+        .merge(tunnel_sessions::router())
+        .merge(tls_edges::router())
+        .merge(backends::router())
+        .merge(event_destinations::router())
+        .merge(event_subscriptions::router())
+        .merge(openapi::router())
+}
+
+/// DESIGN §4 tolerance: a body `id` equal to the path id is accepted and ignored; another id is
+/// a mistake worth reporting rather than silently updating a different resource.
+pub(crate) fn check_body_id(body_id: &Option<String>, path_id: &str) -> Result<(), ApiError> {
+    match body_id.as_deref() {
+        Some(id) if !id.is_empty() && id != path_id => Err(ApiError::new(
+            ErrorCode::InvalidField,
+            format!("The body's id `{}` differs from the id in the path; leave it out or make them equal.", id.chars().take(64).collect::<String>()),
+        )
+        .with_field("id")),
+        _ => Ok(()),
+    }
+}
+
+/// An optional text field of a create request: absent, `null` and `""` all store `""`.
+pub(crate) fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
+}

@@ -1,0 +1,6 @@
+//! OpenAPI document (placeholder replaced below).
+use crate::state::AppState;
+use axum::Router;
+pub fn router() -> Router<AppState> {
+    Router::new()
+}

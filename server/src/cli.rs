@@ -1,0 +1,160 @@
+//! The commands of the binary (DESIGN §6, §11): `serve`, and the operator commands that work on
+//! the same database (`account create`, `account list`, `user create`). `main.rs` only parses
+//! the command line and calls these.
+
+use crate::config::Config;
+use crate::state::AppState;
+use crate::store::{DatabaseUrl, Store};
+use anyhow::Context as _;
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// The options of `serve`, already parsed from flags and `TUNNEL_*` variables.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    pub database: String,
+    pub public_url: Option<String>,
+    pub console_dir: Option<std::path::PathBuf>,
+    pub region: String,
+    pub agent_latest: String,
+    pub cors_origins: Vec<String>,
+    pub server_key: Option<String>,
+    pub bootstrap_api_key: Option<String>,
+}
+
+/// Runs the server until Ctrl-C / SIGTERM.
+pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(opts.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", opts.listen))?;
+    let listen = listener.local_addr()?;
+    let config = Config {
+        listen,
+        database: DatabaseUrl::parse(&opts.database)?,
+        public_url: match &opts.public_url {
+            Some(url) => Config::parse_public_url(url)?,
+            None => Config::default_public_url(listen),
+        },
+        console_dir: opts.console_dir.clone(),
+        region: opts.region.clone(),
+        agent_latest: tunnel_core::version::parse_catalogue(&opts.agent_latest)
+            .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
+        cors_origins: opts.cors_origins.clone(),
+        server_key: opts.server_key.clone(),
+    };
+    if let Some(dir) = &config.console_dir
+        && !dir.join("index.html").is_file()
+    {
+        tracing::warn!(dir = %dir.display(), "--console-dir has no index.html; the console will not load");
+    }
+    let state = AppState::open(config).await?;
+    bootstrap(&state.store, opts.bootstrap_api_key.as_deref()).await?;
+    tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
+    let app = crate::app(state.clone());
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
+    state.store.close().await;
+    Ok(())
+}
+
+/// DESIGN §6: with a bootstrap key, make sure an admin holds exactly it; otherwise, on an empty
+/// database, create the default account and print its admin key once.
+pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow::Result<()> {
+    if let Some(key) = bootstrap_api_key.map(str::trim).filter(|k| !k.is_empty()) {
+        anyhow::ensure!(
+            key.len() >= 16 && key.len() <= 200 && key.bytes().all(|b| b.is_ascii_graphic()),
+            "TUNNEL_BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces"
+        );
+        if store.ensure_bootstrap_key(key).await? {
+            tracing::info!("bootstrap API key installed for an admin of the default account");
+        }
+        return Ok(());
+    }
+    if !store.has_accounts().await? {
+        let created = store
+            .create_account(crate::store::DEFAULT_ACCOUNT_NAME)
+            .await?;
+        // Printed once, on purpose, to stdout (not through the logger): the operator needs it.
+        println!(
+            "\n==================== tunnel-server first start ====================\n\
+             Created account {} with admin user {}.\n\
+             Admin API key (shown only now; keep it safe):\n\n    {}\n\n\
+             Use it as `Authorization: Bearer <key>` or to sign in to the console.\n\
+             ===================================================================\n",
+            created.account_id, created.principal_id, created.api_key
+        );
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+async fn open(database: &str) -> anyhow::Result<Store> {
+    Store::open(&DatabaseUrl::parse(database)?).await
+}
+
+/// `account create [--name N]`: `{"account_id","user_id","api_key"}`.
+pub async fn account_create(
+    database: &str,
+    name: Option<&str>,
+) -> anyhow::Result<serde_json::Value> {
+    let store = open(database).await?;
+    let created = store
+        .create_account(name.unwrap_or(crate::store::DEFAULT_ACCOUNT_NAME))
+        .await?;
+    store.close().await;
+    Ok(
+        json!({"account_id": created.account_id, "user_id": created.principal_id, "api_key": created.api_key}),
+    )
+}
+
+/// `account list`: `[{"account_id","name"}]`.
+pub async fn account_list(database: &str) -> anyhow::Result<serde_json::Value> {
+    let store = open(database).await?;
+    let accounts = store.list_accounts().await?;
+    store.close().await;
+    Ok(accounts
+        .into_iter()
+        .map(|(id, name)| json!({"account_id": id, "name": name}))
+        .collect())
+}
+
+/// `user create --account ID [--admin] [--bot]`: `{"user_id","api_key"}`.
+pub async fn user_create(
+    database: &str,
+    account: &str,
+    admin: bool,
+    bot: bool,
+) -> anyhow::Result<serde_json::Value> {
+    let store = open(database).await?;
+    let created = store.create_principal(account, admin, bot).await?;
+    store.close().await;
+    let created = created
+        .with_context(|| format!("no account `{account}` (see `tunnel-server account list`)"))?;
+    Ok(json!({"user_id": created.principal_id, "api_key": created.api_key}))
+}

@@ -1,0 +1,64 @@
+//! The server's configuration, parsed once from the `serve` flags (DESIGN §11) and shared
+//! read-only through `AppState`.
+
+use crate::store::DatabaseUrl;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tunnel_core::version::Version;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address of the one listener.
+    pub listen: SocketAddr,
+    pub database: DatabaseUrl,
+    /// `{base_url}`: every `uri` of the API starts with it (no trailing slash), e.g.
+    /// `http://127.0.0.1:8080/api`.
+    pub public_url: String,
+    /// The built console, served at `/` with an `index.html` fallback.
+    pub console_dir: Option<PathBuf>,
+    /// Region reported for tunnel sessions.
+    pub region: String,
+    /// Latest agent version of each major version, for the update command.
+    pub agent_latest: Vec<Version>,
+    /// Origins allowed by CORS besides same-origin.
+    pub cors_origins: Vec<String>,
+    /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
+    pub server_key: Option<String>,
+}
+
+impl Config {
+    /// The default `{base_url}` for a listen address: loopback when listening on all addresses.
+    pub fn default_public_url(listen: SocketAddr) -> String {
+        let mut shown = listen;
+        if shown.ip().is_unspecified() {
+            shown.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        format!("http://{shown}{}", tunnel_core::paths::API_PREFIX)
+    }
+
+    /// An in-memory configuration, as used by tests.
+    pub fn in_memory() -> Config {
+        let listen: SocketAddr = ([127, 0, 0, 1], 8080).into();
+        Config {
+            listen,
+            database: DatabaseUrl::SqliteMemory,
+            public_url: Config::default_public_url(listen),
+            console_dir: None,
+            region: "local".into(),
+            agent_latest: Vec::new(),
+            cors_origins: Vec::new(),
+            server_key: None,
+        }
+    }
+
+    /// Normalises a `--public-url` (drops a trailing `/`) and checks it is an http(s) URL.
+    pub fn parse_public_url(text: &str) -> anyhow::Result<String> {
+        let parsed =
+            url::Url::parse(text).map_err(|e| anyhow::anyhow!("--public-url `{text}`: {e}"))?;
+        anyhow::ensure!(
+            matches!(parsed.scheme(), "http" | "https"),
+            "--public-url must be an http:// or https:// URL"
+        );
+        Ok(text.trim_end_matches('/').to_owned())
+    }
+}

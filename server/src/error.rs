@@ -1,0 +1,176 @@
+//! The server's one error type and its one mapping to the wire (DESIGN §4): the JSON
+//! [`ErrorBody`] with a stable code, `details.field` where a field is at fault, and the operation
+//! id in the body and in the `Operation-Id` header. 5xx bodies never carry internals: the cause
+//! is logged with the operation id instead, so an operator can match a report to the log.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tunnel_core::errors::{ErrorBody, ErrorCode, FieldError};
+use tunnel_core::ids::IdKind;
+use tunnel_core::paths::OPERATION_ID_HEADER;
+
+tokio::task_local! {
+    /// The operation id of the request being served (set by `operation_id` middleware in
+    /// `lib.rs`), so errors raised anywhere in the request carry it.
+    pub static OPERATION_ID: String;
+}
+
+/// A new operation id (`op_…`).
+pub fn new_operation_id() -> String {
+    use rand::RngCore as _;
+    let mut random = [0u8; 14];
+    rand::rngs::OsRng.fill_bytes(&mut random);
+    let millis = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000)
+        .unwrap_or_default();
+    tunnel_core::ids::make_id(IdKind::Operation, millis, random)
+}
+
+/// The operation id of the current request, or a fresh one outside a request.
+pub fn current_operation_id() -> String {
+    OPERATION_ID
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| new_operation_id())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A catalogued failure.
+    #[error("{msg}")]
+    Coded {
+        code: ErrorCode,
+        msg: String,
+        field: Option<String>,
+        extra: BTreeMap<String, Value>,
+    },
+    /// Validation failed; every problem is listed.
+    #[error("invalid request")]
+    Invalid(Vec<FieldError>),
+    /// Anything unexpected (database down, …): 500 with no details on the wire.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn new(code: ErrorCode, msg: impl Into<String>) -> ApiError {
+        ApiError::Coded {
+            code,
+            msg: msg.into(),
+            field: None,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// Names the offending field (`details.field`).
+    pub fn with_field(self, name: impl Into<String>) -> ApiError {
+        match self {
+            ApiError::Coded {
+                code, msg, extra, ..
+            } => ApiError::Coded {
+                code,
+                msg,
+                field: Some(name.into()),
+                extra,
+            },
+            other => other,
+        }
+    }
+
+    /// Adds one more entry to `details`.
+    pub fn with_detail(self, key: &str, value: impl Into<Value>) -> ApiError {
+        match self {
+            ApiError::Coded {
+                code,
+                msg,
+                field,
+                mut extra,
+            } => {
+                extra.insert(key.to_owned(), value.into());
+                ApiError::Coded {
+                    code,
+                    msg,
+                    field,
+                    extra,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// 404 for a resource that does not exist in the caller's account (never 403: no leak).
+    pub fn not_found(kind: IdKind, id: &str) -> ApiError {
+        let shown: String = id.chars().take(64).collect();
+        ApiError::new(
+            ErrorCode::NotFound,
+            format!("{} `{shown}` not found", kind.noun()),
+        )
+        .with_detail("id", shown)
+    }
+
+    /// The code this error is answered with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::Coded { code, .. } => *code,
+            ApiError::Invalid(_) => ErrorCode::InvalidField,
+            ApiError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// The wire body (with the operation id filled in).
+    pub fn body(&self, operation_id: &str) -> ErrorBody {
+        let mut body = match self {
+            ApiError::Coded {
+                code,
+                msg,
+                field,
+                extra,
+            } => {
+                let mut body = ErrorBody::new(*code, msg.clone());
+                body.details.field = field.clone();
+                body.details.extra = extra.clone();
+                body
+            }
+            ApiError::Invalid(errors) => ErrorBody::invalid(errors.clone()),
+            ApiError::Internal(_) => {
+                ErrorBody::new(ErrorCode::Internal, ErrorCode::Internal.title())
+            }
+        };
+        body.details.operation_id = operation_id.to_owned();
+        body
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> ApiError {
+        ApiError::Internal(e.into())
+    }
+}
+
+impl From<tunnel_core::Error> for ApiError {
+    fn from(e: tunnel_core::Error) -> ApiError {
+        match e {
+            tunnel_core::Error::Invalid(errors) => ApiError::Invalid(errors),
+            tunnel_core::Error::Id(e) => ApiError::new(ErrorCode::InvalidField, e.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let operation_id = current_operation_id();
+        if let ApiError::Internal(cause) = &self {
+            tracing::error!(operation_id, error = %format!("{cause:#}"), "internal error");
+        }
+        let body = self.body(&operation_id);
+        let status =
+            StatusCode::from_u16(body.status_code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Ok(value) = HeaderValue::from_str(&operation_id) {
+            response.headers_mut().insert(OPERATION_ID_HEADER, value);
+        }
+        response
+    }
+}

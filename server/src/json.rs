@@ -1,0 +1,163 @@
+//! The request-body extractor (DESIGN §4): JSON only (415 otherwise), at most 1 MiB (413),
+//! malformed JSON 400, unknown fields 400 naming the field and the accepted ones, and a missing
+//! body read as `{}` (every request type of the API accepts `{}`; required fields are then
+//! reported by validation, with their field name).
+
+use crate::error::ApiError;
+use axum::extract::{FromRequest, Request};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use serde::de::DeserializeOwned;
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::limits::MAX_BODY_BYTES;
+
+/// A JSON request body of type `T`.
+#[derive(Debug, Clone)]
+pub struct JsonBody<T>(pub T);
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::BodyTooLarge,
+        format!("The request body is larger than {MAX_BODY_BYTES} bytes (1 MiB)."),
+    )
+    .with_detail("max_bytes", MAX_BODY_BYTES)
+}
+
+/// `application/json`, optionally with parameters (`; charset=utf-8`).
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<JsonBody<T>, ApiError> {
+        let declared = req
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(too_large());
+        }
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| too_large())?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return parse(b"{}").map(JsonBody);
+        }
+        match content_type {
+            Some(ct) if is_json(&ct) => {}
+            Some(ct) => {
+                let shown: String = ct.chars().take(64).collect();
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    format!(
+                        "The request body is `{shown}`; send JSON with Content-Type: application/json."
+                    ),
+                ));
+            }
+            None => {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    "The request has a body but no Content-Type; send JSON with Content-Type: application/json.",
+                ));
+            }
+        }
+        parse(&bytes).map(JsonBody)
+    }
+}
+
+/// Parses `bytes`, mapping serde's errors to the API's codes.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let text = strip_position(&inner.to_string());
+        let at_root = path.is_empty() || path == ".";
+        if inner.is_data() && text.starts_with("unknown field `") {
+            // "unknown field `x`, expected one of `a`, `b`": name the field, keep the list.
+            let name = text.split('`').nth(1).unwrap_or_default().to_owned();
+            let field = if at_root { name.clone() } else { path_join(&path, &name) };
+            let accepted: Vec<String> = text
+                .split_once("expected")
+                .map(|(_, rest)| rest.split('`').skip(1).step_by(2).map(str::to_owned).collect())
+                .unwrap_or_default();
+            return ApiError::new(ErrorCode::UnknownField, format!("Unknown field `{field}`: {text}."))
+                .with_field(field)
+                .with_detail("accepted_fields", accepted);
+        }
+        if inner.is_data() {
+            let error = ApiError::new(
+                ErrorCode::MalformedJson,
+                format!("The request body does not have the expected shape: {text}."),
+            );
+            return if at_root { error } else { error.with_field(path) };
+        }
+        ApiError::new(ErrorCode::MalformedJson, format!("The request body is not valid JSON: {text}."))
+    })?;
+    // Trailing characters after the JSON value.
+    de.end().map_err(|e| {
+        let text = strip_position(&e.to_string());
+        ApiError::new(ErrorCode::MalformedJson, format!("The request body is not valid JSON: {text}."))
+    })?;
+    Ok(value)
+}
+
+/// When an unknown field sits in a nested object, serde_path_to_error's path already ends at
+/// the object; join them with a dot.
+fn path_join(path: &str, name: &str) -> String {
+    if path.ends_with(name) {
+        path.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// serde_json appends " at line L column C"; the message reads better without it.
+fn strip_position(text: &str) -> String {
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tunnel_core::resources::credential::CredentialCreate;
+
+    fn code(e: ApiError) -> (ErrorCode, Option<String>) {
+        match e {
+            ApiError::Coded { code, field, .. } => (code, field),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn maps_serde_errors_to_codes() {
+        assert_eq!(
+            code(parse::<CredentialCreate>(b"{").unwrap_err()).0,
+            ErrorCode::MalformedJson
+        );
+        assert_eq!(
+            code(parse::<CredentialCreate>(b"{} x").unwrap_err()).0,
+            ErrorCode::MalformedJson
+        );
+        assert_eq!(
+            code(parse::<CredentialCreate>(br#"{"descripton":"x"}"#).unwrap_err()),
+            (ErrorCode::UnknownField, Some("descripton".into()))
+        );
+        assert_eq!(
+            code(parse::<CredentialCreate>(br#"{"description":5}"#).unwrap_err()),
+            (ErrorCode::MalformedJson, Some("description".into()))
+        );
+        assert!(is_json("Application/JSON; charset=utf-8"));
+        assert!(!is_json("text/plain"));
+    }
+}

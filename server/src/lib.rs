@@ -1,0 +1,137 @@
+//! `tunnel-server`: a self-hostable implementation of the Tunnel Management API (axum + tokio,
+//! embedded SQLite), serving the browser console too, and the operator CLI.
+//!
+//! Code map:
+//! - [`app`]: the whole HTTP application, used by `main` and by the tests alike.
+//! - [`config`]: the parsed `serve` flags. [`state`]: what every handler sees.
+//! - [`auth`]: the `Caller` extractor: `Service-Version`, Bearer API key, query parameters.
+//! - [`json`]: the JSON body extractor (415, 413, malformed JSON, unknown fields).
+//! - [`error`]: the one error type and its one mapping to the wire error body.
+//! - [`paging`]: `limit` / `before_id` and `next_page_uri`.
+//! - [`api`]: one module per API area, each with its `router()`; `api::openapi` describes them.
+//! - [`store`]: ALL the SQL (and migrations); nothing else knows the database.
+//! - [`keys`]: SSH CA key generation and sealing of private keys at rest.
+//! - [`agents`]: live tunnel sessions (and, next, the agent channel).
+//! - [`cli`]: `serve` and the operator commands (accounts, users, bootstrap key).
+//!
+//! Invariants: secrets (authtokens, API keys, private keys) are never logged and are stored only
+//! hashed or sealed; every query is scoped by the caller's account; 5xx bodies carry no
+//! internals.
+
+pub mod agents;
+pub mod api;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod json;
+pub mod keys;
+pub mod paging;
+pub mod state;
+pub mod store;
+
+use crate::error::{ApiError, OPERATION_ID, new_operation_id};
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use state::AppState;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::trace::TraceLayer;
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::paths::{API_PREFIX, OPERATION_ID_HEADER, VERSION_HEADER};
+
+/// The application: the API under `/api`, the agent channel, and the console at `/`.
+pub fn app(state: AppState) -> Router {
+    let mut api = api::router()
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(operation_id));
+    if let Some(cors) = cors(&state.config.cors_origins) {
+        api = api.layer(cors);
+    }
+    let router = Router::new()
+        .nest(API_PREFIX, api)
+        .merge(agents::channel::router());
+    let router = match &state.config.console_dir {
+        // Client-side routes of the console (e.g. /credentials/cr_…) get index.html.
+        Some(dir) => router
+            .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")))),
+        None => router.fallback(no_console),
+    };
+    router.layer(TraceLayer::new_for_http()).with_state(state)
+}
+
+/// Gives every API request an operation id: in the `Operation-Id` header of every response,
+/// and (through the task-local) in the body of every error.
+async fn operation_id(request: Request, next: Next) -> Response {
+    let id = new_operation_id();
+    let mut response = OPERATION_ID.scope(id.clone(), next.run(request)).await;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(OPERATION_ID_HEADER, value);
+    }
+    response
+}
+
+async fn route_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    let path: String = uri.path().chars().take(200).collect();
+    ApiError::new(
+        ErrorCode::RouteNotFound,
+        format!("No API operation exists at {method} {path}."),
+    )
+    .with_detail("path", path)
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    let path: String = uri.path().chars().take(200).collect();
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        format!("{path} does not accept {method}."),
+    )
+}
+
+async fn no_console() -> Response {
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        "Not found. (This server runs without --console-dir: only the API under /api is served.)\n",
+    )
+        .into_response()
+}
+
+/// CORS for a console served from elsewhere (DESIGN §2): only the configured origins, with the
+/// API's request headers; `Operation-Id` is exposed so the console can show it.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o.trim_end_matches('/')).ok())
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                HeaderName::from_static("service-version"),
+            ])
+            .expose_headers([HeaderName::from_static("operation-id")])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}
+
+// The header names above are lower-cased forms of these constants (HeaderName needs lower case).
+const _: () = assert!(
+    VERSION_HEADER.len() == "service-version".len()
+        && OPERATION_ID_HEADER.len() == "operation-id".len()
+);

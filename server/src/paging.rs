@@ -1,0 +1,104 @@
+//! List pages (DESIGN §5): `limit` (1..=100, default 100) and `before_id`, newest first,
+//! keyset pagination on the id, and an absolute `next_page_uri` (or `null` on the last page).
+//! Also the one check of query parameters: lists accept exactly these two, other operations
+//! none (unknown parameters are a 400).
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::store::PageQuery;
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::ids::{IdKind, parse_id};
+use tunnel_core::limits::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use tunnel_core::paths;
+
+/// The query parameters a list accepts.
+pub const LIST_PARAMS: [&str; 2] = ["limit", "before_id"];
+
+/// Refuses any query parameter not in `accepted` (the first unknown one is named).
+pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
+    for (name, _) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if !accepted.contains(&name.as_ref()) {
+            let shown: String = name.chars().take(64).collect();
+            let msg = if accepted.is_empty() {
+                format!(
+                    "Unknown query parameter `{shown}`: this operation takes no query parameters."
+                )
+            } else {
+                format!(
+                    "Unknown query parameter `{shown}`; accepted: {}.",
+                    accepted.join(", ")
+                )
+            };
+            return Err(ApiError::new(ErrorCode::UnknownQueryParameter, msg)
+                .with_field(shown)
+                .with_detail("accepted_parameters", accepted.to_vec()));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `limit` and `before_id` of a list of `kind`.
+pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
+    check_query_names(query, &LIST_PARAMS)?;
+    let mut page = PageQuery {
+        limit: DEFAULT_PAGE_SIZE,
+        before_id: None,
+    };
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match name.as_ref() {
+            "limit" => {
+                page.limit = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_PAGE_SIZE).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            ErrorCode::InvalidQueryParameter,
+                            format!("limit must be a whole number from 1 to {MAX_PAGE_SIZE}."),
+                        )
+                        .with_field("limit")
+                    })?;
+            }
+            "before_id" => {
+                parse_id(kind, &value).map_err(|e| {
+                    ApiError::new(ErrorCode::InvalidQueryParameter, format!("before_id: {e}"))
+                        .with_field("before_id")
+                })?;
+                page.before_id = Some(value.into_owned());
+            }
+            _ => {}
+        }
+    }
+    Ok(page)
+}
+
+/// Cuts the `limit + 1` rows fetched to one page, and builds its `next_page_uri`.
+pub fn finish<T>(
+    state: &AppState,
+    list_path: &str,
+    page: &PageQuery,
+    mut rows: Vec<T>,
+    id: impl Fn(&T) -> &str,
+) -> (Vec<T>, Option<String>) {
+    let more = rows.len() > page.limit as usize;
+    rows.truncate(page.limit as usize);
+    let next = next_page_uri(state, list_path, page.limit, more, rows.last().map(id));
+    (rows, next)
+}
+
+/// The absolute uri of the next page, `None` on the last page.
+pub fn next_page_uri(
+    state: &AppState,
+    list_path: &str,
+    limit: u32,
+    more: bool,
+    last_id: Option<&str>,
+) -> Option<String> {
+    match (more, last_id) {
+        (true, Some(last)) => Some(state.uri(&format!(
+            "{list_path}{}",
+            paths::list_query(Some(limit), Some(last))
+        ))),
+        _ => None,
+    }
+}

@@ -1,0 +1,38 @@
+//! The state every handler sees: the store, the configuration, the live tunnel sessions and
+//! the key vault. Cheap to clone (everything is shared behind `Arc`s or pools).
+
+use crate::agents::Registry;
+use crate::config::Config;
+use crate::keys::KeyVault;
+use crate::store::Store;
+use std::sync::Arc;
+
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub config: Arc<Config>,
+    pub registry: Registry,
+    pub keys: KeyVault,
+}
+
+impl AppState {
+    /// Opens the database (running migrations) and loads the server key.
+    pub async fn open(config: Config) -> anyhow::Result<AppState> {
+        let store = Store::open(&config.database).await?;
+        let keys = KeyVault::load(
+            config.server_key.as_deref(),
+            config.database.data_dir().as_deref(),
+        )?;
+        Ok(AppState {
+            store,
+            config: Arc::new(config),
+            registry: Registry::default(),
+            keys,
+        })
+    }
+
+    /// The absolute `uri` of an API path (`{base_url}` + path).
+    pub fn uri(&self, path: &str) -> String {
+        format!("{}{path}", self.config.public_url)
+    }
+}

@@ -1,0 +1,219 @@
+//! Accounts, principals (users and bots) and their API keys.
+
+use super::{Result, Store, hash_matches, hash_secret, lookup_of, new_token};
+use sqlx::Row as _;
+use tunnel_core::ids::IdKind;
+
+/// Who an API key authenticates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeyOwner {
+    pub account_id: String,
+    pub principal_id: String,
+    pub is_admin: bool,
+}
+
+/// A principal just created, with its API key: the only moment the key exists in clear.
+#[derive(Clone)]
+pub struct NewPrincipal {
+    pub account_id: String,
+    pub principal_id: String,
+    pub api_key: String,
+}
+
+/// Never prints the API key.
+impl std::fmt::Debug for NewPrincipal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewPrincipal")
+            .field("account_id", &self.account_id)
+            .field("principal_id", &self.principal_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The name of the account created on first start or for the bootstrap key.
+pub const DEFAULT_ACCOUNT_NAME: &str = "default";
+
+impl Store {
+    /// A new account with one admin user and its API key.
+    pub async fn create_account(&self, name: &str) -> Result<NewPrincipal> {
+        let (account_id, created_at) = self.mint(IdKind::Account);
+        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)")
+            .bind(&account_id)
+            .bind(name)
+            .bind(&created_at)
+            .execute(&self.pool)
+            .await?;
+        self.create_principal(&account_id, true, false)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// `(account_id, name)` of every account, oldest first.
+    pub async fn list_accounts(&self) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query("SELECT id, name FROM accounts ORDER BY id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("id")?, r.try_get("name")?)))
+            .collect()
+    }
+
+    /// A new user (or bot) of `account_id` with an API key; `None` when the account is unknown.
+    pub async fn create_principal(
+        &self,
+        account_id: &str,
+        admin: bool,
+        bot: bool,
+    ) -> Result<Option<NewPrincipal>> {
+        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = ?")
+            .bind(account_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let (principal_id, created_at) = self.mint(if bot { IdKind::Bot } else { IdKind::User });
+        let (key_id, _) = self.mint(IdKind::ApiKey);
+        let api_key = new_token(&key_id).expose();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, ?, ?)",
+        )
+        .bind(&principal_id)
+        .bind(account_id)
+        .bind(admin)
+        .bind(&created_at)
+        .execute(&mut *tx)
+        .await?;
+        insert_api_key(
+            &mut tx,
+            &key_id,
+            &api_key,
+            &principal_id,
+            account_id,
+            &created_at,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Some(NewPrincipal {
+            account_id: account_id.to_owned(),
+            principal_id,
+            api_key,
+        }))
+    }
+
+    pub async fn has_accounts(&self) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Makes sure an admin of the default account holds exactly `api_key` (DESIGN §6,
+    /// `TUNNEL_BOOTSTRAP_API_KEY`). Returns `true` when something was created.
+    pub async fn ensure_bootstrap_key(&self, api_key: &str) -> Result<bool> {
+        if self.authenticate_api_key(api_key).await?.is_some() {
+            return Ok(false);
+        }
+        let account_id: Option<String> =
+            sqlx::query_scalar("SELECT id FROM accounts WHERE name = ? ORDER BY id LIMIT 1")
+                .bind(DEFAULT_ACCOUNT_NAME)
+                .fetch_optional(&self.pool)
+                .await?;
+        let account_id = match account_id {
+            Some(id) => id,
+            None => {
+                let (id, created_at) = self.mint(IdKind::Account);
+                sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)")
+                    .bind(&id)
+                    .bind(DEFAULT_ACCOUNT_NAME)
+                    .bind(&created_at)
+                    .execute(&self.pool)
+                    .await?;
+                id
+            }
+        };
+        let (principal_id, created_at) = self.mint(IdKind::User);
+        let (key_id, _) = self.mint(IdKind::ApiKey);
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, 1, ?)",
+        )
+        .bind(&principal_id)
+        .bind(&account_id)
+        .bind(&created_at)
+        .execute(&mut *tx)
+        .await?;
+        // A key with the same lookup but another secret is replaced: the operator's env wins.
+        sqlx::query("DELETE FROM api_keys WHERE lookup = ?")
+            .bind(lookup_of(api_key))
+            .execute(&mut *tx)
+            .await?;
+        insert_api_key(
+            &mut tx,
+            &key_id,
+            api_key,
+            &principal_id,
+            &account_id,
+            &created_at,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// The owner of a presented API key, or `None` when it is unknown (hash compared in
+    /// constant time).
+    pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
+        let row = sqlx::query(
+            "SELECT k.secret_hash, k.account_id, k.principal_id, p.is_admin
+             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = ?",
+        )
+        .bind(lookup_of(api_key))
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored: Vec<u8> = row.try_get("secret_hash")?;
+        if !hash_matches(&stored, api_key) {
+            return Ok(None);
+        }
+        Ok(Some(ApiKeyOwner {
+            account_id: row.try_get("account_id")?,
+            principal_id: row.try_get("principal_id")?,
+            is_admin: row.try_get("is_admin")?,
+        }))
+    }
+
+    /// Whether `principal_id` is a user or bot of `account_id`.
+    pub async fn principal_exists(&self, account_id: &str, principal_id: &str) -> Result<bool> {
+        let found: Option<String> =
+            sqlx::query_scalar("SELECT id FROM principals WHERE account_id = ? AND id = ?")
+                .bind(account_id)
+                .bind(principal_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(found.is_some())
+    }
+}
+
+async fn insert_api_key(
+    tx: &mut sqlx::SqliteConnection,
+    key_id: &str,
+    api_key: &str,
+    principal_id: &str,
+    account_id: &str,
+    created_at: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO api_keys (id, lookup, secret_hash, principal_id, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(key_id)
+    .bind(lookup_of(api_key))
+    .bind(hash_secret(api_key))
+    .bind(principal_id)
+    .bind(account_id)
+    .bind(created_at)
+    .execute(tx)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! Storage: ALL the SQL of the server lives under this module, and nothing outside it knows
+//! which database is behind [`Store`].
+//!
+//! Today the backend is embedded SQLite (sqlx, WAL journal, foreign keys on). Handlers only see
+//! `Store` methods taking and returning plain Rust records, so PostgreSQL can be added later by
+//! giving `Store` a second pool kind here without touching a handler. Migrations are embedded in
+//! the binary (`server/migrations/`) and run at start by [`Store::open`].
+//!
+//! The store also mints ids and timestamps, so every row's id sorts like its `created_at`.
+
+mod accounts;
+mod credentials;
+mod edges;
+mod events;
+mod ssh_cas;
+
+pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
+pub use credentials::{AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential};
+pub use edges::{BackendRow, TlsEdgeRow};
+pub use events::{DestinationRow, SubscriptionChanges, SubscriptionRow};
+pub use ssh_cas::SshCaRow;
+
+use anyhow::Context as _;
+use rand::RngCore as _;
+use sha2::{Digest as _, Sha256};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{Row as _, SqlitePool};
+use std::path::PathBuf;
+use std::str::FromStr as _;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
+
+/// Migrations, in order. A migration is never edited once released: add a new one.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/0001_initial.sql"))];
+
+/// The result type of store operations: database failures are internal errors for the API.
+pub type Result<T> = std::result::Result<T, sqlx::Error>;
+
+/// Where the database lives, as given by `--database`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// A private in-memory SQLite database (tests).
+    SqliteMemory,
+    /// A SQLite file.
+    SqliteFile(PathBuf),
+}
+
+impl DatabaseUrl {
+    pub fn parse(url: &str) -> anyhow::Result<DatabaseUrl> {
+        if url == "sqlite::memory:" || url == "sqlite://:memory:" {
+            return Ok(DatabaseUrl::SqliteMemory);
+        }
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = path.split('?').next().unwrap_or_default();
+            anyhow::ensure!(!path.is_empty(), "the database URL `{url}` names no file");
+            return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            anyhow::bail!("PostgreSQL is not supported by this build yet; use sqlite://<file>");
+        }
+        anyhow::bail!(
+            "`{url}` is not a database URL; use sqlite://data/tunnel.db or sqlite::memory:"
+        )
+    }
+
+    /// The directory holding the database file (and the server key), if any.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        match self {
+            DatabaseUrl::SqliteMemory => None,
+            DatabaseUrl::SqliteFile(path) => Some(
+                path.parent()
+                    .map(PathBuf::from)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or_else(|| ".".into()),
+            ),
+        }
+    }
+}
+
+/// The handle on the database, cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    ids: Arc<Mutex<IdGenerator>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database and runs pending migrations.
+    pub async fn open(url: &DatabaseUrl) -> anyhow::Result<Store> {
+        let pool = match url {
+            DatabaseUrl::SqliteMemory => {
+                // One connection that never expires: each in-memory connection is its own
+                // database, and closing it would drop the data.
+                let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+                    .connect_with(options)
+                    .await?
+            }
+            DatabaseUrl::SqliteFile(path) => {
+                if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).with_context(|| {
+                        format!("cannot create the data directory {}", dir.display())
+                    })?;
+                }
+                let options = SqliteConnectOptions::new()
+                    .filename(path)
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .foreign_keys(true)
+                    .busy_timeout(Duration::from_secs(5));
+                SqlitePoolOptions::new()
+                    .max_connections(8)
+                    .connect_with(options)
+                    .await
+                    .with_context(|| format!("cannot open the database {}", path.display()))?
+            }
+        };
+        let store = Store {
+            pool,
+            ids: Arc::new(Mutex::new(IdGenerator::default())),
+        };
+        store.migrate().await.context("database migration failed")?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)",
+        )
+        .execute(&self.pool)
+        .await?;
+        for (version, sql) in MIGRATIONS {
+            let mut tx = self.pool.begin().await?;
+            let done: Option<i64> =
+                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
+                    .bind(version)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if done.is_none() {
+                sqlx::raw_sql(sql).execute(&mut *tx).await?;
+                sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)")
+                    .bind(version)
+                    .bind(now_rfc3339())
+                    .execute(&mut *tx)
+                    .await?;
+                tracing::info!(version, "applied database migration");
+            }
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// A new id of `kind` and its creation time: the id encodes the same instant.
+    pub fn mint(&self, kind: IdKind) -> (String, String) {
+        let now = time::OffsetDateTime::now_utc();
+        let millis = u64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or_default();
+        let mut random = [0u8; 14];
+        rand::rngs::OsRng.fill_bytes(&mut random);
+        let id = self
+            .ids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next(kind, millis, random);
+        (id, rfc3339(now))
+    }
+}
+
+/// RFC 3339 in UTC with `Z`, to the second (DESIGN §3).
+pub fn rfc3339(t: time::OffsetDateTime) -> String {
+    let t = t.replace_nanosecond(0).unwrap_or(t);
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+pub fn now_rfc3339() -> String {
+    rfc3339(time::OffsetDateTime::now_utc())
+}
+
+/// A fresh secret token (authtoken or API key) for the record `id`.
+pub(crate) fn new_token(id: &str) -> SecretToken {
+    let mut random = [0u8; SECRET_BYTES];
+    rand::rngs::OsRng.fill_bytes(&mut random);
+    SecretToken::new(tunnel_core::ids::suffix(id), random)
+}
+
+/// What is stored of a secret: its SHA-256 (the secrets are 256-bit random, no KDF needed).
+pub(crate) fn hash_secret(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// The lookup part of a presented secret: the record's id suffix for our own format; for a
+/// bootstrap key of another shape, a digest of it (so such keys still work, DESIGN §6).
+pub(crate) fn lookup_of(token: &str) -> String {
+    match SecretToken::parse(token) {
+        Some(t) => t.lookup,
+        None => tunnel_core::ids::base62_fixed(
+            &Sha256::digest(token.as_bytes())[..20],
+            tunnel_core::ids::SUFFIX_LEN,
+        ),
+    }
+}
+
+/// Constant-time comparison of the stored hash with the hash of what was presented.
+pub(crate) fn hash_matches(stored: &[u8], presented: &str) -> bool {
+    use subtle::ConstantTimeEq as _;
+    stored.ct_eq(&hash_secret(presented)).into()
+}
+
+/// Parameters of one list page (see `paging.rs`).
+#[derive(Debug, Clone)]
+pub struct PageQuery {
+    pub limit: u32,
+    pub before_id: Option<String>,
+}
+
+/// Keyset pagination: newest first, `limit + 1` rows so the caller knows whether more exist.
+async fn fetch_page(
+    pool: &SqlitePool,
+    table: &str,
+    account_id: &str,
+    page: &PageQuery,
+) -> Result<Vec<SqliteRow>> {
+    // `table` is always a literal from this module, never input.
+    let sql = format!(
+        "SELECT * FROM {table} WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?"
+    );
+    sqlx::query(&sql)
+        .bind(account_id)
+        .bind(page.before_id.as_deref())
+        .bind(page.before_id.as_deref())
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(pool)
+        .await
+}
+
+/// Deletes one row of the account; `true` when it existed.
+async fn delete_row(pool: &SqlitePool, table: &str, account_id: &str, id: &str) -> Result<bool> {
+    let sql = format!("DELETE FROM {table} WHERE account_id = ? AND id = ?");
+    Ok(sqlx::query(&sql)
+        .bind(account_id)
+        .bind(id)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        > 0)
+}
+
+async fn fetch_one(
+    pool: &SqlitePool,
+    table: &str,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<SqliteRow>> {
+    let sql = format!("SELECT * FROM {table} WHERE account_id = ? AND id = ?");
+    sqlx::query(&sql)
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(row: &SqliteRow, col: &str) -> Result<T> {
+    let text: String = row.try_get(col)?;
+    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+/// The outcome of deleting a resource others may reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    Yes,
+    NotFound,
+    /// Still referenced (DESIGN §8: 409).
+    InUse,
+}
