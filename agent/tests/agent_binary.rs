@@ -1,0 +1,415 @@
+//! The real `tunnel-agent` binary against the real server over a loopback socket: ACL forms,
+//! session fields, listing, restart/stop/update with every refusal, Windows, credential
+//! deletion and account isolation (issue 4's test list).
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::Value;
+use support::{Agent, Server, fast_timings};
+use tunnel_core::ErrorCode;
+
+async fn server() -> Server {
+    Server::start("3.4.1,2.9.0", "test-region", fast_timings()).await
+}
+
+fn assert_error(status: StatusCode, body: &Value, code: ErrorCode) {
+    assert_eq!(status.as_u16(), code.status(), "{body}");
+    assert_eq!(body["error_code"], code.as_str(), "{body}");
+    assert!(
+        body["msg"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acl_form_permits_and_refuses() {
+    let server = server().await;
+    let key = server.account().await;
+    // (ACL, agent arguments, permitted?)
+    let cases: &[(&[&str], &[&str], bool)] = &[
+        (&[], &["--bind", "anything.example.org"], true),
+        (
+            &["*"],
+            &["--bind", "anything.example.org", "--label", "k=v"],
+            true,
+        ),
+        (&["bind:example.com"], &["--bind", "example.com"], true),
+        (&["bind:example.com"], &["--bind", "www.example.com"], false),
+        (
+            &["bind:*.example.com"],
+            &["--bind", "a.b.example.com"],
+            true,
+        ),
+        (&["bind:*.example.com"], &["--bind", "*.example.com"], true),
+        (&["bind:*.example.com"], &["--bind", "example.com"], false),
+        (
+            &["bind:db.example.com:5432"],
+            &["--bind", "db.example.com:5432"],
+            true,
+        ),
+        (
+            &["bind:db.example.com:5432"],
+            &["--bind", "db.example.com:5433"],
+            false,
+        ),
+        (&["bind:env=prod"], &["--label", "env=prod"], true),
+        (&["bind:env=prod"], &["--label", "env=dev"], false),
+        (&["bind:env=*"], &["--label", "env=dev"], true),
+        (&["bind:*=prod"], &["--label", "team=prod"], true),
+        (&["bind:*=prod"], &["--label", "team=dev"], false),
+        // Every bind must be permitted, not just one.
+        (
+            &["bind:example.com"],
+            &["--bind", "example.com", "--bind", "evil.com"],
+            false,
+        ),
+        // Kinds do not cross: a domain rule does not permit an address on it.
+        (&["bind:example.com"], &["--bind", "example.com:443"], false),
+    ];
+    for (acl, args, permitted) in cases {
+        let (_, token) = server.credential(&key, acl).await;
+        let mut agent = Agent::spawn(&server, &token, args);
+        if *permitted {
+            let id = agent.session().await;
+            assert!(
+                server.session_ids(&key).await.contains(&id),
+                "{acl:?} {args:?}"
+            );
+            let (status, body) = server.command(&id, "stop", &key).await;
+            assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+            assert!(agent.exit().await.0.success());
+        } else {
+            let (status, stderr) = agent.exit().await;
+            assert_eq!(status.code(), Some(4), "{acl:?} {args:?}: {stderr}");
+            assert!(
+                stderr.contains(ErrorCode::BindNotPermitted.as_str()),
+                "{stderr}"
+            );
+            assert!(stderr.contains("does not permit"), "{stderr}");
+            assert!(
+                !stderr.contains(&token),
+                "the authtoken must never be printed"
+            );
+        }
+    }
+    assert!(server.session_ids(&key).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_tokens_are_refused_and_tokens_are_not_api_keys() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+
+    let wrong = format!("{}x", &token[..token.len() - 1]);
+    let mut agent = Agent::spawn(&server, &wrong, &[]);
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(ErrorCode::AgentAuthFailed.as_str()),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&wrong));
+
+    // An API key is not an authtoken…
+    let mut agent = Agent::spawn(&server, &key, &[]);
+    assert_eq!(agent.exit().await.0.code(), Some(3));
+    // …and an authtoken is not an API key.
+    let (status, body) = server.get("/tunnel_sessions", &token).await;
+    assert_error(status, &body, ErrorCode::InvalidApiKey);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_fields_and_only_online_sessions_are_listed() {
+    let server = server().await;
+    let key = server.account().await;
+    let (cred_id, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(
+        &server,
+        &token,
+        &[
+            "--metadata",
+            "rack 7",
+            "--report-version",
+            "3.4.0",
+            "--report-os",
+            "freebsd",
+            "--bind",
+            "a.example.com",
+        ],
+    );
+    let id = agent.session().await;
+    assert!(id.starts_with("ts_") && id.len() == 30, "{id}");
+    let (status, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
+    assert_eq!(status, StatusCode::OK, "{s}");
+    assert_eq!(s["id"], id.as_str());
+    assert_eq!(
+        s["uri"],
+        format!("{}/api/tunnel_sessions/{id}", server.url())
+    );
+    assert_eq!(s["agent_version"], "3.4.0");
+    assert_eq!(s["os"], "freebsd");
+    assert_eq!(s["metadata"], "rack 7");
+    assert_eq!(s["ip"], "127.0.0.1");
+    assert_eq!(s["region"], "test-region");
+    assert_eq!(s["transport"], "tunnel/v2");
+    assert_eq!(s["credential"]["id"], cred_id.as_str());
+    assert_eq!(
+        s["credential"]["uri"],
+        format!("{}/api/credentials/{cred_id}", server.url())
+    );
+    let started = s["started_at"].as_str().unwrap();
+    assert!(
+        started.len() == 20 && started.ends_with('Z') && started.as_bytes()[10] == b'T',
+        "{started}"
+    );
+
+    // A second agent; both listed, newest first.
+    let mut second = Agent::spawn(&server, &token, &[]);
+    let id2 = second.session().await;
+    assert_eq!(s["os"], "freebsd");
+    let (_, second_session) = server.get(&format!("/tunnel_sessions/{id2}"), &key).await;
+    assert_eq!(
+        second_session["os"],
+        std::env::consts::OS,
+        "default OS is the real one"
+    );
+    assert_eq!(
+        second_session["agent_version"],
+        env!("CARGO_PKG_VERSION"),
+        "default version is the crate's"
+    );
+    assert_eq!(
+        server.session_ids(&key).await,
+        vec![id2.clone(), id.clone()]
+    );
+
+    // A dead agent (killed, no goodbye) is no longer listed.
+    agent.kill().await;
+    server
+        .wait_session_status(&id, &key, StatusCode::NOT_FOUND)
+        .await;
+    assert_eq!(server.session_ids(&key).await, vec![id2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_gives_a_new_session_and_stop_exits_zero() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &["bind:*.example.com"]).await;
+    let mut agent = Agent::spawn(
+        &server,
+        &token,
+        &["--bind", "x.example.com", "--report-version", "3.4.0"],
+    );
+    let first = agent.session().await;
+
+    // A body of `{}` is accepted like a missing one; unknown fields are not.
+    let path = format!("/tunnel_sessions/{first}/restart");
+    let (status, body) = server
+        .call(Method::POST, &path, &key, Some(r#"{"force":true}"#))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = server.call(Method::POST, &path, &key, Some("{}")).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    // The old session is gone as soon as the restart is acknowledged.
+    let (status, body) = server.get(&format!("/tunnel_sessions/{first}"), &key).await;
+    assert_error(status, &body, ErrorCode::NotFound);
+    let (status, body) = server.command(&first, "stop", &key).await;
+    assert_error(status, &body, ErrorCode::NotFound);
+
+    let second = agent.session().await;
+    assert_ne!(first, second);
+    assert!(
+        agent.running(),
+        "restart replaced the process image, it did not exit"
+    );
+    let (status, s) = server
+        .get(&format!("/tunnel_sessions/{second}"), &key)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(s["agent_version"], "3.4.0", "no update was pending");
+    assert_eq!(server.session_ids(&key).await, vec![second.clone()]);
+
+    let (status, body) = server.command(&second, "stop", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(server.session_ids(&key).await.is_empty());
+    let (status, _) = server
+        .get(&format!("/tunnel_sessions/{second}"), &key)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_refusals_and_a_successful_update_then_restart() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+
+    // Already at the newest 3.x: nothing to update to.
+    let mut latest = Agent::spawn(&server, &token, &["--report-version", "3.4.1"]);
+    let id = latest.session().await;
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::NoUpdateAvailable);
+
+    // Never across a major version: 4.x has no 4.x release in the catalogue.
+    let mut next_major = Agent::spawn(&server, &token, &["--report-version", "4.0.0"]);
+    let id = next_major.session().await;
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::NoUpdateAvailable);
+
+    // Update checks disabled.
+    let mut disabled = Agent::spawn(
+        &server,
+        &token,
+        &["--report-version", "3.4.0", "--no-update-check"],
+    );
+    let id = disabled.session().await;
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::UpdateChecksDisabled);
+
+    // The full cycle: update, refused while updating, refused once updated, restart, new version.
+    let mut agent = Agent::spawn(&server, &token, &["--report-version", "3.4.0"]);
+    let id = agent.session().await;
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::UpdateInProgress);
+    let target = agent
+        .wait_line("update complete", |l| {
+            l.strip_prefix("updated to ").map(str::to_owned)
+        })
+        .await;
+    assert_eq!(target, "3.4.1; restart pending");
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::UpdatedNotRestarted);
+    // Until the restart, the session still reports the version it started with.
+    let (_, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
+    assert_eq!(s["agent_version"], "3.4.0");
+
+    let (status, body) = server.command(&id, "restart", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let new_id = agent.session().await;
+    assert_ne!(new_id, id);
+    let (_, s) = server
+        .get(&format!("/tunnel_sessions/{new_id}"), &key)
+        .await;
+    assert_eq!(s["agent_version"], "3.4.1");
+    // Now at the newest: no further update, and a second restart keeps the new version.
+    let (status, body) = server.command(&new_id, "update", &key).await;
+    assert_error(status, &body, ErrorCode::NoUpdateAvailable);
+    let (status, _) = server.command(&new_id, "restart", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let third = agent.session().await;
+    let (_, s) = server.get(&format!("/tunnel_sessions/{third}"), &key).await;
+    assert_eq!(s["agent_version"], "3.4.1");
+
+    // A 2.x agent updates within major 2 (2.9.0), not to 3.4.1.
+    let mut old = Agent::spawn(&server, &token, &["--report-version", "2.1.0"]);
+    let id = old.session().await;
+    assert_eq!(
+        server.command(&id, "update", &key).await.0,
+        StatusCode::NO_CONTENT
+    );
+    old.wait_line("update complete", |l| {
+        l.starts_with("updated to 2.9.0").then_some(())
+    })
+    .await;
+    assert_eq!(
+        server.command(&id, "restart", &key).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let id = old.session().await;
+    let (_, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
+    assert_eq!(s["agent_version"], "2.9.0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_is_refused_on_windows() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &["--report-os", "Windows 11"]);
+    let id = agent.session().await;
+    let (status, body) = server.command(&id, "restart", &key).await;
+    assert_error(status, &body, ErrorCode::RestartUnsupported);
+    // Still the same session; stop works.
+    let (status, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(s["os"], "Windows 11");
+    assert_eq!(
+        server.command(&id, "stop", &key).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert!(agent.exit().await.0.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_the_credential_disconnects_its_sessions() {
+    let server = server().await;
+    let key = server.account().await;
+    let (doomed, token) = server.credential(&key, &[]).await;
+    let (_, other_token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &[]);
+    let mut bystander = Agent::spawn(&server, &other_token, &[]);
+    let id = agent.session().await;
+    let other = bystander.session().await;
+
+    let (status, body) = server
+        .call(
+            Method::DELETE,
+            &format!("/credentials/{doomed}"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(ErrorCode::CredentialDeleted.as_str()),
+        "{stderr}"
+    );
+    let (status, _) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(server.session_ids(&key).await, vec![other]);
+
+    // The deleted credential's token no longer opens a session.
+    let mut again = Agent::spawn(&server, &token, &[]);
+    assert_eq!(again.exit().await.0.code(), Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_account_can_neither_see_nor_command_a_session() {
+    let server = server().await;
+    let key = server.account().await;
+    let stranger = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &[]);
+    let id = agent.session().await;
+
+    assert!(server.session_ids(&stranger).await.is_empty());
+    let (status, body) = server
+        .get(&format!("/tunnel_sessions/{id}"), &stranger)
+        .await;
+    assert_error(status, &body, ErrorCode::NotFound);
+    for command in ["restart", "stop", "update"] {
+        let (status, body) = server.command(&id, command, &stranger).await;
+        assert_error(status, &body, ErrorCode::NotFound);
+    }
+    // The owner still sees the same, untouched session.
+    assert!(agent.running());
+    assert_eq!(server.session_ids(&key).await, vec![id]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_command_line_fails_fast() {
+    let server = server().await;
+    let mut agent = Agent::spawn(&server, "tok", &["--bind", "not a domain"]);
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a domain"), "{stderr}");
+}

@@ -1,0 +1,260 @@
+//! Test harness: a real `tunnel-server` application listening on a loopback port (the agent
+//! channel goes over that socket), API calls sent to the same application in process, and
+//! real `tunnel-agent` processes whose stdout lines and exit status the tests read.
+//! Every wait is bounded; agent processes are killed when their handle is dropped.
+
+#![allow(dead_code)] // Each test binary uses a different part of the harness.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tower::ServiceExt;
+use tunnel_server::agents::{Registry, Timings};
+use tunnel_server::config::Config;
+use tunnel_server::state::AppState;
+
+/// Upper bound of every wait in these tests: generous for a loaded 2-core machine.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub struct Server {
+    pub state: AppState,
+    pub addr: SocketAddr,
+    app: Router,
+}
+
+impl Server {
+    /// A server with an in-memory database, `--agent-latest` = `latest`, `--region` = `region`.
+    pub async fn start(latest: &str, region: &str, timings: Timings) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut config = Config::in_memory();
+        config.listen = addr;
+        config.public_url = Config::default_public_url(addr);
+        config.region = region.to_owned();
+        config.agent_latest = tunnel_core::version::parse_catalogue(latest).unwrap();
+        let mut state = AppState::open(config).await.unwrap();
+        state.registry = Registry::with_timings(timings);
+        let app = tunnel_server::app(state.clone());
+        let service = app
+            .clone()
+            .into_make_service_with_connect_info::<SocketAddr>();
+        tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+        Server { state, addr, app }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A new account with an admin; returns its API key.
+    pub async fn account(&self) -> String {
+        self.state
+            .store
+            .create_account("test")
+            .await
+            .unwrap()
+            .api_key
+    }
+
+    /// One API call (in process, through the whole router): status and JSON body (or Null).
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        body: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("/api{path}"))
+            .header("Service-Version", "2")
+            .header("Authorization", format!("Bearer {key}"));
+        if body.is_some() {
+            req = req.header("Content-Type", "application/json");
+        }
+        let req = req
+            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_owned())))
+            .unwrap();
+        let res = self.app.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap()
+        };
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, key, None).await
+    }
+
+    /// POST /tunnel_sessions/{id}/{command} with no body.
+    pub async fn command(&self, id: &str, command: &str, key: &str) -> (StatusCode, Value) {
+        self.call(
+            Method::POST,
+            &format!("/tunnel_sessions/{id}/{command}"),
+            key,
+            None,
+        )
+        .await
+    }
+
+    /// Creates a credential with `acl`; returns its id and authtoken.
+    pub async fn credential(&self, key: &str, acl: &[&str]) -> (String, String) {
+        let body = json!({ "description": "agent test", "acl": acl }).to_string();
+        let (status, value) = self
+            .call(Method::POST, "/credentials", key, Some(&body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{value}");
+        (
+            value["id"].as_str().unwrap().to_owned(),
+            value["token"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// Ids of the account's listed sessions.
+    pub async fn session_ids(&self, key: &str) -> Vec<String> {
+        let (status, value) = self.get("/tunnel_sessions", key).await;
+        assert_eq!(status, StatusCode::OK, "{value}");
+        value["tunnel_sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Waits (bounded) until GET of the session answers `status`.
+    pub async fn wait_session_status(&self, id: &str, key: &str, status: StatusCode) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let (got, _) = self.get(&format!("/tunnel_sessions/{id}"), key).await;
+            if got == status {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "session {id}: still {got}, expected {status}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Fast timings for tests (the agent's own are set by flags/env in `Agent::spawn`).
+pub fn fast_timings() -> Timings {
+    Timings {
+        command_timeout: Duration::from_secs(10),
+        heartbeat: Duration::from_secs(5),
+        hello_timeout: Duration::from_secs(5),
+    }
+}
+
+/// A running `tunnel-agent` process.
+pub struct Agent {
+    child: Child,
+    lines: mpsc::UnboundedReceiver<String>,
+    stderr: Option<tokio::process::ChildStderr>,
+    /// Every stdout line seen so far, for failure messages.
+    pub seen: Vec<String>,
+}
+
+impl Agent {
+    /// Starts the agent with the authtoken in `TUNNEL_AUTHTOKEN` (as a careful user would) and
+    /// `args`; updates take `update_ms`.
+    pub fn spawn(server: &Server, token: &str, args: &[&str]) -> Agent {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tunnel-agent"))
+            .arg("--server")
+            .arg(server.url())
+            .args(args)
+            .env("TUNNEL_AUTHTOKEN", token)
+            .env("TUNNEL_AGENT_UPDATE_DURATION_MS", "1000")
+            .env("TUNNEL_AGENT_BACKOFF_MAX_MS", "500")
+            .env_remove(tunnel_agent::commands::UPDATED_VERSION_ENV)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start tunnel-agent");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Agent {
+            child,
+            lines,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (bounded) for a stdout line satisfying `pick`, returning what it extracts.
+    pub async fn wait_line<T>(&mut self, what: &str, pick: impl Fn(&str) -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => {
+                    let found = pick(&line);
+                    self.seen.push(line);
+                    if let Some(found) = found {
+                        return found;
+                    }
+                }
+                Ok(None) => panic!("agent output ended before {what}; saw {:?}", self.seen),
+                Err(_) => panic!("timed out waiting for {what}; saw {:?}", self.seen),
+            }
+        }
+    }
+
+    /// Waits for the next `session ts_… opened` line and returns the id.
+    pub async fn session(&mut self) -> String {
+        self.wait_line("a session", |line| {
+            line.strip_prefix("session ")
+                .and_then(|rest| rest.strip_suffix(" opened"))
+                .map(str::to_owned)
+        })
+        .await
+    }
+
+    /// Waits (bounded) for the process to exit; returns its status and its stderr.
+    pub async fn exit(&mut self) -> (ExitStatus, String) {
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("agent did not exit in time")
+            .unwrap();
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.stderr.take() {
+            let _ = tokio::time::timeout(WAIT, pipe.read_to_string(&mut stderr)).await;
+        }
+        (status, stderr)
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Kills the process abruptly (no goodbye on the channel).
+    pub async fn kill(&mut self) {
+        self.child.kill().await.unwrap();
+    }
+}
