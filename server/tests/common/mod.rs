@@ -1,0 +1,191 @@
+//! Shared helpers of the server's tests: an app on in-memory SQLite with two accounts (an
+//! admin and a non-admin user in the first, an admin in the second), and a small request
+//! builder for `oneshot` calls on the router.
+#![allow(dead_code)]
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request};
+use http_body_util::BodyExt as _;
+use serde_json::Value;
+use tower::ServiceExt as _;
+use tunnel_server::config::Config;
+use tunnel_server::state::AppState;
+
+pub const BASE: &str = "http://127.0.0.1:8080/api";
+
+#[derive(Debug, Clone)]
+pub struct TestApp {
+    pub state: AppState,
+    pub router: Router,
+    pub account_id: String,
+    pub admin_id: String,
+    pub admin_key: String,
+    pub user_id: String,
+    pub user_key: String,
+    pub other_account_id: String,
+    pub other_key: String,
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        TestApp::with_config(Config::in_memory()).await
+    }
+
+    pub async fn with_config(config: Config) -> TestApp {
+        let state = AppState::open(config).await.expect("open state");
+        let admin = state.store.create_account("first").await.unwrap();
+        let user = state.store.create_principal(&admin.account_id, false, false).await.unwrap().unwrap();
+        let other = state.store.create_account("second").await.unwrap();
+        TestApp {
+            router: tunnel_server::app(state.clone()),
+            state,
+            account_id: admin.account_id,
+            admin_id: admin.principal_id,
+            admin_key: admin.api_key,
+            user_id: user.principal_id,
+            user_key: user.api_key,
+            other_account_id: other.account_id,
+            other_key: other.api_key,
+        }
+    }
+
+    /// A request as the admin of the first account, with the version header.
+    pub fn call(&self, method: Method, path: &str) -> Call {
+        Call {
+            method,
+            path: path.to_owned(),
+            headers: vec![
+                ("authorization".into(), format!("Bearer {}", self.admin_key)),
+                ("service-version".into(), "2".into()),
+            ],
+            body: None,
+            outside_api: false,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Call {
+        self.call(Method::GET, path)
+    }
+
+    pub fn delete(&self, path: &str) -> Call {
+        self.call(Method::DELETE, path)
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> Call {
+        self.call(Method::POST, path).json(body)
+    }
+
+    pub fn patch(&self, path: &str, body: Value) -> Call {
+        self.call(Method::PATCH, path).json(body)
+    }
+
+    pub fn put(&self, path: &str, body: Value) -> Call {
+        self.call(Method::PUT, path).json(body)
+    }
+
+    /// POST and expect 201; returns the body.
+    pub async fn create(&self, path: &str, body: Value) -> Value {
+        let resp = self.post(path, body).send(self).await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+        resp.json
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub method: Method,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// Send `path` as is, outside `/api` (the console).
+    pub outside_api: bool,
+}
+
+impl Call {
+    pub fn outside_api(mut self) -> Call {
+        self.outside_api = true;
+        self
+    }
+
+    pub fn json(self, body: Value) -> Call {
+        self.raw("application/json", serde_json::to_vec(&body).unwrap())
+    }
+
+    pub fn raw(mut self, content_type: &str, body: impl Into<Vec<u8>>) -> Call {
+        self.headers.retain(|(n, _)| n != "content-type");
+        if !content_type.is_empty() {
+            self.headers.push(("content-type".into(), content_type.into()));
+        }
+        self.body = Some(body.into());
+        self
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Call {
+        self.headers.retain(|(n, _)| n != name);
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn without(mut self, name: &str) -> Call {
+        self.headers.retain(|(n, _)| n != name);
+        self
+    }
+
+    pub fn key(self, key: &str) -> Call {
+        self.header("authorization", &format!("Bearer {key}"))
+    }
+
+    /// The path under `/api` (`/credentials`), or an absolute uri of the API.
+    fn target(&self) -> String {
+        if self.outside_api {
+            return self.path.clone();
+        }
+        match self.path.strip_prefix(BASE) {
+            Some(rest) => format!("/api{rest}"),
+            None if self.path.starts_with("/api") || !self.path.starts_with('/') => self.path.clone(),
+            None => format!("/api{}", self.path),
+        }
+    }
+
+    pub async fn send(self, app: &TestApp) -> Resp {
+        let mut builder = Request::builder().method(self.method.clone()).uri(self.target());
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        let request = builder.body(self.body.map(Body::from).unwrap_or_else(Body::empty)).unwrap();
+        let response = app.router.clone().oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Resp { status, headers, json, text }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub json: Value,
+    pub text: String,
+}
+
+impl Resp {
+    /// Asserts an error response: status, code, operation id in body and header; returns it.
+    pub fn error(&self, status: u16, code: &str) -> &Resp {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(self.json["error_code"], code, "{}", self.text);
+        assert_eq!(self.json["status_code"], status, "{}", self.text);
+        assert!(self.json["msg"].as_str().is_some_and(|m| !m.is_empty()), "{}", self.text);
+        let op = self.json["details"]["operation_id"].as_str().expect("operation id");
+        assert!(op.starts_with("op_"), "{op}");
+        assert_eq!(self.headers.get("operation-id").and_then(|v| v.to_str().ok()), Some(op));
+        self
+    }
+
+    pub fn field(&self) -> &str {
+        self.json["details"]["field"].as_str().unwrap_or_default()
+    }
+}
