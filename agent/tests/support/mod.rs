@@ -174,9 +174,14 @@ impl Agent {
     /// Starts the agent with the authtoken in `TUNNEL_AUTHTOKEN` (as a careful user would) and
     /// `args`; updates take `update_ms`.
     pub fn spawn(server: &Server, token: &str, args: &[&str]) -> Agent {
+        Agent::spawn_to(&server.url(), token, args)
+    }
+
+    /// Like `spawn`, to any address (e.g. a `Proxy`).
+    pub fn spawn_to(url: &str, token: &str, args: &[&str]) -> Agent {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tunnel-agent"))
             .arg("--server")
-            .arg(server.url())
+            .arg(url)
             .args(args)
             .env("TUNNEL_AUTHTOKEN", token)
             .env("TUNNEL_AGENT_UPDATE_DURATION_MS", "1000")
@@ -256,5 +261,72 @@ impl Agent {
     /// Kills the process abruptly (no goodbye on the channel).
     pub async fn kill(&mut self) {
         self.child.kill().await.unwrap();
+    }
+}
+
+/// What the proxy does to the connections open at the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Close them (both sides see the connection drop).
+    Cut,
+    /// Keep them open but stop relaying anything (a dead link that says nothing).
+    Freeze,
+}
+
+/// A loopback TCP relay between agents and the server, to break the link on demand.
+/// Connections opened after a fault are relayed normally.
+pub struct Proxy {
+    pub addr: SocketAddr,
+    faults: tokio::sync::watch::Sender<(u64, Fault)>,
+}
+
+impl Proxy {
+    pub async fn start(target: SocketAddr) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (faults, watch) = tokio::sync::watch::channel((0u64, Fault::Cut));
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let mut watch = watch.clone();
+                let born = watch.borrow_and_update().0;
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    let fault = tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => return,
+                        fault = async {
+                            loop {
+                                if watch.changed().await.is_err() {
+                                    return None;
+                                }
+                                let (generation, fault) = *watch.borrow_and_update();
+                                if generation > born {
+                                    return Some(fault);
+                                }
+                            }
+                        } => fault,
+                    };
+                    if fault == Some(Fault::Freeze) {
+                        // Hold both sockets open, relaying nothing, until the test ends.
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                    drop((inbound, outbound));
+                });
+            }
+        });
+        Proxy { addr, faults }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Applies `fault` to every connection open now.
+    pub fn fault(&self, fault: Fault) {
+        self.faults.send_modify(|(generation, f)| {
+            *generation += 1;
+            *f = fault;
+        });
     }
 }
