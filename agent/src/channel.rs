@@ -12,6 +12,7 @@ use crate::update::Updater;
 use futures_util::{SinkExt, StreamExt};
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
+use tunnel_core::ErrorCode;
 use tunnel_core::agent_protocol::{Ack, AgentMessage, Refusal, ServerMessage};
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
 use tunnel_core::version::Version;
@@ -152,6 +153,15 @@ async fn session(
         match next {
             Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text) {
                 Ok(ServerMessage::Welcome { session_id }) => break session_id,
+                // The server's own trouble is worth waiting out; a verdict on the agent is not.
+                Ok(ServerMessage::Refused { error_code, msg })
+                    if error_code == ErrorCode::Internal.as_str() =>
+                {
+                    return lost(
+                        format!("the server could not open the session: {msg}"),
+                        false,
+                    );
+                }
                 Ok(
                     ServerMessage::Refused { error_code, msg }
                     | ServerMessage::Closed { error_code, msg },
@@ -269,5 +279,59 @@ fn decide(
             }
             Err(refusal) => (Some(refusal), None),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(
+        config: &Config,
+        updater: &mut Updater,
+        command: AgentCommand,
+        target: Option<&str>,
+    ) -> (Option<Refusal>, Option<Exit>) {
+        decide(config, updater, command, target, &mut |_| {})
+    }
+
+    #[test]
+    fn commands_are_decided_by_os_and_update_state() {
+        let mut config = Config::new("http://127.0.0.1:1", "t");
+        config.update_duration = Duration::from_secs(60);
+        let mut updater = Updater::new(true, config.update_duration);
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Stop, None),
+            (None, Some(Exit::Stopped))
+        );
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Restart, None),
+            (
+                None,
+                Some(Exit::Restart {
+                    updated_version: None
+                })
+            )
+        );
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Update, Some("9.0.1")),
+            (None, None)
+        );
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Update, Some("9.0.1")),
+            (Some(Refusal::UpdateInProgress), None)
+        );
+        config.os = "Windows Server 2022".into();
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Restart, None),
+            (Some(Refusal::RestartUnsupported), None)
+        );
+    }
+
+    #[test]
+    fn jitter_stays_within_a_quarter() {
+        let d = Duration::from_millis(400);
+        let j = jitter(d);
+        assert!(j >= d && j <= d + d / 4, "{j:?}");
     }
 }

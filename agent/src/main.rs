@@ -112,7 +112,13 @@ fn print_event(event: Event) {
 }
 
 fn main() -> ExitCode {
-    let config = Args::parse().config();
+    let args = Args::parse();
+    // A label without `=` would silently be taken for a domain bind.
+    if let Some(label) = args.labels.iter().find(|l| !l.contains('=')) {
+        eprintln!("tunnel-agent: label `{label}` is not of the form key=value");
+        return ExitCode::from(2);
+    }
+    let config = args.config();
     if let Err(msg) = config.validate() {
         eprintln!("tunnel-agent: {msg}");
         return ExitCode::from(2);

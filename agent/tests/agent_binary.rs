@@ -412,4 +412,8 @@ async fn a_bad_command_line_fails_fast() {
     let (status, stderr) = agent.exit().await;
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a domain"), "{stderr}");
+    let mut agent = Agent::spawn(&server, "tok", &["--label", "prod"]);
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("key=value"), "{stderr}");
 }

@@ -183,6 +183,23 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
         credential_id: credential.id.clone(),
     };
     let control = state.registry.open(live);
+    // A credential deleted between the token check and the registration: its delete removes
+    // the row before it closes the credential's sessions, so either it saw this session or the
+    // row is already gone now.
+    if let Ok(None) = state.store.authenticate_authtoken(&hello.authtoken).await {
+        state.registry.remove(&id);
+        let msg = format!(
+            "The credential {} of this session was deleted.",
+            credential.id
+        );
+        let closed = ServerMessage::Closed {
+            error_code: ErrorCode::CredentialDeleted.as_str().to_owned(),
+            msg,
+        };
+        let _ = socket.send(encode(&closed)).await;
+        let _ = socket.send(Message::Close(None)).await;
+        return;
+    }
     tracing::info!(session_id = %id, credential_id = %credential.id, "tunnel session opened");
     if socket
         .send(encode(&ServerMessage::Welcome {

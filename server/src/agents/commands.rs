@@ -7,7 +7,8 @@
 //!
 //! Who decides what: the server names the update target from its `--agent-latest` catalogue
 //! (same major version only, `None` when nothing newer is known); the agent, which alone knows
-//! its configuration and whether it is updating, decides every refusal and says which.
+//! its configuration and whether it is updating, decides every update refusal and says which.
+//! Restart on Windows is refused by both: here from the reported OS, and by the agent.
 
 use super::registry::CommandError;
 use crate::auth::Caller;
@@ -21,7 +22,7 @@ use axum::routing::post;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
-use tunnel_core::resources::tunnel_session::{AgentCommand, AgentCommandRequest};
+use tunnel_core::resources::tunnel_session::{AgentCommand, AgentCommandRequest, is_windows};
 use tunnel_core::version::{Version, update_target};
 
 /// The three command routes (paths relative to the API prefix).
@@ -69,6 +70,17 @@ pub async fn deliver(
     let Some(session) = state.registry.get(&caller.account_id, id) else {
         return Err(ApiError::not_found(IdKind::TunnelSession, id));
     };
+    // The agent refuses this itself; checking here too keeps the answer right for any agent
+    // that reports Windows, without a round trip.
+    if command == AgentCommand::Restart && is_windows(&session.os) {
+        let msg = refusal_message(
+            Refusal::RestartUnsupported,
+            &session.os,
+            &session.agent_version,
+        );
+        return Err(ApiError::new(ErrorCode::RestartUnsupported, msg)
+            .with_detail("session_id", id.to_owned()));
+    }
     let current = Version::parse(&session.agent_version);
     let target = match command {
         AgentCommand::Update => current.and_then(|v| update_target(v, &state.config.agent_latest)),
