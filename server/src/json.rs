@@ -83,28 +83,51 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         if inner.is_data() && text.starts_with("unknown field `") {
             // "unknown field `x`, expected one of `a`, `b`": name the field, keep the list.
             let name = text.split('`').nth(1).unwrap_or_default().to_owned();
-            let field = if at_root { name.clone() } else { path_join(&path, &name) };
+            let field = if at_root {
+                name.clone()
+            } else {
+                path_join(&path, &name)
+            };
             let accepted: Vec<String> = text
                 .split_once("expected")
-                .map(|(_, rest)| rest.split('`').skip(1).step_by(2).map(str::to_owned).collect())
+                .map(|(_, rest)| {
+                    rest.split('`')
+                        .skip(1)
+                        .step_by(2)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default();
-            return ApiError::new(ErrorCode::UnknownField, format!("Unknown field `{field}`: {text}."))
-                .with_field(field)
-                .with_detail("accepted_fields", accepted);
+            return ApiError::new(
+                ErrorCode::UnknownField,
+                format!("Unknown field `{field}`: {text}."),
+            )
+            .with_field(field)
+            .with_detail("accepted_fields", accepted);
         }
         if inner.is_data() {
             let error = ApiError::new(
                 ErrorCode::MalformedJson,
                 format!("The request body does not have the expected shape: {text}."),
             );
-            return if at_root { error } else { error.with_field(path) };
+            return if at_root {
+                error
+            } else {
+                error.with_field(path)
+            };
         }
-        ApiError::new(ErrorCode::MalformedJson, format!("The request body is not valid JSON: {text}."))
+        ApiError::new(
+            ErrorCode::MalformedJson,
+            format!("The request body is not valid JSON: {text}."),
+        )
     })?;
     // Trailing characters after the JSON value.
     de.end().map_err(|e| {
         let text = strip_position(&e.to_string());
-        ApiError::new(ErrorCode::MalformedJson, format!("The request body is not valid JSON: {text}."))
+        ApiError::new(
+            ErrorCode::MalformedJson,
+            format!("The request body is not valid JSON: {text}."),
+        )
     })?;
     Ok(value)
 }

@@ -32,7 +32,7 @@ pub mod store;
 
 use crate::error::{ApiError, OPERATION_ID, new_operation_id};
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{OriginalUri, Request};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -75,7 +75,7 @@ async fn operation_id(request: Request, next: Next) -> Response {
     response
 }
 
-async fn route_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+async fn route_not_found(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     let path: String = uri.path().chars().take(200).collect();
     ApiError::new(
         ErrorCode::RouteNotFound,
@@ -84,7 +84,7 @@ async fn route_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
     .with_detail("path", path)
 }
 
-async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     let path: String = uri.path().chars().take(200).collect();
     ApiError::new(
         ErrorCode::MethodNotAllowed,

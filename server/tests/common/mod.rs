@@ -35,7 +35,12 @@ impl TestApp {
     pub async fn with_config(config: Config) -> TestApp {
         let state = AppState::open(config).await.expect("open state");
         let admin = state.store.create_account("first").await.unwrap();
-        let user = state.store.create_principal(&admin.account_id, false, false).await.unwrap().unwrap();
+        let user = state
+            .store
+            .create_principal(&admin.account_id, false, false)
+            .await
+            .unwrap()
+            .unwrap();
         let other = state.store.create_account("second").await.unwrap();
         TestApp {
             router: tunnel_server::app(state.clone()),
@@ -115,7 +120,8 @@ impl Call {
     pub fn raw(mut self, content_type: &str, body: impl Into<Vec<u8>>) -> Call {
         self.headers.retain(|(n, _)| n != "content-type");
         if !content_type.is_empty() {
-            self.headers.push(("content-type".into(), content_type.into()));
+            self.headers
+                .push(("content-type".into(), content_type.into()));
         }
         self.body = Some(body.into());
         self
@@ -143,24 +149,35 @@ impl Call {
         }
         match self.path.strip_prefix(BASE) {
             Some(rest) => format!("/api{rest}"),
-            None if self.path.starts_with("/api") || !self.path.starts_with('/') => self.path.clone(),
+            None if self.path.starts_with("/api") || !self.path.starts_with('/') => {
+                self.path.clone()
+            }
             None => format!("/api{}", self.path),
         }
     }
 
     pub async fn send(self, app: &TestApp) -> Resp {
-        let mut builder = Request::builder().method(self.method.clone()).uri(self.target());
+        let mut builder = Request::builder()
+            .method(self.method.clone())
+            .uri(self.target());
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let request = builder.body(self.body.map(Body::from).unwrap_or_else(Body::empty)).unwrap();
+        let request = builder
+            .body(self.body.map(Body::from).unwrap_or_else(Body::empty))
+            .unwrap();
         let response = app.router.clone().oneshot(request).await.unwrap();
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Resp { status, headers, json, text }
+        Resp {
+            status,
+            headers,
+            json,
+            text,
+        }
     }
 }
 
@@ -178,10 +195,21 @@ impl Resp {
         assert_eq!(self.status, status, "{}", self.text);
         assert_eq!(self.json["error_code"], code, "{}", self.text);
         assert_eq!(self.json["status_code"], status, "{}", self.text);
-        assert!(self.json["msg"].as_str().is_some_and(|m| !m.is_empty()), "{}", self.text);
-        let op = self.json["details"]["operation_id"].as_str().expect("operation id");
+        assert!(
+            self.json["msg"].as_str().is_some_and(|m| !m.is_empty()),
+            "{}",
+            self.text
+        );
+        let op = self.json["details"]["operation_id"]
+            .as_str()
+            .expect("operation id");
         assert!(op.starts_with("op_"), "{op}");
-        assert_eq!(self.headers.get("operation-id").and_then(|v| v.to_str().ok()), Some(op));
+        assert_eq!(
+            self.headers
+                .get("operation-id")
+                .and_then(|v| v.to_str().ok()),
+            Some(op)
+        );
         self
     }
 
