@@ -8,7 +8,7 @@
 //! same loop runs in tests.
 
 use crate::config::{Config, connect_url};
-use crate::update::Updater;
+use crate::update::{UpdateState, Updater};
 use futures_util::{SinkExt, StreamExt};
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
@@ -207,8 +207,13 @@ async fn session(
                 };
                 match msg {
                     ServerMessage::Command { command_id, command, target_version } => {
-                        let (refused, exit) = decide(config, updater, command, target_version.as_deref(), on_event);
+                        let (refused, exit) = decide(config, updater, command, target_version.as_deref());
                         on_event(Event::Command { command, refused });
+                        if let (AgentCommand::Update, None) = (command, refused)
+                            && let UpdateState::Updating { target, .. } = updater.state(Instant::now())
+                        {
+                            on_event(Event::Updating { target: *target });
+                        }
                         if let Err(e) = tx.send(encode(&AgentMessage::Ack(Ack { command_id, refused }))).await {
                             return lost(format!("cannot acknowledge: {e}"), true);
                         }
@@ -258,7 +263,6 @@ fn decide(
     updater: &mut Updater,
     command: AgentCommand,
     target: Option<&str>,
-    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> (Option<Refusal>, Option<Exit>) {
     let now = Instant::now();
     match command {
@@ -273,10 +277,7 @@ fn decide(
             }),
         ),
         AgentCommand::Update => match updater.request(target, now) {
-            Ok(target) => {
-                on_event(Event::Updating { target });
-                (None, None)
-            }
+            Ok(_) => (None, None),
             Err(refusal) => (Some(refusal), None),
         },
     }
@@ -292,7 +293,7 @@ mod tests {
         command: AgentCommand,
         target: Option<&str>,
     ) -> (Option<Refusal>, Option<Exit>) {
-        decide(config, updater, command, target, &mut |_| {})
+        decide(config, updater, command, target)
     }
 
     #[test]

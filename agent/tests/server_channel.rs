@@ -121,7 +121,11 @@ async fn an_agent_that_does_not_answer_gets_a_504_and_acks_are_matched_by_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_that_stops_answering_pings_loses_its_session() {
-    let server = Server::start("3.4.1", "local", timings()).await;
+    let timings = Timings {
+        heartbeat: Duration::from_millis(500),
+        ..timings()
+    };
+    let server = Server::start("3.4.1", "local", timings).await;
     let key = server.account().await;
     let (_, token) = server.credential(&key, &[]).await;
     // The connection stays open, but the client no longer reads, so it answers no ping.

@@ -172,7 +172,7 @@ pub struct Agent {
 
 impl Agent {
     /// Starts the agent with the authtoken in `TUNNEL_AUTHTOKEN` (as a careful user would) and
-    /// `args`; updates take `update_ms`.
+    /// `args`; updates take 2 s, and reconnect delays stay under 0.5 s.
     pub fn spawn(server: &Server, token: &str, args: &[&str]) -> Agent {
         Agent::spawn_to(&server.url(), token, args)
     }
@@ -184,7 +184,7 @@ impl Agent {
             .arg(url)
             .args(args)
             .env("TUNNEL_AUTHTOKEN", token)
-            .env("TUNNEL_AGENT_UPDATE_DURATION_MS", "1000")
+            .env("TUNNEL_AGENT_UPDATE_DURATION_MS", "2000")
             .env("TUNNEL_AGENT_BACKOFF_MAX_MS", "500")
             .env_remove(tunnel_agent::commands::UPDATED_VERSION_ENV)
             .stdin(Stdio::null())
