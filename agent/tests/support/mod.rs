@@ -253,6 +253,14 @@ impl Agent {
         (status, stderr)
     }
 
+    /// After the process ended: every stdout line seen, including those not yet waited for.
+    pub async fn all_lines(&mut self) -> Vec<String> {
+        while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.lines.recv()).await {
+            self.seen.push(line);
+        }
+        self.seen.clone()
+    }
+
     /// Whether the process is still running.
     pub fn running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
