@@ -100,7 +100,15 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 .unwrap_or_default();
             return ApiError::new(
                 ErrorCode::UnknownField,
-                format!("Unknown field `{field}`: {text}."),
+                if accepted.is_empty() {
+                    format!("Unknown field `{field}`: this object takes no fields.")
+                } else {
+                    let list: Vec<String> = accepted.iter().map(|a| format!("`{a}`")).collect();
+                    format!(
+                        "Unknown field `{field}`; the accepted fields are {}.",
+                        list.join(", ")
+                    )
+                },
             )
             .with_field(field)
             .with_detail("accepted_fields", accepted);

@@ -11,7 +11,7 @@
 //! - [`api`]: one module per API area, each with its `router()`; `api::openapi` describes them.
 //! - [`store`]: ALL the SQL (and migrations); nothing else knows the database.
 //! - [`keys`]: SSH CA key generation and sealing of private keys at rest.
-//! - [`agents`]: live tunnel sessions (and, next, the agent channel).
+//! - [`agents`]: live tunnel sessions, the agent channel and the agent commands.
 //! - [`cli`]: `serve` and the operator commands (accounts, users, bootstrap key).
 //!
 //! Invariants: secrets (authtokens, API keys, private keys) are never logged and are stored only

@@ -1524,3 +1524,18 @@ async fn openapi_covers_every_route() {
         }
     }
 }
+
+#[tokio::test]
+async fn command_style_bodies_and_unknown_field_messages() {
+    let app = TestApp::new().await;
+    let r = app
+        .post("/credentials", json!({"descripton": "typo"}))
+        .send(&app)
+        .await;
+    let msg = s(&r.json["msg"]);
+    assert!(
+        msg.starts_with("Unknown field `descripton`; the accepted fields are `description`"),
+        "{msg}"
+    );
+    assert_eq!(msg.matches("descripton").count(), 1, "{msg}");
+}
