@@ -10,7 +10,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::TlsEdgeRow;
+use crate::store::{ModuleError, TlsEdgeRow};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -147,28 +147,35 @@ async fn replace_backend(
 ) -> ApiResult<Json<TlsEdgeBackend>> {
     edge(&state, &caller, &id).await?;
     req.validate()?;
-    if state
-        .store
-        .get_backend(&caller.account_id, &req.backend_id)
-        .await?
-        .is_none()
-    {
-        return Err(ApiError::new(
+    let missing_backend = || {
+        ApiError::new(
             ErrorCode::ReferenceNotFound,
             format!(
                 "backend_id `{}` is not a tunnel-group backend of this account.",
                 req.backend_id
             ),
         )
-        .with_field("backend_id"));
+        .with_field("backend_id")
+    };
+    if state
+        .store
+        .get_backend(&caller.account_id, &req.backend_id)
+        .await?
+        .is_none()
+    {
+        return Err(missing_backend());
     }
     let enabled = req.enabled.unwrap_or(true);
-    if !state
+    match state
         .store
         .set_tls_edge_backend(&caller.account_id, &id, Some((&req.backend_id, enabled)))
-        .await?
+        .await
     {
-        return Err(ApiError::not_found(IdKind::TlsEdge, &id));
+        Ok(true) => {}
+        Ok(false) => return Err(ApiError::not_found(IdKind::TlsEdge, &id)),
+        // The backend was deleted between the check above and the update.
+        Err(ModuleError::NoBackend) => return Err(missing_backend()),
+        Err(ModuleError::Db(e)) => return Err(e.into()),
     }
     let module = module(&state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(&id))?;
     Ok(Json(module))
@@ -183,9 +190,13 @@ async fn delete_backend(
     if row.backend.is_none() {
         return Err(no_module(&id));
     }
-    state
+    match state
         .store
         .set_tls_edge_backend(&caller.account_id, &id, None)
-        .await?;
+        .await
+    {
+        Ok(_) | Err(ModuleError::NoBackend) => {}
+        Err(ModuleError::Db(e)) => return Err(e.into()),
+    }
     Ok(StatusCode::NO_CONTENT)
 }

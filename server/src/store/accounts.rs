@@ -75,7 +75,7 @@ impl Store {
         let (principal_id, created_at) = self.mint(if bot { IdKind::Bot } else { IdKind::User });
         let (key_id, _) = self.mint(IdKind::ApiKey);
         let api_key = new_token(&key_id).expose();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, ?, ?)",
         )
@@ -135,7 +135,7 @@ impl Store {
         };
         let (principal_id, created_at) = self.mint(IdKind::User);
         let (key_id, _) = self.mint(IdKind::ApiKey);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, 1, ?)",
         )

@@ -101,7 +101,7 @@ impl Store {
 
     /// Refuses while a TLS edge's backend module points at the backend.
     pub async fn delete_backend(&self, account_id: &str, id: &str) -> Result<Deleted> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let exists: Option<String> = sqlx::query_scalar(
             "SELECT id FROM tunnel_group_backends WHERE account_id = ? AND id = ?",
         )
@@ -181,21 +181,36 @@ impl Store {
         super::delete_row(&self.pool, "tls_edges", account_id, id).await
     }
 
-    /// Sets (or clears, with `None`) the backend module of an edge; `false` when the edge does
-    /// not exist in the account. The caller has checked that the backend belongs to the account.
+    /// Sets (or clears, with `None`) the backend module of an edge: `Ok(false)` when the edge
+    /// does not exist in the account, [`ModuleError::NoBackend`] when the backend vanished
+    /// meanwhile (the foreign key refuses it). The caller has checked that the backend belongs
+    /// to the account.
     pub async fn set_tls_edge_backend(
         &self,
         account_id: &str,
         edge_id: &str,
         module: Option<(&str, bool)>,
-    ) -> Result<bool> {
+    ) -> std::result::Result<bool, ModuleError> {
         let done = sqlx::query("UPDATE tls_edges SET backend_id = ?, backend_enabled = ? WHERE account_id = ? AND id = ?")
             .bind(module.map(|m| m.0))
             .bind(module.map(|m| m.1))
             .bind(account_id)
             .bind(edge_id)
             .execute(&self.pool)
-            .await?;
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(db) if db.is_foreign_key_violation() => ModuleError::NoBackend,
+                _ => ModuleError::Db(e),
+            })?;
         Ok(done.rows_affected() > 0)
     }
+}
+
+/// Why a backend module could not be set.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    #[error("the backend does not exist")]
+    NoBackend,
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
 }

@@ -146,7 +146,7 @@ impl Store {
 
     /// Refuses while a subscription sends to the destination.
     pub async fn delete_destination(&self, account_id: &str, id: &str) -> Result<Deleted> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let exists: Option<String> =
             sqlx::query_scalar("SELECT id FROM event_destinations WHERE account_id = ? AND id = ?")
                 .bind(account_id)
@@ -204,7 +204,7 @@ impl Store {
         destination_ids: &[String],
     ) -> Result<SubscriptionRow> {
         let (id, created_at) = self.mint(IdKind::EventSubscription);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO event_subscriptions (id, account_id, created_at, description, metadata, sources)
              VALUES (?, ?, ?, ?, ?, ?)",
@@ -267,7 +267,7 @@ impl Store {
         id: &str,
         changes: SubscriptionChanges,
     ) -> Result<Option<SubscriptionRow>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE event_subscriptions SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
              sources = COALESCE(?, sources) WHERE account_id = ? AND id = ?",

@@ -16,7 +16,7 @@ mod ssh_cas;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
 pub use credentials::{AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential};
-pub use edges::{BackendRow, TlsEdgeRow};
+pub use edges::{BackendRow, ModuleError, TlsEdgeRow};
 pub use events::{DestinationRow, SubscriptionChanges, SubscriptionRow};
 pub use ssh_cas::SshCaRow;
 
@@ -138,7 +138,7 @@ impl Store {
         .execute(&self.pool)
         .await?;
         for (version, sql) in MIGRATIONS {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.write_tx().await?;
             let done: Option<i64> =
                 sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
                     .bind(version)
@@ -156,6 +156,13 @@ impl Store {
             tx.commit().await?;
         }
         Ok(())
+    }
+
+    /// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
+    /// read-then-write transactions wait for each other (busy timeout) instead of one failing
+    /// with "database is locked" when it upgrades its read lock.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await
     }
 
     /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.
