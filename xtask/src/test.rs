@@ -2,7 +2,7 @@
 //!
 //! Steps, each printed with its duration, stopping at the first failure: tools, `cargo fmt
 //! --check`, clippy (native workspace, and the WASM crates for wasm32), the release console build,
-//! the native tests of the workspace, and the browser tests of the WASM crates in headless
+//! the server and agent binaries, the native tests of the workspace (end-to-end ones included), and the browser tests of the WASM crates in headless
 //! Chromium.
 
 use crate::shell::{cmd, done, exec, step};
@@ -50,6 +50,14 @@ pub fn run() -> Result<()> {
 
     let timer = step("console release build (trunk)");
     crate::run::build_console()?;
+    done(timer);
+
+    // The end-to-end tests start these programs as real processes.
+    let timer = step("server and agent binaries (for the end-to-end tests)");
+    exec(cmd(
+        "cargo",
+        &["build", "-p", "tunnel-server", "-p", "tunnel-agent"],
+    ))?;
     done(timer);
 
     let timer = step("native tests (workspace)");

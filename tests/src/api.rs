@@ -1,0 +1,70 @@
+//! A small API client for setting up test data directly (not through the console).
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct Api {
+    base: String,
+    key: String,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Api {
+    pub fn new(base: &str, key: &str) -> Api {
+        Api {
+            base: base.to_owned(),
+            key: key.to_owned(),
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+
+    /// Sends one request; returns the status and the JSON body (`Null` when empty).
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Value)> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header("Authorization", format!("Bearer {}", self.key))
+            .header("Service-Version", "2");
+        let body = match body {
+            Some(json) => {
+                request = request.header("Content-Type", "application/json");
+                Full::new(Bytes::from(json.to_string()))
+            }
+            None => Full::new(Bytes::new()),
+        };
+        let response = self
+            .client
+            .request(request.body(body)?)
+            .await
+            .context("calling the API")?;
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await?.to_bytes();
+        let json = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)?
+        };
+        Ok((status, json))
+    }
+
+    /// POST that must answer 201; returns the created resource.
+    pub async fn create(&self, path: &str, body: Value) -> Result<Value> {
+        let (status, json) = self.call(Method::POST, path, Some(body)).await?;
+        if status != 201 {
+            bail!("POST {path} answered {status}: {json}");
+        }
+        Ok(json)
+    }
+}

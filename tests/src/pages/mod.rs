@@ -1,0 +1,117 @@
+//! Page objects: the console driven the way a user does, by labels, buttons and visible text.
+//! Every wait is bounded; failures say what was looked for.
+
+pub mod sign_in;
+
+use anyhow::{Context, Result, bail};
+use fantoccini::{Client, Locator, elements::Element};
+use std::time::{Duration, Instant};
+
+/// How long any single wait for the UI may take.
+pub const UI_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// XPath string literal for arbitrary text (handles both quote kinds).
+fn xpath_literal(text: &str) -> String {
+    if !text.contains('\'') {
+        format!("'{text}'")
+    } else if !text.contains('"') {
+        format!("\"{text}\"")
+    } else {
+        let parts: Vec<String> = text.split('\'').map(|p| format!("'{p}'")).collect();
+        format!("concat({})", parts.join(", \"'\", "))
+    }
+}
+
+/// Polls `probe` until it yields `Some`, for at most `UI_TIMEOUT`.
+pub async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + UI_TIMEOUT;
+    loop {
+        if let Some(value) = probe().await? {
+            return Ok(value);
+        }
+        if Instant::now() >= deadline {
+            bail!("timed out after {UI_TIMEOUT:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The form control labelled `label` (a `<label for=…>` with that text, or wrapping the control).
+pub async fn field(client: &Client, label: &str) -> Result<Element> {
+    let lit = xpath_literal(label);
+    let xpath =
+        format!("//label[normalize-space()={lit}]/@for/.. | //label[normalize-space()={lit}]");
+    eventually(&format!("the field labelled {label:?}"), || async {
+        let labels = client.find_all(Locator::XPath(&xpath)).await?;
+        for label_el in labels {
+            if let Some(id) = label_el.attr("for").await? {
+                if let Ok(el) = client.find(Locator::Id(&id)).await {
+                    return Ok(Some(el));
+                }
+            } else if let Ok(el) = label_el.find(Locator::Css("input, textarea, select")).await {
+                return Ok(Some(el));
+            }
+        }
+        Ok(None)
+    })
+    .await
+}
+
+/// Replaces the content of the field labelled `label` with `value`.
+pub async fn fill(client: &Client, label: &str, value: &str) -> Result<()> {
+    let el = field(client, label).await?;
+    el.clear()
+        .await
+        .with_context(|| format!("clearing {label:?}"))?;
+    el.send_keys(value)
+        .await
+        .with_context(|| format!("typing into {label:?}"))?;
+    Ok(())
+}
+
+/// Clicks the enabled, visible button whose text is `text`.
+pub async fn click_button(client: &Client, text: &str) -> Result<()> {
+    let xpath = format!("//button[normalize-space()={}]", xpath_literal(text));
+    let button = eventually(&format!("the button {text:?}"), || async {
+        for b in client.find_all(Locator::XPath(&xpath)).await? {
+            if b.is_displayed().await? && b.is_enabled().await? {
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    })
+    .await?;
+    button
+        .click()
+        .await
+        .with_context(|| format!("clicking {text:?}"))?;
+    Ok(())
+}
+
+/// The visible text of the page.
+pub async fn page_text(client: &Client) -> Result<String> {
+    Ok(client.find(Locator::Css("body")).await?.text().await?)
+}
+
+/// Waits until the page shows `text`.
+pub async fn wait_for_text(client: &Client, text: &str) -> Result<()> {
+    eventually(&format!("the text {text:?}"), || async {
+        Ok(page_text(client).await?.contains(text).then_some(()))
+    })
+    .await
+}
+
+/// Whether a visible button with this text is on the page now (no waiting).
+pub async fn has_button(client: &Client, text: &str) -> Result<bool> {
+    let xpath = format!("//button[normalize-space()={}]", xpath_literal(text));
+    for b in client.find_all(Locator::XPath(&xpath)).await? {
+        if b.is_displayed().await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
