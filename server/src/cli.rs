@@ -10,7 +10,7 @@ use serde_json::json;
 use std::net::SocketAddr;
 
 /// The options of `serve`, already parsed from flags and `TUNNEL_*` variables.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServeOptions {
     pub listen: SocketAddr,
     pub database: String,
@@ -21,6 +21,21 @@ pub struct ServeOptions {
     pub cors_origins: Vec<String>,
     pub server_key: Option<String>,
     pub bootstrap_api_key: Option<String>,
+}
+
+/// Never prints the server key or the bootstrap key.
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("public_url", &self.public_url)
+            .field("console_dir", &self.console_dir)
+            .field("region", &self.region)
+            .field("agent_latest", &self.agent_latest)
+            .field("cors_origins", &self.cors_origins)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs the server until Ctrl-C / SIGTERM.

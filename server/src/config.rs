@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use tunnel_core::version::Version;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     /// Address of the one listener.
     pub listen: SocketAddr,
@@ -24,6 +24,25 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
     pub server_key: Option<String>,
+}
+
+/// Never prints the server key.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("public_url", &self.public_url)
+            .field("console_dir", &self.console_dir)
+            .field("region", &self.region)
+            .field("agent_latest", &self.agent_latest)
+            .field("cors_origins", &self.cors_origins)
+            .field(
+                "server_key",
+                &self.server_key.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 impl Config {

@@ -54,6 +54,8 @@ pub fn app(state: AppState) -> Router {
     }
     let router = Router::new()
         .nest(API_PREFIX, api)
+        // `nest` covers `/api` and `/api/…` but not `/api/`, which would reach the console.
+        .route("/api/", axum::routing::any(route_not_found))
         .merge(agents::channel::router());
     let router = match &state.config.console_dir {
         // Client-side routes of the console (e.g. /credentials/cr_…) get index.html.

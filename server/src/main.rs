@@ -1,12 +1,13 @@
 //! The `tunnel-server` command line (DESIGN §11): parsing only; the work is in `tunnel_server::cli`.
 //! Every flag of `serve` can also come from `TUNNEL_<FLAG>`. Logs go to stderr (`RUST_LOG`).
+//! The parsed structs do not derive `Debug`: they hold the server key and the bootstrap key.
 
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use tunnel_server::cli;
 
-#[derive(Debug, Parser)]
+#[derive(Parser)]
 #[command(
     name = "tunnel-server",
     version,
@@ -17,7 +18,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Subcommand)]
 enum Command {
     /// Serve the API, the agent channel and the console.
     Serve(Serve),
@@ -29,7 +30,7 @@ enum Command {
     User(UserCommand),
 }
 
-#[derive(Debug, Args)]
+#[derive(Args)]
 struct Database {
     /// sqlite://<file> (created if missing) or sqlite::memory:.
     #[arg(
@@ -40,7 +41,7 @@ struct Database {
     database: String,
 }
 
-#[derive(Debug, Args)]
+#[derive(Args)]
 struct Serve {
     #[arg(long, env = "TUNNEL_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -73,7 +74,7 @@ struct Serve {
     bootstrap_api_key: Option<String>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Subcommand)]
 enum AccountCommand {
     /// Create an account with an admin user; prints {"account_id","user_id","api_key"}.
     Create {
@@ -89,7 +90,7 @@ enum AccountCommand {
     },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Subcommand)]
 enum UserCommand {
     /// Create a user (or bot) with an API key; prints {"user_id","api_key"}.
     Create {

@@ -1333,6 +1333,10 @@ async fn unknown_routes_and_methods_get_json_errors() {
         .send(&app)
         .await
         .error(405, "ERR_TUNNEL_131");
+    for root in ["/api", "/api/"] {
+        let r = app.get(root).outside_api().send(&app).await;
+        assert_eq!(r.json["error_code"], "ERR_TUNNEL_130", "{root}: {}", r.text);
+    }
     // Unknown API routes answer JSON even without credentials.
     app.get("/nothing/here")
         .without("authorization")
