@@ -51,7 +51,7 @@ fn Console() -> impl IntoView {
     view! {
         <Router>
             <header class="topbar">
-                <a class="brand" href="/credentials">"Tunnel Console"</a>
+                <A href="/credentials" attr:class="brand">"Tunnel Console"</A>
                 <nav class="mainnav" aria-label="Main">
                     <A href="/credentials">"Credentials"</A>
                     <A href="/ssh-cas">"SSH CAs"</A>

@@ -47,10 +47,10 @@ pub fn ThemeSwitch() -> impl IntoView {
     view! {
         <label class="theme-switch">
             <span class="sr-only">"Theme"</span>
-            <select on:change=on_change prop:value=move || theme.get() aria-label="Theme">
-                <option value="auto">"System theme"</option>
-                <option value="light">"Light"</option>
-                <option value="dark">"Dark"</option>
+            <select on:change=on_change aria-label="Theme">
+                <option value="auto" selected=move || theme.get() == "auto">"System theme"</option>
+                <option value="light" selected=move || theme.get() == "light">"Light"</option>
+                <option value="dark" selected=move || theme.get() == "dark">"Dark"</option>
             </select>
         </label>
     }

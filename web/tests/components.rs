@@ -185,7 +185,7 @@ async fn token_dialog_shows_the_token_once_and_closes_with_escape_or_the_button(
     let root: Element = root.into();
     tick().await;
 
-    let input: HtmlInputElement = get(&root, "#token-value").unchecked_into();
+    let input: web_sys::HtmlTextAreaElement = get(&root, "#token-value").unchecked_into();
     assert_eq!(input.value(), token);
     assert!(input.read_only());
     assert!(text(&root, ".warning").contains("you will not see it again"));

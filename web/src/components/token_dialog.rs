@@ -33,7 +33,7 @@ pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl 
                 </p>
                 <label for="token-value">"Authtoken"</label>
                 <div class="copy-row">
-                    <input id="token-value" class="token mono" readonly value=token />
+                    <textarea id="token-value" class="token mono" readonly rows="2" spellcheck="false">{token}</textarea>
                     <button type="button" class="copy" on:click=copy>"Copy"</button>
                 </div>
                 <p class="copied" role="status">
