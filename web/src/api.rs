@@ -17,7 +17,8 @@ use tunnel_core::paths::{OPERATION_ID_HEADER, SUPPORTED_VERSION, VERSION_HEADER}
 pub struct ApiError {
     /// HTTP status; 0 when the request did not reach the server.
     pub status: u16,
-    pub body: Option<ErrorBody>,
+    /// Boxed: the error body is large, and results carrying it travel through every call.
+    pub body: Option<Box<ErrorBody>>,
     /// What went wrong when there is no error body (network, unreadable answer).
     pub message: String,
 }
@@ -31,20 +32,32 @@ impl ApiError {
                     body.details.operation_id = operation_id.unwrap_or_default();
                 }
                 let message = body.msg.clone();
-                ApiError { status, body: Some(body), message }
+                ApiError {
+                    status,
+                    body: Some(Box::new(body)),
+                    message,
+                }
             }
             Err(_) => {
                 let mut message = format!("The server answered {status} without an error body.");
                 if let Some(op) = operation_id {
                     message.push_str(&format!(" Operation id: {op}."));
                 }
-                ApiError { status, body: None, message }
+                ApiError {
+                    status,
+                    body: None,
+                    message,
+                }
             }
         }
     }
 
     pub fn network(message: impl Into<String>) -> ApiError {
-        ApiError { status: 0, body: None, message: message.into() }
+        ApiError {
+            status: 0,
+            body: None,
+            message: message.into(),
+        }
     }
 
     pub fn code(&self) -> Option<&str> {
@@ -52,7 +65,10 @@ impl ApiError {
     }
 
     pub fn operation_id(&self) -> Option<&str> {
-        self.body.as_ref().map(|b| b.details.operation_id.as_str()).filter(|s| !s.is_empty())
+        self.body
+            .as_ref()
+            .map(|b| b.details.operation_id.as_str())
+            .filter(|s| !s.is_empty())
     }
 
     /// The server's message for one form field (`acl[1]`, `description`, …), if it named it.
@@ -62,7 +78,9 @@ impl ApiError {
 
     /// Whether the server named at least one field, so the form shows the problem in place.
     pub fn has_field_errors(&self) -> bool {
-        self.body.as_ref().is_some_and(|b| b.details.field.is_some() || !b.details.errors.is_empty())
+        self.body
+            .as_ref()
+            .is_some_and(|b| b.details.field.is_some() || !b.details.errors.is_empty())
     }
 }
 
@@ -87,7 +105,12 @@ impl Api {
     }
 
     /// Sends one request; the only place headers are set and errors decoded.
-    async fn send(&self, method: Method, path: &str, body: Option<String>) -> Result<String, ApiError> {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+    ) -> Result<String, ApiError> {
         let Some((url, key)) = self.url(path) else {
             return Err(ApiError::network("Not signed in."));
         };
@@ -96,28 +119,32 @@ impl Api {
             .header("Authorization", &format!("Bearer {key}"))
             .header(VERSION_HEADER, SUPPORTED_VERSION);
         let request = match body {
-            Some(json) => builder.header("Content-Type", "application/json").body(json),
+            Some(json) => builder
+                .header("Content-Type", "application/json")
+                .body(json),
             None => builder.build(),
         }
         .map_err(|e| ApiError::network(format!("Could not build the request: {e}")))?;
-        let response = request
-            .send()
-            .await
-            .map_err(|e| ApiError::network(format!("The API at {url} could not be reached: {e}")))?;
+        let response = request.send().await.map_err(|e| {
+            ApiError::network(format!("The API at {url} could not be reached: {e}"))
+        })?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if (200..300).contains(&status) {
             return Ok(text);
         }
-        let error = ApiError::from_response(status, &text, response.headers().get(OPERATION_ID_HEADER));
+        let error =
+            ApiError::from_response(status, &text, response.headers().get(OPERATION_ID_HEADER));
         if status == 401 {
-            self.state.sign_out(Some(format!("{SIGNED_OUT_401} {}", error.message)));
+            self.state
+                .sign_out(Some(format!("{SIGNED_OUT_401} {}", error.message)));
         }
         Err(error)
     }
 
     fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
-        serde_json::from_str(text).map_err(|e| ApiError::network(format!("The API's answer could not be read: {e}")))
+        serde_json::from_str(text)
+            .map_err(|e| ApiError::network(format!("The API's answer could not be read: {e}")))
     }
 
     fn encode<B: Serialize>(body: &B) -> Result<String, ApiError> {
@@ -128,21 +155,47 @@ impl Api {
         Self::decode(&self.send(Method::GET, path, None).await?)
     }
 
-    pub async fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, ApiError> {
-        Self::decode(&self.send(Method::POST, path, Some(Self::encode(body)?)).await?)
+    pub async fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        Self::decode(
+            &self
+                .send(Method::POST, path, Some(Self::encode(body)?))
+                .await?,
+        )
     }
 
-    pub async fn patch<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, ApiError> {
-        Self::decode(&self.send(Method::PATCH, path, Some(Self::encode(body)?)).await?)
+    pub async fn patch<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        Self::decode(
+            &self
+                .send(Method::PATCH, path, Some(Self::encode(body)?))
+                .await?,
+        )
     }
 
-    pub async fn put<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, ApiError> {
-        Self::decode(&self.send(Method::PUT, path, Some(Self::encode(body)?)).await?)
+    pub async fn put<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        Self::decode(
+            &self
+                .send(Method::PUT, path, Some(Self::encode(body)?))
+                .await?,
+        )
     }
 
     /// A POST answered by 204 (the agent commands take `{}`).
     pub async fn post_no_content(&self, path: &str) -> Result<(), ApiError> {
-        self.send(Method::POST, path, Some("{}".to_owned())).await.map(drop)
+        self.send(Method::POST, path, Some("{}".to_owned()))
+            .await
+            .map(drop)
     }
 
     pub async fn delete(&self, path: &str) -> Result<(), ApiError> {
@@ -154,5 +207,8 @@ impl Api {
 /// the configured base URL rather than at the absolute uri, which names the server's public URL
 /// and may be another origin than the one the console reached.
 pub fn page_query(next_page_uri: &str) -> String {
-    next_page_uri.find('?').map(|i| next_page_uri[i..].to_owned()).unwrap_or_default()
+    next_page_uri
+        .find('?')
+        .map(|i| next_page_uri[i..].to_owned())
+        .unwrap_or_default()
 }

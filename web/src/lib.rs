@@ -47,7 +47,10 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Console() -> impl IntoView {
     let app = use_app();
-    let base = move || app.auth.with(|a| a.as_ref().map(|a| a.base().to_owned()).unwrap_or_default());
+    let base = move || {
+        app.auth
+            .with(|a| a.as_ref().map(|a| a.base().to_owned()).unwrap_or_default())
+    };
     view! {
         <Router>
             <header class="topbar">

@@ -22,7 +22,11 @@ impl Auth {
     /// The base URL without a trailing slash, so paths from `tunnel_core::paths` append cleanly.
     pub fn base(&self) -> &str {
         let base = self.base_url.trim();
-        let base = if base.is_empty() { DEFAULT_BASE_URL } else { base };
+        let base = if base.is_empty() {
+            DEFAULT_BASE_URL
+        } else {
+            base
+        };
         base.trim_end_matches('/')
     }
 }
@@ -42,13 +46,19 @@ fn read(store: Option<web_sys::Storage>) -> Option<Auth> {
 
 /// Keeps the sign-in for this tab, and in `localStorage` too only when `remember` is set.
 pub fn save(auth: &Auth, remember: bool) {
-    let Ok(text) = serde_json::to_string(auth) else { return };
+    let Ok(text) = serde_json::to_string(auth) else {
+        return;
+    };
     if let Some(store) = session_storage() {
         let _ = store.set_item(STORAGE_KEY, &text);
     }
     if let Some(store) = local_storage() {
         // Not remembering also forgets an older remembered key: the user's latest choice wins.
-        let _ = if remember { store.set_item(STORAGE_KEY, &text) } else { store.remove_item(STORAGE_KEY) };
+        let _ = if remember {
+            store.set_item(STORAGE_KEY, &text)
+        } else {
+            store.remove_item(STORAGE_KEY)
+        };
     }
 }
 

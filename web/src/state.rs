@@ -58,10 +58,20 @@ impl AppState {
     pub fn toast(&self, text: impl Into<String>, error: bool) {
         let id = self.next_toast.get_untracked();
         self.next_toast.set(id + 1);
-        self.toasts.update(|t| t.push(Toast { id, text: text.into(), error }));
+        self.toasts.update(|t| {
+            t.push(Toast {
+                id,
+                text: text.into(),
+                error,
+            })
+        });
         let toasts = self.toasts;
         set_timeout(
-            move || toasts.try_update(|t| t.retain(|x| x.id != id)).unwrap_or_default(),
+            move || {
+                toasts
+                    .try_update(|t| t.retain(|x| x.id != id))
+                    .unwrap_or_default()
+            },
             std::time::Duration::from_millis(if error { 8000 } else { 4000 }),
         );
     }

@@ -14,15 +14,24 @@ fn storage() -> Option<web_sys::Storage> {
 }
 
 fn apply(theme: &str) {
-    let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) else {
+    let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
         return;
     };
-    let _ = if theme == "auto" { root.remove_attribute("data-theme") } else { root.set_attribute("data-theme", theme) };
+    let _ = if theme == "auto" {
+        root.remove_attribute("data-theme")
+    } else {
+        root.set_attribute("data-theme", theme)
+    };
 }
 
 /// Applies the saved theme; called once at start so there is no flash of the wrong theme later.
 pub fn init() {
-    let saved = storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()).unwrap_or_default();
+    let saved = storage()
+        .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
+        .unwrap_or_default();
     if THEMES.contains(&saved.as_str()) {
         apply(&saved);
     }

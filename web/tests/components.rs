@@ -92,7 +92,10 @@ async fn press_escape() {
 
 async fn sleep_ms(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
@@ -104,7 +107,10 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
     let root = container();
     let rules = RwSignal::new(Vec::<String>::new());
     let server_error = RwSignal::new(None::<ApiError>);
-    let _handle = leptos::mount::mount_to(root.clone(), move || view! { <AclEditor rules=rules server_error=server_error /> });
+    let _handle = leptos::mount::mount_to(
+        root.clone(),
+        move || view! { <AclEditor rules=rules server_error=server_error /> },
+    );
     let root: Element = root.into();
     tick().await;
     assert_eq!(count(&root, ".acl-row"), 0);
@@ -114,26 +120,53 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
     type_into(&root, "#acl-rule-0", "bind:*.example.com").await;
     assert_eq!(rules.get_untracked(), vec!["bind:*.example.com".to_owned()]);
     assert!(text(&root, ".acl-row .rule-status").contains("sub-domains of example.com"));
-    assert_eq!(get(&root, "#acl-rule-0").get_attribute("aria-invalid").as_deref(), Some("false"));
+    assert_eq!(
+        get(&root, "#acl-rule-0")
+            .get_attribute("aria-invalid")
+            .as_deref(),
+        Some("false")
+    );
 
     // An invalid rule shows exactly tunnel-core's message (the one the server sends).
     type_into(&root, "#acl-rule-0", "bind:exa mple.com").await;
     let expected = AclRule::parse("bind:exa mple.com").unwrap_err();
     assert_eq!(text(&root, ".acl-row .rule-status"), expected);
-    assert_eq!(get(&root, "#acl-rule-0").get_attribute("aria-invalid").as_deref(), Some("true"));
+    assert_eq!(
+        get(&root, "#acl-rule-0")
+            .get_attribute("aria-invalid")
+            .as_deref(),
+        Some("true")
+    );
 
     // A second rule equal to the first is flagged on the second row only.
     type_into(&root, "#acl-rule-0", "bind:api.example.com:443").await;
     click(&root, ".add-rule").await;
     type_into(&root, "#acl-rule-1", "bind:api.example.com:443").await;
     let statuses = root.query_selector_all(".rule-status").unwrap();
-    assert!(statuses.get(0).unwrap().text_content().unwrap().contains("permits the address"));
-    assert!(statuses.get(1).unwrap().text_content().unwrap().contains("listed twice"));
+    assert!(
+        statuses
+            .get(0)
+            .unwrap()
+            .text_content()
+            .unwrap()
+            .contains("permits the address")
+    );
+    assert!(
+        statuses
+            .get(1)
+            .unwrap()
+            .text_content()
+            .unwrap()
+            .contains("listed twice")
+    );
 
     // Removing the first row leaves the second, now valid again.
     click(&root, ".acl-row .remove").await;
     assert_eq!(count(&root, ".acl-row"), 1);
-    assert_eq!(rules.get_untracked(), vec!["bind:api.example.com:443".to_owned()]);
+    assert_eq!(
+        rules.get_untracked(),
+        vec!["bind:api.example.com:443".to_owned()]
+    );
     assert!(!text(&root, ".rule-status").contains("twice"));
 
     // The server's message for `acl[0]` is shown on that rule.
@@ -147,14 +180,21 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
 #[wasm_bindgen_test]
 async fn acl_tester_says_which_rule_allows_a_bind() {
     let root = container();
-    let rules = RwSignal::new(vec!["bind:*.example.com".to_owned(), "bind:env=*".to_owned()]);
-    let _handle = leptos::mount::mount_to(root.clone(), move || view! { <AclTester rules=rules /> });
+    let rules = RwSignal::new(vec![
+        "bind:*.example.com".to_owned(),
+        "bind:env=*".to_owned(),
+    ]);
+    let _handle =
+        leptos::mount::mount_to(root.clone(), move || view! { <AclTester rules=rules /> });
     let root: Element = root.into();
     tick().await;
 
     type_into(&root, "#acl-test-input", "app.example.com").await;
     let verdict = text(&root, ".acl-verdict");
-    assert!(verdict.starts_with("Allowed") && verdict.contains("bind:*.example.com"), "{verdict}");
+    assert!(
+        verdict.starts_with("Allowed") && verdict.contains("bind:*.example.com"),
+        "{verdict}"
+    );
     assert!(get(&root, ".acl-verdict").class_list().contains("allowed"));
 
     type_into(&root, "#acl-test-input", "env=prod").await;
@@ -165,7 +205,10 @@ async fn acl_tester_says_which_rule_allows_a_bind() {
     assert!(get(&root, ".acl-verdict").class_list().contains("denied"));
 
     type_into(&root, "#acl-test-input", "app.example.com:443").await;
-    assert!(text(&root, ".acl-verdict").starts_with("Denied"), "a domain rule never permits an address");
+    assert!(
+        text(&root, ".acl-verdict").starts_with("Denied"),
+        "a domain rule never permits an address"
+    );
 
     rules.set(vec![]);
     tick().await;
@@ -189,10 +232,18 @@ async fn token_dialog_shows_the_token_once_and_closes_with_escape_or_the_button(
     assert_eq!(input.value(), token);
     assert!(input.read_only());
     assert!(text(&root, ".warning").contains("you will not see it again"));
-    assert_eq!(get(&root, "[role=dialog]").get_attribute("aria-modal").as_deref(), Some("true"));
+    assert_eq!(
+        get(&root, "[role=dialog]")
+            .get_attribute("aria-modal")
+            .as_deref(),
+        Some("true")
+    );
     assert!(find(&root, "button.copy").is_some());
     // The close button has focus, so a stray Enter does not leave the token unseen elsewhere.
-    assert_eq!(document().active_element().map(|e| e.class_name()), Some("primary done".into()));
+    assert_eq!(
+        document().active_element().map(|e| e.class_name()),
+        Some("primary done".into())
+    );
 
     press_escape().await;
     assert_eq!(closed.get_untracked(), 1);
@@ -226,7 +277,14 @@ async fn ssh_form_offers_only_valid_curve_or_size_choices() {
     choose(&root, "#field-private_key_type", "ecdsa").await;
     assert!(find(&root, "#field-key_size").is_none());
     let curves: Vec<String> = (0..count(&root, "#field-elliptic_curve option"))
-        .map(|i| root.query_selector_all("#field-elliptic_curve option").unwrap().get(i).unwrap().unchecked_into::<web_sys::HtmlOptionElement>().value())
+        .map(|i| {
+            root.query_selector_all("#field-elliptic_curve option")
+                .unwrap()
+                .get(i)
+                .unwrap()
+                .unchecked_into::<web_sys::HtmlOptionElement>()
+                .value()
+        })
         .collect();
     assert_eq!(curves, ["p256", "p384", "p521"]);
     choose(&root, "#field-elliptic_curve", "p384").await;
@@ -239,12 +297,26 @@ async fn ssh_form_offers_only_valid_curve_or_size_choices() {
     choose(&root, "#field-private_key_type", "rsa").await;
     assert!(find(&root, "#field-elliptic_curve").is_none());
     let sizes: Vec<String> = (0..count(&root, "#field-key_size option"))
-        .map(|i| root.query_selector_all("#field-key_size option").unwrap().get(i).unwrap().unchecked_into::<web_sys::HtmlOptionElement>().value())
+        .map(|i| {
+            root.query_selector_all("#field-key_size option")
+                .unwrap()
+                .get(i)
+                .unwrap()
+                .unchecked_into::<web_sys::HtmlOptionElement>()
+                .value()
+        })
         .collect();
     assert_eq!(sizes, ["2048", "4096"]);
     click(&root, "button[type=submit]").await;
     let req = submitted.get_untracked().unwrap();
-    assert_eq!((req.private_key_type.as_deref(), req.elliptic_curve.as_deref(), req.key_size), (Some("rsa"), None, Some(4096)));
+    assert_eq!(
+        (
+            req.private_key_type.as_deref(),
+            req.elliptic_curve.as_deref(),
+            req.key_size
+        ),
+        (Some("rsa"), None, Some(4096))
+    );
 
     // While an RSA 4096 key is generated the form says so and cannot be sent twice.
     busy.set(true);
@@ -268,7 +340,10 @@ fn session(os: &str) -> TunnelSession {
         id: "ts_2kQ3x9bYt5uVwXyZaBcDeFgHiJ".into(),
         uri: "http://127.0.0.1:8080/api/tunnel_sessions/ts_2kQ3x9bYt5uVwXyZaBcDeFgHiJ".into(),
         agent_version: "3.4.0".into(),
-        credential: Ref { id: "cr_1".into(), uri: "u".into() },
+        credential: Ref {
+            id: "cr_1".into(),
+            uri: "u".into(),
+        },
         ip: "127.0.0.1".into(),
         metadata: String::new(),
         os: os.into(),
@@ -320,7 +395,10 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     sleep_ms(1300).await;
     tick().await;
     let label = text(&root, ".cmd-restart");
-    assert!(label == "Restart (9 s)" || label == "Restart (8 s)", "{label}");
+    assert!(
+        label == "Restart (9 s)" || label == "Restart (8 s)",
+        "{label}"
+    );
     assert!(is_disabled(&root, ".cmd-restart"));
 
     // When the wait is over, restart is enabled again and the countdown disappears.
@@ -373,16 +451,32 @@ async fn api_error_body_is_shown_with_message_code_and_operation_id_as_text() {
         "details":{"operation_id":"op_2kQ3x9","field":"acl[0]","errors":[
             {"field":"acl[0]","message":"first problem"},{"field":"description","message":"second problem"}]}}"#;
     let error = ApiError::from_response(400, body, Some("op_from_header".into()));
-    assert_eq!(error.field_message("description").as_deref(), Some("second problem"));
-    assert_eq!(error.operation_id(), Some("op_2kQ3x9"), "the body's id wins over the header");
+    assert_eq!(
+        error.field_message("description").as_deref(),
+        Some("second problem")
+    );
+    assert_eq!(
+        error.operation_id(),
+        Some("op_2kQ3x9"),
+        "the body's id wins over the header"
+    );
 
     let root = container();
     let shown = error.clone();
-    let _handle = leptos::mount::mount_to(root.clone(), move || view! { <ErrorView error=shown.clone() /> });
+    let _handle = leptos::mount::mount_to(
+        root.clone(),
+        move || view! { <ErrorView error=shown.clone() /> },
+    );
     let root: Element = root.into();
     tick().await;
-    assert_eq!(text(&root, ".error-msg"), "<script>alert(1)</script> is not a rule");
-    assert!(find(&root, ".error-box script").is_none(), "user text must never become markup");
+    assert_eq!(
+        text(&root, ".error-msg"),
+        "<script>alert(1)</script> is not a rule"
+    );
+    assert!(
+        find(&root, ".error-box script").is_none(),
+        "user text must never become markup"
+    );
     assert_eq!(text(&root, ".error-code"), "ERR_TUNNEL_114");
     assert_eq!(text(&root, ".error-status"), "400");
     assert_eq!(text(&root, ".operation-id"), "op_2kQ3x9");
@@ -390,7 +484,11 @@ async fn api_error_body_is_shown_with_message_code_and_operation_id_as_text() {
 
     // The Operation-Id header fills in when the body has none; a body that is not an error body
     // still produces a readable message.
-    let no_op = ApiError::from_response(404, r#"{"error_code":"ERR_TUNNEL_120","status_code":404,"msg":"gone"}"#, Some("op_h".into()));
+    let no_op = ApiError::from_response(
+        404,
+        r#"{"error_code":"ERR_TUNNEL_120","status_code":404,"msg":"gone"}"#,
+        Some("op_h".into()),
+    );
     assert_eq!(no_op.operation_id(), Some("op_h"));
     let raw = ApiError::from_response(502, "Bad Gateway", Some("op_x".into()));
     assert!(raw.body.is_none() && raw.message.contains("502") && raw.message.contains("op_x"));
@@ -407,7 +505,11 @@ fn local() -> web_sys::Storage {
 }
 
 fn tab() -> web_sys::Storage {
-    web_sys::window().unwrap().session_storage().unwrap().unwrap()
+    web_sys::window()
+        .unwrap()
+        .session_storage()
+        .unwrap()
+        .unwrap()
 }
 
 #[wasm_bindgen_test]
@@ -431,10 +533,23 @@ async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in
     type_into(&root, "#signin-key", key).await;
     click(&root, "button[type=submit]").await;
     let auth = state.auth.get_untracked().expect("signed in");
-    assert_eq!(auth, Auth { base_url: "/api".into(), api_key: key.into() });
+    assert_eq!(
+        auth,
+        Auth {
+            base_url: "/api".into(),
+            api_key: key.into()
+        }
+    );
     assert!(stored(tab()).is_some_and(|s| s.contains(key)));
     assert_eq!(stored(local()), None, "not remembered unless asked");
-    assert!(!web_sys::window().unwrap().location().href().unwrap().contains(key));
+    assert!(
+        !web_sys::window()
+            .unwrap()
+            .location()
+            .href()
+            .unwrap()
+            .contains(key)
+    );
 
     // Sign-out clears both stores.
     state.sign_out(Some("bye".into()));
@@ -454,7 +569,10 @@ async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in
     tab().remove_item(STORAGE_KEY).unwrap();
     let loaded = session::load().expect("remembered");
     assert_eq!(loaded.base(), "http://127.0.0.1:9999/api");
-    assert!(stored(tab()).is_some(), "a remembered key is copied into the tab's session");
+    assert!(
+        stored(tab()).is_some(),
+        "a remembered key is copied into the tab's session"
+    );
 
     // Signing in again without "remember" forgets the remembered key.
     session::save(&loaded, false);

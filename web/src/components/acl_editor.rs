@@ -3,8 +3,8 @@
 
 use crate::api::ApiError;
 use leptos::prelude::*;
-use tunnel_core::acl::{AclRule, Acl};
 use tunnel_core::FieldError;
+use tunnel_core::acl::{Acl, AclRule};
 
 /// A short description of what a valid rule permits, shown under it.
 pub fn describe(rule: &AclRule) -> String {
@@ -39,8 +39,14 @@ pub fn AclEditor(
         let id = format!("acl-rule-{i}");
         let msg_field = field.clone();
         let message = Signal::derive(move || {
-            let live = errors.with(|e| e.iter().find(|e| e.field == msg_field).map(|e| e.message.clone()));
-            live.or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message(&msg_field))))
+            let live = errors.with(|e| {
+                e.iter()
+                    .find(|e| e.field == msg_field)
+                    .map(|e| e.message.clone())
+            });
+            live.or_else(|| {
+                server_error.with(|s| s.as_ref().and_then(|s| s.field_message(&msg_field)))
+            })
         });
         let ok_text = move || {
             let text = rules.with(|r| r.get(i).cloned()).unwrap_or_default();
@@ -69,7 +75,13 @@ pub fn AclEditor(
             </li>
         }
     };
-    let list_error = move || errors.with(|e| e.iter().find(|e| e.field == "acl").map(|e| e.message.clone()));
+    let list_error = move || {
+        errors.with(|e| {
+            e.iter()
+                .find(|e| e.field == "acl")
+                .map(|e| e.message.clone())
+        })
+    };
     view! {
         <fieldset class="acl-editor">
             <legend>"ACL rules"</legend>
@@ -97,10 +109,13 @@ pub fn test_bind(rules: &[String], bind: &str) -> Result<String, String> {
     if bind.is_empty() {
         return Err("Type a domain, host:port or key=value.".to_owned());
     }
-    let acl = Acl::parse(rules).map_err(|_| "The saved rules do not parse; fix them first.".to_owned())?;
+    let acl = Acl::parse(rules)
+        .map_err(|_| "The saved rules do not parse; fix them first.".to_owned())?;
     let parsed = Bind::parse(bind)?;
     Ok(match acl.check(&parsed) {
-        Permission::Unrestricted => format!("Allowed: {parsed} — this credential has no ACL, so it may bind anything."),
+        Permission::Unrestricted => {
+            format!("Allowed: {parsed} — this credential has no ACL, so it may bind anything.")
+        }
         Permission::AllowedBy(rule) => format!("Allowed: {parsed} is permitted by the rule {rule}"),
         Permission::Denied => format!("Denied: no rule permits {parsed}."),
     })

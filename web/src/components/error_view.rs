@@ -4,12 +4,19 @@ use crate::api::ApiError;
 use leptos::prelude::*;
 
 #[component]
-pub fn ErrorView(#[prop(into)] error: ApiError, #[prop(optional, into)] title: Option<String>) -> impl IntoView {
+pub fn ErrorView(
+    #[prop(into)] error: ApiError,
+    #[prop(optional, into)] title: Option<String>,
+) -> impl IntoView {
     let title = title.unwrap_or_else(|| "The request failed".to_owned());
     let code = error.code().map(str::to_owned);
     let op = error.operation_id().map(str::to_owned);
     let status = (error.status != 0).then_some(error.status);
-    let field_errors = error.body.as_ref().map(|b| b.details.errors.clone()).unwrap_or_default();
+    let field_errors = error
+        .body
+        .as_ref()
+        .map(|b| b.details.errors.clone())
+        .unwrap_or_default();
     view! {
         <div class="error-box" role="alert">
             <strong>{title}</strong>

@@ -41,7 +41,9 @@ where
 {
     match state {
         Load::Loading => view! { <Spinner label="Loading…" /> }.into_any(),
-        Load::Failed(error) => view! { <ErrorView error=error title="Could not load" /> }.into_any(),
+        Load::Failed(error) => {
+            view! { <ErrorView error=error title="Could not load" /> }.into_any()
+        }
         Load::Ready(value) => ready(value).into_any(),
     }
 }

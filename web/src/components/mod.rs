@@ -24,7 +24,9 @@ pub fn close_on_escape(on_escape: Callback<()>) {
 
 /// Copies text to the clipboard; the promise is awaited so the caller can say "Copied".
 pub async fn copy_to_clipboard(text: &str) -> bool {
-    let Some(window) = web_sys::window() else { return false };
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
     let promise = window.navigator().clipboard().write_text(text);
     wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
 }

@@ -13,7 +13,10 @@ pub struct Pager {
 
 impl Pager {
     pub fn new() -> Pager {
-        Pager { current: RwSignal::new(String::new()), stack: RwSignal::new(Vec::new()) }
+        Pager {
+            current: RwSignal::new(String::new()),
+            stack: RwSignal::new(Vec::new()),
+        }
     }
 
     pub fn next(&self, next_page_uri: &str) {

@@ -16,9 +16,11 @@ use leptos::task::spawn_local;
 use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
-use tunnel_core::paths;
-use tunnel_core::resources::credential::{Credential, CredentialCreate, CredentialList as Page, CredentialUpdate};
 use tunnel_core::Validate;
+use tunnel_core::paths;
+use tunnel_core::resources::credential::{
+    Credential, CredentialCreate, CredentialList as Page, CredentialUpdate,
+};
 
 const PAGE_SIZE: u32 = 20;
 
@@ -29,12 +31,17 @@ pub fn CredentialList() -> impl IntoView {
     let page = fetch_into::<Page>(
         move || {
             let q = pager.current.get();
-            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            let q = if q.is_empty() {
+                paths::list_query(Some(PAGE_SIZE), None)
+            } else {
+                q
+            };
             format!("{}{q}", paths::CREDENTIALS)
         },
         reload,
     );
-    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let next =
+        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"Credentials"</h1>
@@ -88,7 +95,9 @@ pub fn CredentialNew() -> impl IntoView {
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let msg = move |field: &'static str| {
-        Signal::derive(move || live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref()))))
+        Signal::derive(move || {
+            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
+        })
     };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -113,7 +122,10 @@ pub fn CredentialNew() -> impl IntoView {
     };
     let close_token = Callback::new(move |_| {
         if let Some(c) = created.get_untracked() {
-            navigate(&format!("/credentials/{}", c.id), NavigateOptions::default());
+            navigate(
+                &format!("/credentials/{}", c.id),
+                NavigateOptions::default(),
+            );
         }
     });
     view! {
@@ -169,7 +181,10 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
             spawn_local(async move {
                 match api.delete(&paths::credential(&id)).await {
                     Ok(()) => {
-                        app.toast(format!("Credential {id} deleted; its sessions were disconnected."), false);
+                        app.toast(
+                            format!("Credential {id} deleted; its sessions were disconnected."),
+                            false,
+                        );
                         navigate("/credentials", NavigateOptions::default());
                     }
                     Err(e) => {
@@ -219,7 +234,11 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
 }
 
 #[component]
-fn CredentialEdit(cred: Credential, editing: RwSignal<bool>, reload: RwSignal<u32>) -> impl IntoView {
+fn CredentialEdit(
+    cred: Credential,
+    editing: RwSignal<bool>,
+    reload: RwSignal<u32>,
+) -> impl IntoView {
     let api = use_api();
     let app = use_app();
     let description = RwSignal::new(cred.description.clone());
@@ -238,9 +257,13 @@ fn CredentialEdit(cred: Credential, editing: RwSignal<bool>, reload: RwSignal<u3
         })
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
-    let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none() && r.acl.is_none());
+    let unchanged = move || {
+        request.with(|r| r.description.is_none() && r.metadata.is_none() && r.acl.is_none())
+    };
     let msg = move |field: &'static str| {
-        Signal::derive(move || live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref()))))
+        Signal::derive(move || {
+            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
+        })
     };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -251,7 +274,8 @@ fn CredentialEdit(cred: Credential, editing: RwSignal<bool>, reload: RwSignal<u3
         let body = request.get_untracked();
         let id = original.with_value(|o| o.id.clone());
         spawn_local(async move {
-            let result: Result<Credential, ApiError> = api.patch(&paths::credential(&id), &body).await;
+            let result: Result<Credential, ApiError> =
+                api.patch(&paths::credential(&id), &body).await;
             busy.try_set(false);
             match result {
                 Ok(_) => {

@@ -34,12 +34,17 @@ pub fn SubscriptionList() -> impl IntoView {
     let page = fetch_into::<Page>(
         move || {
             let q = pager.current.get();
-            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            let q = if q.is_empty() {
+                paths::list_query(Some(PAGE_SIZE), None)
+            } else {
+                q
+            };
             format!("{}{q}", paths::EVENT_SUBSCRIPTIONS)
         },
         RwSignal::new(0),
     );
-    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let next =
+        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"Event subscriptions"</h1>
@@ -90,7 +95,12 @@ impl SubscriptionDraft {
     }
 
     fn sources(&self) -> Vec<EventSourceReplace> {
-        self.sources.iter().map(|t| EventSourceReplace { event_type: t.clone() }).collect()
+        self.sources
+            .iter()
+            .map(|t| EventSourceReplace {
+                event_type: t.clone(),
+            })
+            .collect()
     }
 
     pub fn create(&self) -> EventSubscriptionCreate {
@@ -109,14 +119,18 @@ impl SubscriptionDraft {
             description: (self.description != before.description).then(|| self.description.clone()),
             metadata: (self.metadata != before.metadata).then(|| self.metadata.clone()),
             sources: (self.sources != before.sources).then(|| self.sources()),
-            destination_ids: (self.destination_ids != before.destination_ids).then(|| self.destination_ids.clone()),
+            destination_ids: (self.destination_ids != before.destination_ids)
+                .then(|| self.destination_ids.clone()),
         }
     }
 }
 
 /// The shared form. `original` is `None` on create; on edit only changed fields are sent.
 #[component]
-fn SubscriptionForm(original: Option<SubscriptionDraft>, on_saved: Callback<EventSubscription>) -> impl IntoView {
+fn SubscriptionForm(
+    original: Option<SubscriptionDraft>,
+    on_saved: Callback<EventSubscription>,
+) -> impl IntoView {
     let api = use_api();
     let editing_id = StoredValue::new(None::<String>);
     let start = original.clone().unwrap_or_default();
@@ -139,9 +153,12 @@ fn SubscriptionForm(original: Option<SubscriptionDraft>, on_saved: Callback<Even
             None => d.create().field_errors(),
         })
     });
-    let unchanged = move || original.with_value(|o| o.as_ref().is_some_and(|o| draft.with(|d| d == o)));
+    let unchanged =
+        move || original.with_value(|o| o.as_ref().is_some_and(|o| draft.with(|d| d == o)));
     let msg = move |field: &'static str| {
-        Signal::derive(move || live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref()))))
+        Signal::derive(move || {
+            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
+        })
     };
     if let Some(id) = use_context::<EditingId>() {
         editing_id.set_value(Some(id.0));
@@ -157,7 +174,10 @@ fn SubscriptionForm(original: Option<SubscriptionDraft>, on_saved: Callback<Even
         let id = editing_id.get_value();
         spawn_local(async move {
             let result: Result<EventSubscription, ApiError> = match (before, id) {
-                (Some(before), Some(id)) => api.patch(&paths::event_subscription(&id), &d.update(&before)).await,
+                (Some(before), Some(id)) => {
+                    api.patch(&paths::event_subscription(&id), &d.update(&before))
+                        .await
+                }
                 _ => api.post(paths::EVENT_SUBSCRIPTIONS, &d.create()).await,
             };
             busy.try_set(false);
@@ -201,15 +221,27 @@ pub fn SourcesPicker(
     #[prop(into)] server_error: Signal<Option<ApiError>>,
 ) -> impl IntoView {
     let free = RwSignal::new(String::new());
-    let free_error = move || free.with(|f| if f.trim().is_empty() { None } else { check_form(f.trim()).err() });
+    let free_error = move || {
+        free.with(|f| {
+            if f.trim().is_empty() {
+                None
+            } else {
+                check_form(f.trim()).err()
+            }
+        })
+    };
     let add = move |t: String| {
         if !t.is_empty() && !sources.with(|s| s.contains(&t)) {
             sources.update(|s| s.push(t));
         }
     };
     let list_error = move || {
-        live.with(|l| l.iter().find(|e| e.field == "sources").map(|e| e.message.clone()))
-            .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("sources"))))
+        live.with(|l| {
+            l.iter()
+                .find(|e| e.field == "sources")
+                .map(|e| e.message.clone())
+        })
+        .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("sources"))))
     };
     let chips = move || {
         sources
@@ -271,10 +303,19 @@ pub fn SourcesPicker(
 }
 
 #[component]
-fn DestinationsPicker(selected: RwSignal<Vec<String>>, #[prop(into)] error: Signal<Option<String>>) -> impl IntoView {
+fn DestinationsPicker(
+    selected: RwSignal<Vec<String>>,
+    #[prop(into)] error: Signal<Option<String>>,
+) -> impl IntoView {
     let reload = RwSignal::new(0);
     let list = fetch_into::<EventDestinationList>(
-        move || format!("{}{}", paths::EVENT_DESTINATIONS, paths::list_query(Some(100), None)),
+        move || {
+            format!(
+                "{}{}",
+                paths::EVENT_DESTINATIONS,
+                paths::list_query(Some(100), None)
+            )
+        },
         reload,
     );
     let on_created = Callback::new(move |d: EventDestination| {
@@ -327,7 +368,11 @@ fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
         description: None,
         metadata: None,
         format: Some("json".to_owned()),
-        target: EventTarget { webhook: Some(WebhookTarget { url: url.get().trim().to_owned() }) },
+        target: EventTarget {
+            webhook: Some(WebhookTarget {
+                url: url.get().trim().to_owned(),
+            }),
+        },
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let error = move || {
@@ -339,10 +384,14 @@ fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
     let create = move |_| {
         let body = request.get_untracked();
         spawn_local(async move {
-            let result: Result<EventDestination, ApiError> = api.post(paths::EVENT_DESTINATIONS, &body).await;
+            let result: Result<EventDestination, ApiError> =
+                api.post(paths::EVENT_DESTINATIONS, &body).await;
             match result {
                 Ok(d) => {
-                    app.toast(format!("Webhook destination {} created and selected.", d.id), false);
+                    app.toast(
+                        format!("Webhook destination {} created and selected.", d.id),
+                        false,
+                    );
                     url.try_set(String::new());
                     server_error.try_set(None);
                     on_created.run(d);
@@ -372,7 +421,10 @@ pub fn SubscriptionNew() -> impl IntoView {
     let navigate = use_navigate();
     let on_saved = Callback::new(move |s: EventSubscription| {
         app.toast(format!("Event subscription {} created.", s.id), false);
-        navigate(&format!("/event-subscriptions/{}", s.id), NavigateOptions::default());
+        navigate(
+            &format!("/event-subscriptions/{}", s.id),
+            NavigateOptions::default(),
+        );
     });
     view! {
         <p class="crumbs"><A href="/event-subscriptions">"Event subscriptions"</A>" / new"</p>

@@ -21,7 +21,10 @@ pub fn use_api() -> Api {
 }
 
 /// Fetches `path()` into a signal whenever `path` or `reload` changes.
-pub fn fetch_into<T>(path: impl Fn() -> String + Send + Sync + 'static, reload: RwSignal<u32>) -> RwSignal<Load<T>>
+pub fn fetch_into<T>(
+    path: impl Fn() -> String + Send + Sync + 'static,
+    reload: RwSignal<u32>,
+) -> RwSignal<Load<T>>
 where
     T: DeserializeOwned + Send + Sync + 'static,
 {

@@ -19,7 +19,9 @@ use std::pin::Pin;
 use std::time::Duration;
 use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
 use tunnel_core::paths;
-use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows};
+use tunnel_core::resources::tunnel_session::{
+    AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows,
+};
 
 const PAGE_SIZE: u32 = 50;
 /// How often lists and details refresh while the tab is visible.
@@ -63,12 +65,17 @@ pub fn SessionList() -> impl IntoView {
     let page = fetch_into::<Page>(
         move || {
             let q = pager.current.get();
-            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            let q = if q.is_empty() {
+                paths::list_query(Some(PAGE_SIZE), None)
+            } else {
+                q
+            };
             format!("{}{q}", paths::TUNNEL_SESSIONS)
         },
         reload,
     );
-    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let next =
+        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"Tunnel sessions"</h1>
@@ -192,10 +199,19 @@ fn label(cmd: AgentCommand) -> &'static str {
 /// Restart, stop and update for one session, with confirmation, caveats, errors, and the wait
 /// after an update.
 #[component]
-pub fn SessionActions(session: TunnelSession, runner: Runner, on_done: Callback<AgentCommand>) -> impl IntoView {
+pub fn SessionActions(
+    session: TunnelSession,
+    runner: Runner,
+    on_done: Callback<AgentCommand>,
+) -> impl IntoView {
     let app = use_app();
     let windows = is_windows(&session.os);
-    let major = session.agent_version.split('.').next().unwrap_or("").to_owned();
+    let major = session
+        .agent_version
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .to_owned();
     let id = StoredValue::new(session.id.clone());
     let confirm = RwSignal::new(None::<AgentCommand>);
     let busy = RwSignal::new(None::<AgentCommand>);
@@ -227,9 +243,13 @@ pub fn SessionActions(session: TunnelSession, runner: Runner, on_done: Callback<
                                 m.insert(id.clone(), until);
                             });
                             now.try_set(now_ms());
-                            format!("Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code.")
+                            format!(
+                                "Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code."
+                            )
                         }
-                        AgentCommand::Restart => format!("Agent of {id} restarted; it reconnects under a new session id."),
+                        AgentCommand::Restart => format!(
+                            "Agent of {id} restarted; it reconnects under a new session id."
+                        ),
                         AgentCommand::Stop => format!("Agent of {id} stopped."),
                     };
                     app.toast(text, false);

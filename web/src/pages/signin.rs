@@ -24,8 +24,18 @@ pub fn SignIn() -> impl IntoView {
             error.set(Some("An API key has no spaces.".into()));
             return;
         }
-        let base = if base.is_empty() { DEFAULT_BASE_URL.to_owned() } else { base };
-        app.sign_in(Auth { base_url: base, api_key: key }, remember.get_untracked());
+        let base = if base.is_empty() {
+            DEFAULT_BASE_URL.to_owned()
+        } else {
+            base
+        };
+        app.sign_in(
+            Auth {
+                base_url: base,
+                api_key: key,
+            },
+            remember.get_untracked(),
+        );
     };
     view! {
         <main class="signin">

@@ -18,8 +18,8 @@ use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::ssh_ca::{
-    SshCertificateAuthority as Ca, SshCertificateAuthorityCreate as CaCreate, SshCertificateAuthorityList as Page,
-    SshCertificateAuthorityUpdate as CaUpdate,
+    SshCertificateAuthority as Ca, SshCertificateAuthorityCreate as CaCreate,
+    SshCertificateAuthorityList as Page, SshCertificateAuthorityUpdate as CaUpdate,
 };
 use tunnel_core::ssh::{DEFAULT_RSA_KEY_SIZE, EllipticCurve, KeySpec, KeyType, RSA_KEY_SIZES};
 
@@ -31,12 +31,17 @@ pub fn SshCaList() -> impl IntoView {
     let page = fetch_into::<Page>(
         move || {
             let q = pager.current.get();
-            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            let q = if q.is_empty() {
+                paths::list_query(Some(PAGE_SIZE), None)
+            } else {
+                q
+            };
             format!("{}{q}", paths::SSH_CERTIFICATE_AUTHORITIES)
         },
         RwSignal::new(0),
     );
-    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let next =
+        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"SSH certificate authorities"</h1>
@@ -91,7 +96,9 @@ pub fn SshCaForm(
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let msg = move |field: &'static str| {
-        Signal::derive(move || live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref()))))
+        Signal::derive(move || {
+            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
+        })
     };
     // Time the generation, so a slow RSA 4096 key visibly makes progress.
     let started = RwSignal::new(0.0);
@@ -102,8 +109,19 @@ pub fn SshCaForm(
             now.set(now_ms());
         }
     });
-    let tick = set_interval_with_handle(move || { if busy.get_untracked() { now.set(now_ms()) } }, std::time::Duration::from_millis(500));
-    on_cleanup(move || { if let Ok(h) = tick { h.clear() } });
+    let tick = set_interval_with_handle(
+        move || {
+            if busy.get_untracked() {
+                now.set(now_ms())
+            }
+        },
+        std::time::Duration::from_millis(500),
+    );
+    on_cleanup(move || {
+        if let Ok(h) = tick {
+            h.clear()
+        }
+    });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if live.with(Vec::is_empty) && !busy.get_untracked() {
@@ -201,7 +219,8 @@ pub fn SshCaNew() -> impl IntoView {
         server_error.set(None);
         let navigate = navigate.clone();
         spawn_local(async move {
-            let result: Result<Ca, ApiError> = api.post(paths::SSH_CERTIFICATE_AUTHORITIES, &body).await;
+            let result: Result<Ca, ApiError> =
+                api.post(paths::SSH_CERTIFICATE_AUTHORITIES, &body).await;
             busy.try_set(false);
             match result {
                 Ok(ca) => {
@@ -254,7 +273,9 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none());
     let msg = move |field: &'static str| {
-        Signal::derive(move || live.with(|l| action_error.with(|s| message_for(field, l, s.as_ref()))))
+        Signal::derive(move || {
+            live.with(|l| action_error.with(|s| message_for(field, l, s.as_ref())))
+        })
     };
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -265,7 +286,9 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
         let body = request.get_untracked();
         let id = original.with_value(|o| o.id.clone());
         spawn_local(async move {
-            let result: Result<Ca, ApiError> = api.patch(&paths::ssh_certificate_authority(&id), &body).await;
+            let result: Result<Ca, ApiError> = api
+                .patch(&paths::ssh_certificate_authority(&id), &body)
+                .await;
             busy.try_set(false);
             match result {
                 Ok(_) => {
@@ -302,7 +325,14 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
         spawn_local(async move {
             let ok = copy_to_clipboard(&key).await;
             copied.try_set(ok);
-            app.toast(if ok { "Public key copied." } else { "Could not copy; select the key by hand." }, !ok);
+            app.toast(
+                if ok {
+                    "Public key copied."
+                } else {
+                    "Could not copy; select the key by hand."
+                },
+                !ok,
+            );
         });
     };
     view! {

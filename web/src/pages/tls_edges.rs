@@ -15,15 +15,23 @@ use leptos::task::spawn_local;
 use leptos_router::components::A;
 use std::collections::BTreeMap;
 use tunnel_core::paths;
-use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList};
-use tunnel_core::resources::tls_edge::{TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList as Page};
+use tunnel_core::resources::backend::{
+    TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
+};
+use tunnel_core::resources::tls_edge::{
+    TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList as Page,
+};
 use tunnel_core::{FieldError, Validate};
 
 const PAGE_SIZE: u32 = 20;
 
 /// Splits a comma- or newline-separated list, dropping empty entries.
 fn split_list(text: &str) -> Vec<String> {
-    text.split([',', '\n']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    text.split([',', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 #[component]
@@ -33,12 +41,17 @@ pub fn TlsEdgeList() -> impl IntoView {
     let page = fetch_into::<Page>(
         move || {
             let q = pager.current.get();
-            let q = if q.is_empty() { paths::list_query(Some(PAGE_SIZE), None) } else { q };
+            let q = if q.is_empty() {
+                paths::list_query(Some(PAGE_SIZE), None)
+            } else {
+                q
+            };
             format!("{}{q}", paths::TLS_EDGES)
         },
         reload,
     );
-    let next = Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let next =
+        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head"><h1>"TLS edges"</h1></div>
         <p class="lead">"Pick an edge to set the tunnel-group backend that serves its traffic."</p>
@@ -86,10 +99,16 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let host_msg = Signal::derive(move || {
-        live.with(|l| l.iter().find(|e| e.field.starts_with("hostports")).map(|e| e.message.clone()))
-            .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("hostports"))))
+        live.with(|l| {
+            l.iter()
+                .find(|e| e.field.starts_with("hostports"))
+                .map(|e| e.message.clone())
+        })
+        .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("hostports"))))
     });
-    let desc_msg = Signal::derive(move || live.with(|l| server_error.with(|s| message_for("description", l, s.as_ref()))));
+    let desc_msg = Signal::derive(move || {
+        live.with(|l| server_error.with(|s| message_for("description", l, s.as_ref())))
+    });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if !live.with(Vec::is_empty) || busy.get_untracked() {
@@ -135,7 +154,13 @@ pub fn TlsEdgeDetail() -> impl IntoView {
     let edge = fetch_into::<TlsEdge>(move || paths::tls_edge(&id.get()), reload);
     let backends_reload = RwSignal::new(0);
     let backends = fetch_into::<TunnelGroupBackendList>(
-        move || format!("{}{}", paths::TUNNEL_GROUP_BACKENDS, paths::list_query(Some(100), None)),
+        move || {
+            format!(
+                "{}{}",
+                paths::TUNNEL_GROUP_BACKENDS,
+                paths::list_query(Some(100), None)
+            )
+        },
         backends_reload,
     );
     view! {
@@ -163,12 +188,20 @@ fn BackendModule(
     let api = use_api();
     let app = use_app();
     let edge_id = StoredValue::new(edge_id);
-    let backend_id = RwSignal::new(module.as_ref().map(|m| m.backend.id.clone()).unwrap_or_default());
+    let backend_id = RwSignal::new(
+        module
+            .as_ref()
+            .map(|m| m.backend.id.clone())
+            .unwrap_or_default(),
+    );
     let enabled = RwSignal::new(module.as_ref().is_none_or(|m| m.enabled));
     let server_error = RwSignal::new(None::<ApiError>);
     let confirm_delete = RwSignal::new(false);
     let busy = RwSignal::new(false);
-    let request = Memo::new(move |_| TlsEdgeBackendReplace { enabled: Some(enabled.get()), backend_id: backend_id.get() });
+    let request = Memo::new(move |_| TlsEdgeBackendReplace {
+        enabled: Some(enabled.get()),
+        backend_id: backend_id.get(),
+    });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let backend_msg = Signal::derive(move || {
         let live: Vec<FieldError> = live.get();
@@ -216,8 +249,10 @@ fn BackendModule(
         Some(m) => view! {
             <p>"Backend " <span class="mono">{m.backend.id.clone()}</span> ", "
                 <strong>{if m.enabled { "enabled" } else { "disabled" }}</strong> "."</p>
-        }.into_any(),
-        None => view! { <p class="empty">"No backend module: this edge has no backend yet."</p> }.into_any(),
+        }
+        .into_any(),
+        None => view! { <p class="empty">"No backend module: this edge has no backend yet."</p> }
+            .into_any(),
     };
     view! {
         <section class="card" aria-labelledby="module-title">
@@ -296,21 +331,33 @@ fn NewBackendForm(reload: RwSignal<u32>) -> impl IntoView {
         Err(m) => vec![FieldError::new("labels", m)],
     });
     let labels_msg = Signal::derive(move || {
-        live.with(|l| l.iter().find(|e| e.field.starts_with("labels")).map(|e| e.message.clone()))
-            .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("labels"))))
+        live.with(|l| {
+            l.iter()
+                .find(|e| e.field.starts_with("labels"))
+                .map(|e| e.message.clone())
+        })
+        .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("labels"))))
     });
-    let desc_msg = Signal::derive(move || live.with(|l| server_error.with(|s| message_for("description", l, s.as_ref()))));
+    let desc_msg = Signal::derive(move || {
+        live.with(|l| server_error.with(|s| message_for("description", l, s.as_ref())))
+    });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let Ok(body) = request.get_untracked() else { return };
+        let Ok(body) = request.get_untracked() else {
+            return;
+        };
         if !live.with_untracked(Vec::is_empty) {
             return;
         }
         spawn_local(async move {
-            let result: Result<TunnelGroupBackend, ApiError> = api.post(paths::TUNNEL_GROUP_BACKENDS, &body).await;
+            let result: Result<TunnelGroupBackend, ApiError> =
+                api.post(paths::TUNNEL_GROUP_BACKENDS, &body).await;
             match result {
                 Ok(b) => {
-                    app.toast(format!("Tunnel-group backend {} created; pick it above.", b.id), false);
+                    app.toast(
+                        format!("Tunnel-group backend {} created; pick it above.", b.id),
+                        false,
+                    );
                     description.try_set(String::new());
                     labels.try_set(String::new());
                     server_error.try_set(None);
