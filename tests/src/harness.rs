@@ -94,11 +94,14 @@ impl ProcessGuard {
 impl Drop for ProcessGuard {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
-            // The group id is the child's pid (process_group(0)); `kill -KILL -<pgid>` ends all.
-            let _ = Command::new("kill")
-                .args(["-KILL", &format!("-{}", self.child.id())])
-                .stderr(Stdio::null())
-                .status();
+            // The group id is the child's pid (process_group(0)). A signal call, not the `kill`
+            // command: procps' `kill -KILL -<pgid>` reads the group as `-1` and kills everything.
+            if let Ok(pid) = i32::try_from(self.child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             let _ = self.child.kill();
         }
         let _ = self.child.wait();

@@ -1,6 +1,7 @@
 //! Page objects: the console driven the way a user does, by labels, buttons and visible text.
 //! Every wait is bounded; failures say what was looked for.
 
+pub mod credentials;
 pub mod sign_in;
 
 use anyhow::{Context, Result, bail};
@@ -73,23 +74,26 @@ pub async fn fill(client: &Client, label: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Clicks the enabled, visible button whose text is `text`.
+/// Clicks the enabled, visible button (or link styled as one) whose text is `text`. A click that
+/// lands on something covering it (a toast) is retried until the cover goes, as a user would.
 pub async fn click_button(client: &Client, text: &str) -> Result<()> {
-    let xpath = format!("//button[normalize-space()={}]", xpath_literal(text));
-    let button = eventually(&format!("the button {text:?}"), || async {
+    let xpath = format!(
+        "//*[self::button or self::a][normalize-space()={}]",
+        xpath_literal(text)
+    );
+    eventually(&format!("a click on the button {text:?}"), || async {
         for b in client.find_all(Locator::XPath(&xpath)).await? {
             if b.is_displayed().await? && b.is_enabled().await? {
-                return Ok(Some(b));
+                return match b.click().await {
+                    Ok(_) => Ok(Some(())),
+                    Err(e) if e.to_string().contains("intercepted") => Ok(None),
+                    Err(e) => Err(e).with_context(|| format!("clicking {text:?}")),
+                };
             }
         }
         Ok(None)
     })
-    .await?;
-    button
-        .click()
-        .await
-        .with_context(|| format!("clicking {text:?}"))?;
-    Ok(())
+    .await
 }
 
 /// The visible text of the page.

@@ -1,0 +1,95 @@
+//! Flow 2: credentials through the console: create with two ACL rules (a bad rule flagged before
+//! sending), the token shown once, the list, edit, the ACL tester, delete with confirmation.
+
+use tunnel_e2e::api::Api;
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
+use tunnel_e2e::pages::{self, credentials, sign_in::sign_in};
+
+#[tokio::test]
+async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    credentials::open_list(client).await?;
+
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "e2e laptop").await?;
+    credentials::set_rule(client, 1, "bind:*.example.com").await?;
+    credentials::set_rule(client, 2, "bind:bad rule").await?;
+    // Flagged as typed, with core's message, before anything is sent.
+    pages::wait_for_text(client, "contains whitespace").await?;
+    browser.screenshot("credential-bad-rule").await?;
+    let (_, listed) = api.call(hyper::Method::GET, "/credentials", None).await?;
+    assert_eq!(
+        listed["credentials"].as_array().map(Vec::len),
+        Some(0),
+        "nothing was sent"
+    );
+    credentials::set_rule(client, 2, "bind:env=prod").await?;
+    pages::click_button(client, "Create credential").await?;
+
+    let token = credentials::token_in_dialog(client).await?;
+    assert!(
+        tunnel_core::ids::SecretToken::parse(&token).is_some(),
+        "token format: {token}"
+    );
+    browser.screenshot("credential-token-dialog").await?;
+    pages::click_button(client, "I have copied it").await?;
+    pages::wait_for_text(client, "Shown only once").await?;
+    assert!(
+        !pages::page_text(client).await?.contains(&token),
+        "the token is gone after closing"
+    );
+
+    let (_, listed) = api.call(hyper::Method::GET, "/credentials", None).await?;
+    let created = &listed["credentials"][0];
+    assert_eq!(created["description"], "e2e laptop");
+    assert_eq!(
+        created["acl"],
+        serde_json::json!(["bind:*.example.com", "bind:env=prod"])
+    );
+    assert_eq!(created["token"], serde_json::Value::Null);
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, "e2e laptop").await?;
+    pages::wait_for_text(client, &id).await?;
+    browser.screenshot("credentials-list").await?;
+
+    client
+        .find(fantoccini::Locator::LinkText(&id))
+        .await?
+        .click()
+        .await?;
+    pages::click_button(client, "Edit").await?;
+    pages::fill(client, "Description", "e2e laptop (renamed)").await?;
+    pages::click_button(client, "Save changes").await?;
+    pages::wait_for_text(client, "Credential saved.").await?;
+    let (_, fetched) = api
+        .call(hyper::Method::GET, &format!("/credentials/{id}"), None)
+        .await?;
+    assert_eq!(fetched["description"], "e2e laptop (renamed)");
+    assert_eq!(
+        fetched["acl"], created["acl"],
+        "the ACL is unchanged by a description edit"
+    );
+
+    pages::fill(client, "Domain, host:port or key=value", "api.example.com").await?;
+    pages::wait_for_text(client, "permitted by the rule bind:*.example.com").await?;
+    pages::fill(client, "Domain, host:port or key=value", "example.org").await?;
+    pages::wait_for_text(client, "Denied: no rule permits example.org").await?;
+    browser.screenshot("credential-detail").await?;
+
+    pages::click_button(client, "Delete").await?;
+    pages::wait_for_text(client, "Delete this credential?").await?;
+    pages::click_button(client, "Delete credential").await?;
+    pages::wait_for_text(client, "No credentials yet").await?;
+    let (status, _) = api
+        .call(hyper::Method::GET, &format!("/credentials/{id}"), None)
+        .await?;
+    assert_eq!(status, 404);
+    browser.client.clone().close().await?;
+    Ok(())
+}
