@@ -84,7 +84,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
 
     pages::click_button(client, "Delete").await?;
     pages::wait_for_text(client, "Delete this credential?").await?;
-    pages::click_button(client, "Delete credential").await?;
+    pages::click_in_dialog(client, "Delete credential").await?;
     pages::wait_for_text(client, "No credentials yet").await?;
     let (status, _) = api
         .call(hyper::Method::GET, &format!("/credentials/{id}"), None)

@@ -2,6 +2,7 @@
 //! Every wait is bounded; failures say what was looked for.
 
 pub mod credentials;
+pub mod sessions;
 pub mod sign_in;
 
 use anyhow::{Context, Result, bail};
@@ -81,8 +82,22 @@ pub async fn click_button(client: &Client, text: &str) -> Result<()> {
         "//*[self::button or self::a][normalize-space()={}]",
         xpath_literal(text)
     );
+    click_xpath(client, text, &xpath).await
+}
+
+/// Clicks the button `text` inside the open dialog (a confirmation often repeats the label of
+/// the button that opened it).
+pub async fn click_in_dialog(client: &Client, text: &str) -> Result<()> {
+    let xpath = format!(
+        "//*[@role='dialog' or @role='alertdialog']//button[normalize-space()={}]",
+        xpath_literal(text)
+    );
+    click_xpath(client, text, &xpath).await
+}
+
+async fn click_xpath(client: &Client, text: &str, xpath: &str) -> Result<()> {
     eventually(&format!("a click on the button {text:?}"), || async {
-        for b in client.find_all(Locator::XPath(&xpath)).await? {
+        for b in client.find_all(Locator::XPath(xpath)).await? {
             if b.is_displayed().await? && b.is_enabled().await? {
                 return match b.click().await {
                     Ok(_) => Ok(Some(())),
