@@ -4,6 +4,7 @@
 pub mod credentials;
 pub mod sessions;
 pub mod sign_in;
+pub mod ssh_cas;
 
 use anyhow::{Context, Result, bail};
 use fantoccini::{Client, Locator, elements::Element};
@@ -133,4 +134,19 @@ pub async fn has_button(client: &Client, text: &str) -> Result<bool> {
         }
     }
     Ok(false)
+}
+
+/// Picks the option shown as `option` in the select labelled `label`.
+pub async fn select(client: &Client, label: &str, option: &str) -> Result<()> {
+    let el = field(client, label).await?;
+    el.select_by_label(option)
+        .await
+        .with_context(|| format!("choosing {option:?} in {label:?}"))?;
+    Ok(())
+}
+
+/// The current value of the field labelled `label`.
+pub async fn value_of(client: &Client, label: &str) -> Result<String> {
+    let el = field(client, label).await?;
+    Ok(el.prop("value").await?.unwrap_or_default())
 }

@@ -1,0 +1,97 @@
+//! Flow 4: SSH certificate authorities: ed25519, ECDSA P-384 and RSA 2048 created in the console;
+//! the public keys shown parse with `ssh-keygen -l`; edit and delete.
+
+use hyper::Method;
+use std::process::Command;
+use tunnel_e2e::api::Api;
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
+use tunnel_e2e::pages::{self, sign_in::sign_in, ssh_cas};
+
+/// `ssh-keygen -l` of one public key line: "<bits> <fingerprint> <comment> (<TYPE>)".
+fn fingerprint(public_key: &str) -> anyhow::Result<String> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("ca.pub");
+    std::fs::write(&path, format!("{public_key}\n"))?;
+    let out = Command::new("ssh-keygen")
+        .arg("-l")
+        .arg("-f")
+        .arg(&path)
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "ssh-keygen refused {public_key}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8(out.stdout)?)
+}
+
+#[tokio::test]
+async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+
+    let cases = [
+        (
+            "e2e ed25519",
+            "Ed25519 (recommended)",
+            None,
+            "256",
+            "(ED25519)",
+        ),
+        (
+            "e2e ecdsa",
+            "ECDSA",
+            Some(("Elliptic curve", "P384")),
+            "384",
+            "(ECDSA)",
+        ),
+        (
+            "e2e rsa",
+            "RSA",
+            Some(("Key size", "2048 bits")),
+            "2048",
+            "(RSA)",
+        ),
+    ];
+    for (description, key_type, second, bits, kind) in cases {
+        let public_key = ssh_cas::create(client, description, key_type, second).await?;
+        let print = fingerprint(&public_key)?;
+        assert!(
+            print.starts_with(&format!("{bits} ")) && print.trim_end().ends_with(kind),
+            "{description}: {print}"
+        );
+    }
+    browser.screenshot("ssh-ca-detail").await?;
+
+    // Edit the last one (its detail page is open).
+    pages::fill(client, "Description", "e2e rsa (renamed)").await?;
+    pages::click_button(client, "Save changes").await?;
+    pages::wait_for_text(client, "SSH CA saved.").await?;
+    let (_, list) = api
+        .call(Method::GET, "/ssh_certificate_authorities", None)
+        .await?;
+    let newest = &list["ssh_certificate_authorities"][0];
+    assert_eq!(newest["description"], "e2e rsa (renamed)");
+    assert_eq!(newest["key_type"], "rsa");
+
+    ssh_cas::delete(client).await?;
+    pages::wait_for_text(client, "deleted").await?;
+    ssh_cas::open_list(client).await?;
+    pages::wait_for_text(client, "e2e ecdsa").await?;
+    browser.screenshot("ssh-cas-list").await?;
+    let (_, list) = api
+        .call(Method::GET, "/ssh_certificate_authorities", None)
+        .await?;
+    let descriptions: Vec<_> = list["ssh_certificate_authorities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|ca| ca["description"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(descriptions, ["e2e ecdsa", "e2e ed25519"]);
+    browser.client.clone().close().await?;
+    Ok(())
+}
