@@ -5,6 +5,7 @@ pub mod credentials;
 pub mod sessions;
 pub mod sign_in;
 pub mod ssh_cas;
+pub mod tls_edges;
 
 use anyhow::{Context, Result, bail};
 use fantoccini::{Client, Locator, elements::Element};
@@ -149,4 +150,22 @@ pub async fn select(client: &Client, label: &str, option: &str) -> Result<()> {
 pub async fn value_of(client: &Client, label: &str) -> Result<String> {
     let el = field(client, label).await?;
     Ok(el.prop("value").await?.unwrap_or_default())
+}
+
+/// Picks the first option containing `text` in the select labelled `label`.
+pub async fn select_containing(client: &Client, label: &str, text: &str) -> Result<()> {
+    let el = field(client, label).await?;
+    let xpath = format!(
+        ".//option[contains(normalize-space(), {})]",
+        xpath_literal(text)
+    );
+    let option = eventually(&format!("an option with {text:?} in {label:?}"), || async {
+        Ok(el.find(Locator::XPath(&xpath)).await.ok())
+    })
+    .await?;
+    option
+        .click()
+        .await
+        .with_context(|| format!("choosing {text:?} in {label:?}"))?;
+    Ok(())
 }
