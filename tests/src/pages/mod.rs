@@ -2,6 +2,8 @@
 //! Every wait is bounded; failures say what was looked for.
 
 pub mod credentials;
+pub mod events;
+pub mod lists;
 pub mod sessions;
 pub mod sign_in;
 pub mod ssh_cas;

@@ -1,0 +1,35 @@
+//! The event subscription pages: list, create and edit with the source picker, free entry and
+//! the destination picker (with a form to add a webhook destination), delete.
+
+use super::{click_button, fill, select, wait_for_text};
+use anyhow::Result;
+use fantoccini::{Client, Locator};
+
+pub async fn open_list(client: &Client) -> Result<()> {
+    client
+        .find(Locator::LinkText("Events"))
+        .await?
+        .click()
+        .await?;
+    wait_for_text(client, "Event subscriptions").await
+}
+
+pub async fn start_new(client: &Client) -> Result<()> {
+    open_list(client).await?;
+    click_button(client, "New subscription").await?;
+    wait_for_text(client, "New event subscription").await
+}
+
+pub async fn pick_source(client: &Client, event_type: &str) -> Result<()> {
+    select(client, "Add from the catalogue", event_type).await
+}
+
+pub async fn type_source(client: &Client, event_type: &str) -> Result<()> {
+    fill(client, "Or type one", event_type).await
+}
+
+pub async fn add_webhook(client: &Client, url: &str) -> Result<()> {
+    fill(client, "New webhook destination URL", url).await?;
+    click_button(client, "Add webhook").await?;
+    wait_for_text(client, "created and selected").await
+}

@@ -1,0 +1,109 @@
+//! Flow 7: bad input and safety: over-long descriptions in bytes (credentials) and in characters
+//! (event subscriptions), an unknown event type, and markup in a description shown as text with
+//! no script run.
+
+use hyper::Method;
+use serde_json::json;
+use tunnel_e2e::api::Api;
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
+use tunnel_e2e::pages::{self, credentials, events, sign_in::sign_in};
+
+const MARKUP: &str = "<img src=x onerror=alert(1)>";
+
+#[tokio::test]
+async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+
+    // 128 two-byte characters are 256 bytes: over the credential's byte limit.
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", &"é".repeat(128)).await?;
+    pages::wait_for_text(
+        client,
+        "description must be at most 255 bytes; it is 256 bytes",
+    )
+    .await?;
+    browser.screenshot("bad-input-bytes").await?;
+    // 127 of them (254 bytes) are fine: the message goes away.
+    pages::fill(client, "Description", &"é".repeat(127)).await?;
+    pages::eventually("the byte-limit message to go", || async {
+        Ok((!pages::page_text(client)
+            .await?
+            .contains("at most 255 bytes"))
+        .then_some(()))
+    })
+    .await?;
+
+    // Event subscriptions count characters: 256 are too many, 255 two-byte ones are fine.
+    events::start_new(client).await?;
+    pages::fill(client, "Description", &"é".repeat(256)).await?;
+    pages::wait_for_text(
+        client,
+        "description must be at most 255 characters; it is 256 characters",
+    )
+    .await?;
+    // The free entry checks the form as it is typed…
+    events::type_source(client, "not an event").await?;
+    pages::wait_for_text(client, "is not an event type").await?;
+    // …and a well-formed but unknown type is flagged on its chip once added.
+    events::type_source(client, "bogus_event.v1").await?;
+    pages::click_button(client, "Add").await?;
+    pages::wait_for_text(client, "is not a known event type").await?;
+    browser.screenshot("bad-input-events").await?;
+    pages::fill(client, "Description", &"é".repeat(255)).await?;
+    client
+        .find(fantoccini::Locator::Css(
+            "button[aria-label='Remove bogus_event.v1']",
+        ))
+        .await?
+        .click()
+        .await?;
+    events::pick_source(client, "tunnel_session_started.v0").await?;
+    pages::click_button(client, "Create subscription").await?;
+    pages::wait_for_text(client, "Only the fields you change are sent").await?;
+    let (_, list) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    assert_eq!(
+        list["event_subscriptions"][0]["description"],
+        "é".repeat(255)
+    );
+
+    // Markup in user text is shown as text and never run.
+    let created = api
+        .create("/credentials", json!({"description": MARKUP}))
+        .await?;
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, MARKUP).await?;
+    client
+        .find(fantoccini::Locator::LinkText(&id))
+        .await?
+        .click()
+        .await?;
+    pages::wait_for_text(client, "ACL tester").await?;
+    assert!(
+        pages::page_text(client).await?.contains(MARKUP),
+        "the description is shown as text"
+    );
+    assert!(
+        client
+            .find(fantoccini::Locator::Css("img[src=x]"))
+            .await
+            .is_err(),
+        "no element was injected"
+    );
+    assert!(
+        client.get_alert_text().await.is_err(),
+        "no dialog was raised"
+    );
+    browser.screenshot("bad-input-markup").await?;
+    let (status, _) = api
+        .call(Method::GET, &format!("/credentials/{id}"), None)
+        .await?;
+    assert_eq!(status, 200);
+    browser.client.clone().close().await?;
+    Ok(())
+}
