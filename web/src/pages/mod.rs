@@ -8,7 +8,7 @@ pub mod signin;
 pub mod ssh_cas;
 pub mod tls_edges;
 
-use crate::api::{Api, ApiError};
+use crate::api::Api;
 use crate::components::loading::Load;
 use crate::state::use_app;
 use leptos::prelude::*;
@@ -26,17 +26,20 @@ pub fn fetch_into<T>(
     reload: RwSignal<u32>,
 ) -> RwSignal<Load<T>>
 where
-    T: DeserializeOwned + Send + Sync + 'static,
+    T: DeserializeOwned + PartialEq + Send + Sync + 'static,
 {
     let api = use_api();
     let state = RwSignal::new(Load::Loading);
     Effect::new(move |_| {
         reload.track();
         let path = path();
-        // Keep what is shown while refreshing; only a first load shows the spinner.
+        // Keep what is shown while refreshing (only a first load shows the spinner), and leave
+        // the DOM alone when a refresh brings nothing new, so focus and selection survive it.
         spawn_local(async move {
-            let result: Result<T, ApiError> = api.get(&path).await;
-            state.try_set(result.into());
+            let result: Load<T> = api.get::<T>(&path).await.into();
+            if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
+                state.try_set(result);
+            }
         });
     });
     state

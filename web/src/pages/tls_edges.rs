@@ -205,7 +205,11 @@ fn BackendModule(
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     // "Required" is not an error until something was chosen or sent: the picker starts empty.
     let backend_msg = Signal::derive(move || {
-        let live: Vec<FieldError> = if backend_id.with(String::is_empty) { Vec::new() } else { live.get() };
+        let live: Vec<FieldError> = if backend_id.with(String::is_empty) {
+            Vec::new()
+        } else {
+            live.get()
+        };
         server_error.with(|s| message_for("backend_id", &live, s.as_ref()))
     });
     let save = move |ev: leptos::ev::SubmitEvent| {
