@@ -22,7 +22,8 @@ use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList as Page, CredentialUpdate,
 };
 
-const PAGE_SIZE: u32 = 20;
+/// The API's default and largest page (DESIGN §5): one request fills the table.
+const PAGE_SIZE: u32 = 100;
 
 #[component]
 pub fn CredentialList() -> impl IntoView {
