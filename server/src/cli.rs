@@ -173,3 +173,26 @@ pub async fn user_create(
         .with_context(|| format!("no account `{account}` (see `tunnel-server account list`)"))?;
     Ok(json!({"user_id": created.principal_id, "api_key": created.api_key}))
 }
+
+/// `dev seed-credentials --account ID --count N` (hidden; for `cargo xtask bench`): bulk-loads
+/// `count` credentials owned by the account's admin; prints
+/// `{"account_id","inserted","seconds","middle_id","deep_id"}` (ids to page from).
+pub async fn seed_credentials(
+    database: &str,
+    account: &str,
+    count: u64,
+) -> anyhow::Result<serde_json::Value> {
+    let store = open(database).await?;
+    let started = std::time::Instant::now();
+    let seeded = store.seed_credentials(account, count).await?;
+    store.close().await;
+    let seeded =
+        seeded.with_context(|| format!("account `{account}` does not exist or has no admin"))?;
+    Ok(json!({
+        "account_id": account,
+        "inserted": seeded.inserted,
+        "seconds": started.elapsed().as_secs_f64(),
+        "middle_id": seeded.middle_id,
+        "deep_id": seeded.deep_id,
+    }))
+}

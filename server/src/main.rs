@@ -28,6 +28,23 @@ enum Command {
     /// Manage users and bots.
     #[command(subcommand)]
     User(UserCommand),
+    /// Developer commands (benchmarks); not part of the stable command line.
+    #[command(subcommand, hide = true)]
+    Dev(DevCommand),
+}
+
+#[derive(Subcommand)]
+enum DevCommand {
+    /// Bulk-load COUNT credentials owned by the account's admin; prints
+    /// {"account_id","inserted","seconds","middle_id","deep_id"}.
+    SeedCredentials {
+        #[arg(long)]
+        account: String,
+        #[arg(long)]
+        count: u64,
+        #[command(flatten)]
+        database: Database,
+    },
 }
 
 #[derive(Args)]
@@ -153,6 +170,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             bot,
             database,
         }) => cli::user_create(&database.database, &account, admin, bot).await?,
+        Command::Dev(DevCommand::SeedCredentials {
+            account,
+            count,
+            database,
+        }) => cli::seed_credentials(&database.database, &account, count).await?,
     };
     println!("{}", serde_json::to_string_pretty(&output)?);
     Ok(())

@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's developer commands. `test` is what CI runs; `run` starts the
 //! console and server locally. Both install the toolchain pieces they need first (see `tools`).
 
+mod bench;
 mod run;
 mod shell;
 mod test;
@@ -25,6 +26,12 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
+    /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
+    Bench {
+        /// Passed to `tunnel-bench run` (e.g. `--only 3,4` or `--load-seconds 2`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() {
@@ -32,6 +39,7 @@ fn main() {
     let result = match cli.command {
         Command::Test => test::run(),
         Command::Run { listen } => run::run(&listen),
+        Command::Bench { args } => bench::run(&args),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");

@@ -176,3 +176,89 @@ impl Store {
         }))
     }
 }
+
+/// What [`Store::seed_credentials`] did, with ids to page from in benchmarks.
+#[derive(Debug, Clone)]
+pub struct Seeded {
+    pub inserted: u64,
+    /// The id with as many rows older as newer than it.
+    pub middle_id: String,
+    /// The 101st oldest id: `before_id` of the last full page.
+    pub deep_id: String,
+}
+
+/// Rows per transaction when seeding: large enough that commits (fsyncs) do not dominate, small
+/// enough that the WAL stays a few tens of MB.
+const SEED_BATCH: u64 = 50_000;
+
+impl Store {
+    /// Bulk-loads `count` credentials into `account_id`, owned by its oldest admin, for
+    /// benchmarks (`tunnel-server dev seed-credentials`). Ids come from the same [`IdGenerator`]
+    /// scheme as real ones, with timestamps one millisecond apart ending now, so they sort like
+    /// credentials created over time and before anything created afterwards. Each row gets its
+    /// own random token (only its hash is stored, as always); nobody ever sees those tokens.
+    /// Returns `None` when the account has no admin.
+    ///
+    /// [`IdGenerator`]: tunnel_core::ids::IdGenerator
+    pub async fn seed_credentials(&self, account_id: &str, count: u64) -> Result<Option<Seeded>> {
+        let owner: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM principals WHERE account_id = ? AND is_admin = 1 ORDER BY id LIMIT 1",
+        )
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(owner) = owner else { return Ok(None) };
+        let now = time::OffsetDateTime::now_utc();
+        let now_ms = u64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or_default();
+        let first_ms = now_ms.saturating_sub(count);
+        let mut ids = tunnel_core::ids::IdGenerator::default();
+        let acl = to_json(&["bind:*.example.com"]);
+        let mut done = 0;
+        let (mut middle_id, mut deep_id) = (String::new(), String::new());
+        while done < count {
+            let batch = SEED_BATCH.min(count - done);
+            let mut tx = self.write_tx().await?;
+            for i in done..done + batch {
+                let millis = first_ms + i;
+                let mut random = [0u8; 14];
+                rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut random);
+                let id = ids.next(IdKind::Credential, millis, random);
+                if i == count / 2 {
+                    middle_id.clone_from(&id);
+                }
+                if i == 100.min(count - 1) {
+                    deep_id.clone_from(&id);
+                }
+                let created_at = time::OffsetDateTime::from_unix_timestamp_nanos(
+                    i128::from(millis) * 1_000_000,
+                )
+                .map(super::rfc3339)
+                .unwrap_or_else(|_| super::rfc3339(now));
+                let token = new_token(&id).expose();
+                // The same statement text every time: sqlx keeps it prepared per connection.
+                sqlx::query(
+                    "INSERT INTO credentials (id, account_id, lookup, secret_hash, created_at, description, metadata, acl, owner_id)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(&id)
+                .bind(account_id)
+                .bind(lookup_of(&token))
+                .bind(hash_secret(&token))
+                .bind(&created_at)
+                .bind(format!("seeded credential {i}"))
+                .bind("")
+                .bind(&acl)
+                .bind(&owner)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            done += batch;
+        }
+        Ok(Some(Seeded {
+            inserted: done,
+            middle_id,
+            deep_id,
+        }))
+    }
+}

@@ -15,7 +15,9 @@ mod events;
 mod ssh_cas;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
-pub use credentials::{AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential};
+pub use credentials::{
+    AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
+};
 pub use edges::{BackendRow, ModuleError, TlsEdgeRow};
 pub use events::{DestinationRow, SubscriptionChanges, SubscriptionRow};
 pub use ssh_cas::SshCaRow;

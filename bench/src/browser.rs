@@ -1,0 +1,169 @@
+//! Headless Chromium through chromedriver and fantoccini, for the console start section.
+//!
+//! The measure is taken by the page itself with the Performance API: before any script of the
+//! page runs, a `MutationObserver` is installed (CDP `Page.addScriptToEvaluateOnNewDocument`,
+//! through chromedriver's `goog/cdp/execute`) that puts a `performance.mark` the moment the
+//! document holds `rows` table rows. The mark's `startTime` is milliseconds since the
+//! navigation started, so WebDriver's own round trips do not enter the figure, and the console
+//! and the static baseline page are measured by exactly the same code.
+
+use crate::procs::{Guard, free_addr};
+use anyhow::{Context, Result, bail};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// The name of the mark put when the rows are in the document.
+const MARK: &str = "bench-rows-shown";
+
+/// chromedriver; each [`Browser::session`] is a fresh Chromium with an empty profile.
+#[derive(Debug)]
+pub struct Browser {
+    port: u16,
+    _driver: Guard,
+}
+
+/// A chromedriver session (one Chromium, cold cache). Closed explicitly with [`Session::close`].
+pub struct Session {
+    pub client: fantoccini::Client,
+    _profile: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Session")
+    }
+}
+
+/// chromedriver's passthrough to the DevTools protocol.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: serde_json::Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _url: &url::Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({"cmd": self.cmd, "params": self.params});
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+impl Browser {
+    pub fn start() -> Result<Browser> {
+        let addr = free_addr()?;
+        let mut command = Command::new(CHROMEDRIVER);
+        command
+            .arg(format!("--port={}", addr.port()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut driver = Guard::spawn("chromedriver", command)?;
+        driver.wait_for_port(addr)?;
+        Ok(Browser {
+            port: addr.port(),
+            _driver: driver,
+        })
+    }
+
+    pub async fn session(&self) -> Result<Session> {
+        let profile = tempfile::tempdir()?;
+        let args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-extensions",
+            "--window-size=1280,900",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([format!("--user-data-dir={}", profile.path().display())])
+        .collect();
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({"binary": CHROMIUM, "args": args}),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = fantoccini::ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .context("connecting to chromedriver")?;
+        Ok(Session {
+            client,
+            _profile: profile,
+        })
+    }
+}
+
+impl Session {
+    /// Installs, for every later navigation, the observer that marks when `rows` rows show.
+    pub async fn mark_rows_on_new_documents(&self, rows: usize) -> Result<()> {
+        let source = format!(
+            r"(() => {{
+  const want = {rows};
+  const seen = () => document.querySelectorAll('table tbody tr').length >= want;
+  const observer = new MutationObserver(() => {{
+    if (seen()) {{ performance.mark('{MARK}'); observer.disconnect(); }}
+  }});
+  observer.observe(document, {{ childList: true, subtree: true }});
+}})();"
+        );
+        self.client
+            .issue_cmd(Cdp {
+                cmd: "Page.addScriptToEvaluateOnNewDocument",
+                params: serde_json::json!({ "source": source }),
+            })
+            .await
+            .context("chromedriver refused the DevTools command")?;
+        Ok(())
+    }
+
+    /// Navigates to `url` and returns the mark's time (ms since navigation start), waiting at
+    /// most 60 s for it.
+    pub async fn time_to_rows(&self, url: &str) -> Result<f64> {
+        self.client.goto(url).await?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let script = format!(
+            "const m = performance.getEntriesByName('{MARK}')[0]; return m ? m.startTime : null;"
+        );
+        loop {
+            if let Some(ms) = self.client.execute(&script, vec![]).await?.as_f64() {
+                return Ok(ms);
+            }
+            if Instant::now() > deadline {
+                let rows = self
+                    .client
+                    .execute(
+                        "return document.querySelectorAll('table tbody tr').length;",
+                        vec![],
+                    )
+                    .await?;
+                bail!("{url}: the rows did not show within 60 s (rows now: {rows})");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn close(self) -> Result<()> {
+        self.client.close().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! `tunnel-bench`: the measuring half of `cargo xtask bench` (the xtask builds everything in
+//! release, then runs `tunnel-bench run` with the paths of what it built).
+//!
+//! Benchmarks are not tests: nothing here asserts a time. Every section measures a figure and a
+//! baseline in the same run, on the same machine, and the report gives both and their ratio.
+//!
+//! Code map:
+//! - [`procs`]: child processes in their own process group (killed with `killpg` on drop),
+//!   loopback ports, RSS from `/proc/<pid>/status`.
+//! - [`http`]: a minimal HTTP/1.1 client on hyper (one keep-alive connection per worker) and the
+//!   load generator (N connections, bounded by time and by count).
+//! - [`baseline`]: the bare axum server returning a constant JSON body (`tunnel-bench
+//!   baseline-server`, its own process like the real server).
+//! - [`server`]: starting `tunnel-server` on a fresh database, seeding it, the API client.
+//! - [`browser`]: chromedriver + headless Chromium through fantoccini, with a
+//!   `performance.mark` injected before any page script runs.
+//! - [`sections`]: the seven sections of the report, one function each.
+//! - [`report`]: `BENCHMARKS.md` and the raw JSON.
+//! - [`stats`]: medians and percentiles.
+
+mod baseline;
+mod browser;
+mod http;
+mod procs;
+mod report;
+mod sections;
+mod server;
+mod stats;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tunnel-bench",
+    about = "Tunnel Console benchmarks (run by cargo xtask bench)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run every section and write the report.
+    Run(RunArgs),
+    /// The baseline: a bare axum server answering every request with a constant JSON body.
+    BaselineServer {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+    },
+}
+
+/// Where things are, as built by `cargo xtask bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The release `tunnel-server` binary.
+    #[arg(long)]
+    pub server_bin: PathBuf,
+    /// The release `tunnel-agent` binary.
+    #[arg(long)]
+    pub agent_bin: PathBuf,
+    /// The release console build (trunk `--release` output).
+    #[arg(long)]
+    pub dist: PathBuf,
+    /// Directory for the raw JSON and the scratch databases.
+    #[arg(long)]
+    pub out_dir: PathBuf,
+    /// Where to write the Markdown report.
+    #[arg(long)]
+    pub report: PathBuf,
+    /// Seconds per endpoint in the throughput section.
+    #[arg(long, default_value_t = 10)]
+    pub load_seconds: u64,
+    /// Connections of the load generator.
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// Largest database of the scaling section.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_credentials: u64,
+    /// Browser runs per page in the console start section.
+    #[arg(long, default_value_t = 5)]
+    pub browser_runs: usize,
+    /// Restarts in the agent section.
+    #[arg(long, default_value_t = 50)]
+    pub restarts: usize,
+    /// Only these sections (comma-separated numbers 1-7); all by default.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<u8>,
+    /// The command line that started the run, for the report (set by the xtask).
+    #[arg(long)]
+    pub commands: Vec<String>,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => sections::run_all(args),
+        Command::BaselineServer { listen } => baseline::serve(listen),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tunnel-bench: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `cargo xtask bench`: builds the server, the agent, the benchmark runner and the console in
+//! release, then runs `tunnel-bench run`, which measures and writes `BENCHMARKS.md` (and the raw
+//! numbers in `target/bench/results.json`). Benchmarks never fail on a time; only a broken
+//! build or a benchmark that cannot run fails the command.
+//!
+//! The console is built into `target/bench/dist` rather than `dist/`, so a benchmark run never
+//! replaces the console that `cargo xtask run` or the end-to-end tests are serving.
+
+use crate::shell::{cmd, done, exec, root, step};
+use crate::tools::{ensure_browser, ensure_build_tools};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Where cargo puts release binaries (honours `CARGO_TARGET_DIR`).
+fn release_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("release")
+}
+
+pub fn run(extra: &[String]) -> Result<()> {
+    ensure_build_tools()?;
+    ensure_browser()?;
+    let out = root().join("target/bench");
+    let dist = out.join("dist");
+    let dist_arg = dist.to_string_lossy().into_owned();
+
+    let build = [
+        "cargo",
+        "build",
+        "--release",
+        "-p",
+        "tunnel-server",
+        "-p",
+        "tunnel-agent",
+        "-p",
+        "tunnel-bench",
+    ];
+    let timer = step("release build: tunnel-server, tunnel-agent, tunnel-bench");
+    exec(cmd(build[0], &build[1..]))?;
+    done(timer);
+
+    let trunk = ["trunk", "build", "--release", "--dist", &dist_arg];
+    let timer = step("console release build (trunk)");
+    exec(cmd(trunk[0], &trunk[1..]))?;
+    done(timer);
+
+    let release = release_dir();
+    let bench = release.join("tunnel-bench");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--server-bin".into(),
+        release.join("tunnel-server").to_string_lossy().into_owned(),
+        "--agent-bin".into(),
+        release.join("tunnel-agent").to_string_lossy().into_owned(),
+        "--dist".into(),
+        dist_arg.clone(),
+        "--out-dir".into(),
+        out.to_string_lossy().into_owned(),
+        "--report".into(),
+        root().join("BENCHMARKS.md").to_string_lossy().into_owned(),
+    ];
+    args.extend(extra.iter().cloned());
+    // The report lists the commands, relative to the workspace root so they can be re-run.
+    let relative = |s: &str| {
+        s.strip_prefix(&format!("{}/", root().display()))
+            .unwrap_or(s)
+            .to_owned()
+    };
+    let mut shown_run = vec![relative(&bench.to_string_lossy())];
+    shown_run.extend(args.iter().map(|a| relative(a)));
+    let commands = [
+        format!("cargo xtask bench {}", extra.join(" "))
+            .trim_end()
+            .to_owned(),
+        "# which runs:".to_owned(),
+        build.join(" "),
+        trunk.join(" ").replace(&dist_arg, "target/bench/dist"),
+        shown_run.join(" "),
+    ];
+    for c in &commands {
+        args.extend(["--commands".to_owned(), c.clone()]);
+    }
+
+    let timer = step("benchmarks (tunnel-bench run)");
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    exec(cmd(&bench.to_string_lossy(), &arg_refs))?;
+    done(timer);
+    Ok(())
+}
