@@ -24,7 +24,7 @@
 //!   of the rule `*`.
 
 use crate::errors::FieldError;
-use crate::limits::MAX_ACL_RULES;
+use crate::limits::{MAX_ACL_RULES, bounded_items};
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
@@ -329,19 +329,11 @@ impl Acl {
     /// Parses every rule; the errors name each bad rule as `acl[i]`.
     pub fn parse<S: AsRef<str>>(rules: &[S]) -> Result<Acl, Vec<FieldError>> {
         let mut errors = Vec::new();
-        if rules.len() > MAX_ACL_RULES {
-            errors.push(FieldError::new(
-                "acl",
-                format!(
-                    "acl has {} rules; at most {MAX_ACL_RULES} are allowed",
-                    rules.len()
-                ),
-            ));
-        }
-        let mut parsed = Vec::with_capacity(rules.len());
-        for (i, rule) in rules.iter().enumerate() {
+        let items = bounded_items(rules, "acl", MAX_ACL_RULES, S::as_ref, &mut errors);
+        let mut parsed = Vec::with_capacity(items.len());
+        for (i, rule, repeated) in items {
             let rule = rule.as_ref();
-            if rules[..i].iter().any(|r| r.as_ref() == rule) {
+            if repeated {
                 errors.push(FieldError::new(
                     format!("acl[{i}]"),
                     format!("`{rule}` is listed twice"),
@@ -584,7 +576,13 @@ mod tests {
         let many: Vec<String> = (0..=MAX_ACL_RULES)
             .map(|i| format!("bind:h{i}.com"))
             .collect();
-        assert_eq!(Acl::parse(&many).unwrap_err()[0].field, "acl");
+        let errors = Acl::parse(&many).unwrap_err();
+        assert_eq!(
+            errors.len(),
+            1,
+            "one error for the whole list, not one per rule"
+        );
+        assert_eq!(errors[0].field, "acl");
     }
 
     #[test_case]

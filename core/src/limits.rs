@@ -74,6 +74,37 @@ pub const EVENT_SUBSCRIPTION_METADATA: TextLimit = TextLimit::chars("metadata", 
 pub const OTHER_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const OTHER_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 
+/// Checks the length of a list field, then marks repeated items.
+///
+/// Over `max` items is one error on `field` and nothing else, so a huge list costs one
+/// comparison rather than a pass over every item (and a huge error body). Otherwise every item
+/// comes back with its index and whether an equal key came before it (found with a set: linear,
+/// not quadratic).
+pub fn bounded_items<'a, T>(
+    items: &'a [T],
+    field: &str,
+    max: usize,
+    key: impl Fn(&'a T) -> &'a str,
+    errors: &mut Vec<FieldError>,
+) -> Vec<(usize, &'a T, bool)> {
+    if items.len() > max {
+        errors.push(FieldError::new(
+            field,
+            format!(
+                "{field} has {} items; at most {max} are allowed",
+                items.len()
+            ),
+        ));
+        return Vec::new();
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (i, item, !seen.insert(key(item))))
+        .collect()
+}
+
 /// At most this many ACL rules on one credential.
 pub const MAX_ACL_RULES: usize = 100;
 /// At most this many sources, and as many destinations, on one event subscription.
@@ -84,6 +115,16 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Page size bounds of list operations (DESIGN §5).
 pub const MAX_PAGE_SIZE: u32 = 100;
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
+/// The agent's hello (DESIGN §7): its OS name, free-text metadata and number of binds. The
+/// server refuses a hello past these; the agent checks them at start-up so a bad configuration
+/// fails at once instead of connecting to be refused.
+pub const HELLO_OS: TextLimit = TextLimit::bytes("os", 64);
+pub const HELLO_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+pub const MAX_HELLO_BINDS: usize = 100;
+/// Largest WebSocket message (and frame) of the agent channel: a hello at its limits
+/// (100 binds of a few hundred bytes, 4 KiB of metadata) fits with room to spare.
+pub const MAX_AGENT_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// Wait between a successful agent update and a restart (spec part 8).
 pub const UPDATE_RESTART_WAIT_SECS: u64 = 10;
 
@@ -119,6 +160,25 @@ mod tests {
                 "{limit:?} with {count} × {unit}"
             );
         }
+    }
+
+    #[test_case]
+    fn lists_are_bounded_before_items_are_looked_at() {
+        let mut errors = Vec::new();
+        let many = vec!["x".to_owned(); 10_000];
+        assert!(bounded_items(&many, "acl", 100, String::as_str, &mut errors).is_empty());
+        assert_eq!(errors.len(), 1, "one error, not one per item");
+        assert_eq!(
+            errors[0].message,
+            "acl has 10000 items; at most 100 are allowed"
+        );
+
+        let mut errors = Vec::new();
+        let items = ["a", "b", "a"];
+        let marked = bounded_items(&items, "x", 3, |s| s, &mut errors);
+        let dups: Vec<bool> = marked.iter().map(|(_, _, dup)| *dup).collect();
+        assert_eq!(dups, [false, false, true]);
+        assert!(errors.is_empty());
     }
 
     #[test_case]

@@ -6,7 +6,7 @@ use crate::events::check_known;
 use crate::ids::IdKind;
 use crate::limits::{
     EVENT_SUBSCRIPTION_DESCRIPTION, EVENT_SUBSCRIPTION_METADATA, MAX_EVENT_DESTINATIONS,
-    MAX_EVENT_SOURCES,
+    MAX_EVENT_SOURCES, bounded_items,
 };
 use serde::{Deserialize, Serialize};
 
@@ -110,18 +110,11 @@ fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
             "add at least one event type to subscribe to",
         ));
     }
-    if sources.len() > MAX_EVENT_SOURCES {
-        errors.push(FieldError::new(
-            "sources",
-            format!("at most {MAX_EVENT_SOURCES} sources are allowed"),
-        ));
-    }
-    for (i, source) in sources.iter().enumerate() {
+    for (i, source, repeated) in
+        bounded_items(sources, "sources", MAX_EVENT_SOURCES, source_type, errors)
+    {
         let field = format!("sources[{i}].type");
-        if sources[..i]
-            .iter()
-            .any(|s| s.event_type == source.event_type)
-        {
+        if repeated {
             errors.push(FieldError::new(
                 field,
                 format!("`{}` is listed twice", source.event_type),
@@ -132,16 +125,21 @@ fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
     }
 }
 
+fn source_type(source: &EventSourceReplace) -> &str {
+    &source.event_type
+}
+
 fn check_destinations(ids: &[String], errors: &mut Vec<FieldError>) {
-    if ids.len() > MAX_EVENT_DESTINATIONS {
-        errors.push(FieldError::new(
-            "destination_ids",
-            format!("at most {MAX_EVENT_DESTINATIONS} destinations are allowed"),
-        ));
-    }
-    for (i, id) in ids.iter().enumerate() {
+    let items = bounded_items(
+        ids,
+        "destination_ids",
+        MAX_EVENT_DESTINATIONS,
+        String::as_str,
+        errors,
+    );
+    for (i, id, repeated) in items {
         let field = format!("destination_ids[{i}]");
-        if ids[..i].contains(id) {
+        if repeated {
             errors.push(FieldError::new(field, format!("`{id}` is listed twice")));
         } else {
             check_id(IdKind::EventDestination, field, id, errors);
