@@ -6,7 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::acl::Bind;
+use crate::errors::FieldError;
+use crate::limits::{HELLO_METADATA, HELLO_OS, MAX_HELLO_BINDS};
+use crate::resources::Validate;
 use crate::resources::tunnel_session::AgentCommand;
+use crate::version::Version;
 
 /// Agent → server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +45,63 @@ impl std::fmt::Debug for Hello {
             .field("update_checks", &self.update_checks)
             .field("binds", &self.binds)
             .finish_non_exhaustive()
+    }
+}
+
+/// The hello's own consistency, checked by the server before it looks at the token and by the
+/// agent before it connects (one rule set, so the two cannot drift apart). The authtoken is not
+/// checked here: an empty or unknown token is the server's authentication verdict, not a
+/// malformed hello.
+impl Validate for Hello {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if Version::parse(&self.agent_version).is_none() {
+            errors.push(FieldError::new(
+                "agent_version",
+                format!(
+                    "agent_version `{}` is not of the form MAJOR.MINOR.PATCH",
+                    // Bounded: the value is echoed back to whoever sent it.
+                    self.agent_version.chars().take(32).collect::<String>()
+                ),
+            ));
+        }
+        if self.os.trim().is_empty() {
+            errors.push(FieldError::new(
+                "os",
+                "os must name the agent's operating system",
+            ));
+        }
+        errors.extend(HELLO_OS.check(&self.os));
+        errors.extend(HELLO_METADATA.check(&self.metadata));
+        if self.binds.len() > MAX_HELLO_BINDS {
+            errors.push(FieldError::new(
+                "binds",
+                format!(
+                    "at most {MAX_HELLO_BINDS} binds may be requested; there are {}",
+                    self.binds.len()
+                ),
+            ));
+        } else {
+            for (i, bind) in self.binds.iter().enumerate() {
+                if let Err(e) = Bind::parse(bind) {
+                    errors.push(FieldError::new(
+                        format!("binds[{i}]"),
+                        format!("bind `{}`: {e}", bind.chars().take(256).collect::<String>()),
+                    ));
+                }
+            }
+        }
+        errors
+    }
+}
+
+impl Hello {
+    /// The parsed binds, once [`Validate`] passed (a bind that does not parse is skipped).
+    pub fn parsed_binds(&self) -> Vec<Bind> {
+        self.binds
+            .iter()
+            .filter_map(|b| Bind::parse(b).ok())
+            .collect()
     }
 }
 
@@ -127,5 +189,44 @@ mod tests {
         };
         let json = serde_json::to_string(&cmd).unwrap();
         assert_eq!(serde_json::from_str::<ServerMessage>(&json).unwrap(), cmd);
+    }
+
+    fn good_hello() -> Hello {
+        Hello {
+            authtoken: "t".into(),
+            agent_version: "3.4.0".into(),
+            os: "linux".into(),
+            metadata: String::new(),
+            update_checks: true,
+            binds: vec!["a.example.com".into(), "env=prod".into()],
+        }
+    }
+
+    fn fields(hello: &Hello) -> Vec<String> {
+        hello.field_errors().into_iter().map(|e| e.field).collect()
+    }
+
+    #[test_case]
+    fn hello_limits_at_and_past_their_bound() {
+        assert!(fields(&good_hello()).is_empty());
+        assert_eq!(good_hello().parsed_binds().len(), 2);
+        let mut h = good_hello();
+        h.os = "x".repeat(64);
+        h.metadata = "m".repeat(4096);
+        h.binds = vec!["env=prod".into(); 100];
+        assert!(fields(&h).is_empty(), "{:?}", h.field_errors());
+        h.os = "x".repeat(65);
+        h.metadata = "m".repeat(4097);
+        h.binds.push("env=prod".into());
+        assert_eq!(fields(&h), ["os", "metadata", "binds"]);
+        let mut h = good_hello();
+        h.os = " ".into();
+        h.agent_version = "3.4".into();
+        h.binds = vec!["a.example.com".into(), "bad domain".into()];
+        assert_eq!(fields(&h), ["agent_version", "os", "binds[1]"]);
+        // The token is the server's business (an authentication verdict), not a field error.
+        h = good_hello();
+        h.authtoken.clear();
+        assert!(fields(&h).is_empty());
     }
 }

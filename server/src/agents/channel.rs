@@ -6,36 +6,38 @@
 //! in the registry and serves it: commands from the API go out as `Command` frames and come back
 //! as `Ack`s matched by `command_id`; pings keep the link alive and detect dead peers. Whatever
 //! ends the connection removes the session at once (DESIGN §7).
+//!
+//! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped
+//! at [`MAX_AGENT_MESSAGE_BYTES`]; at most `Timings::max_pending_hellos` connections may wait
+//! for their hello (further upgrades get a 503); every write to the agent has a time limit, so
+//! an agent that stops reading loses its session instead of blocking its task (and with it the
+//! heartbeats that would have noticed).
 
 use super::registry::{Control, LiveSession};
+use crate::error::{ApiError, current_operation_id};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::Extensions;
-use axum::response::Response;
+use axum::http::{Extensions, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::time::Instant;
-use tokio::sync::{mpsc, oneshot};
-use tunnel_core::acl::{Acl, Bind};
+use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+use tunnel_core::acl::Acl;
 use tunnel_core::agent_protocol::{AgentMessage, Hello, Refusal, ServerMessage};
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
-use tunnel_core::limits::OTHER_METADATA;
+use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
 use tunnel_core::paths::AGENT_CONNECT;
-use tunnel_core::resources::Ref;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
-use tunnel_core::version::Version;
+use tunnel_core::resources::{Ref, Validate};
 
 /// The transport every session of this channel reports.
 pub const TRANSPORT: &str = "tunnel/v2";
-/// A hello is small; anything near this is not an agent.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// Most binds one agent may ask for.
-const MAX_BINDS: usize = 100;
 /// Silent heartbeat intervals after which the peer counts as gone.
 const SILENT_HEARTBEATS: u32 = 3;
 
@@ -49,14 +51,48 @@ async fn connect(
     extensions: Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
+    // Taken before the upgrade, so a refused connection never becomes a WebSocket.
+    let Some(slot) = state.registry.hello_slot() else {
+        return too_many_waiting();
+    };
     // The peer address is there when the server is served with connect info (as `serve` and
     // the socket tests do); in-process router tests have no peer.
     let ip = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip().to_canonical().to_string())
         .unwrap_or_else(|| "unknown".to_owned());
-    ws.max_message_size(MAX_MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(state, socket, ip))
+    // The frame bound too: a single frame may otherwise be up to 16 MiB (the default) before
+    // the message bound is even looked at.
+    ws.max_message_size(MAX_AGENT_MESSAGE_BYTES)
+        .max_frame_size(MAX_AGENT_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve(state, socket, ip, slot))
+}
+
+/// 503 with the API's JSON error body. There is no dedicated error code for "busy" in the
+/// catalogue, so the body carries the internal-error code with the status it is answered with.
+fn too_many_waiting() -> Response {
+    let mut body = ApiError::new(
+        ErrorCode::Internal,
+        "Too many agents are connecting right now; retry shortly.",
+    )
+    .body(&current_operation_id());
+    body.status_code = StatusCode::SERVICE_UNAVAILABLE.as_u16();
+    (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
+}
+
+/// The write to the agent did not complete (error or time limit): the session is lost.
+struct SendFailed;
+
+/// One write to the agent, bounded by `limit` (see the module comment).
+async fn send(socket: &mut WebSocket, msg: Message, limit: Duration) -> Result<(), SendFailed> {
+    match tokio::time::timeout(limit, socket.send(msg)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(SendFailed),
+        Err(_) => {
+            tracing::info!("agent stopped reading; closing its session");
+            Err(SendFailed)
+        }
+    }
 }
 
 fn encode(msg: &ServerMessage) -> Message {
@@ -65,15 +101,16 @@ fn encode(msg: &ServerMessage) -> Message {
 }
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
-async fn refuse(mut socket: WebSocket, code: ErrorCode, msg: String) {
+async fn refuse(state: &AppState, mut socket: WebSocket, code: ErrorCode, msg: String) {
     tracing::info!(error_code = code.as_str(), %msg, "agent refused");
-    let _ = socket
-        .send(encode(&ServerMessage::Refused {
-            error_code: code.as_str().to_owned(),
-            msg,
-        }))
-        .await;
-    let _ = socket.send(Message::Close(None)).await;
+    let limit = state.registry.timings().send_timeout;
+    let refused = ServerMessage::Refused {
+        error_code: code.as_str().to_owned(),
+        msg,
+    };
+    if send(&mut socket, encode(&refused), limit).await.is_ok() {
+        let _ = send(&mut socket, Message::Close(None), limit).await;
+    }
 }
 
 /// Waits for the hello (text frames only; pings are answered by the WebSocket layer).
@@ -106,50 +143,40 @@ async fn read_hello(
     }
 }
 
-/// The hello's own consistency, before the token is looked at.
-fn check_hello(hello: &Hello) -> Result<Vec<Bind>, String> {
-    if Version::parse(&hello.agent_version).is_none() {
-        return Err(format!(
-            "agent_version `{}` is not of the form MAJOR.MINOR.PATCH.",
-            hello.agent_version.chars().take(32).collect::<String>()
-        ));
+/// The hello's own consistency (core's rules, the same the agent checks at start-up), before
+/// the token is looked at: every problem, one sentence.
+fn check_hello(hello: &Hello) -> Result<(), String> {
+    let errors = hello.field_errors();
+    if errors.is_empty() {
+        return Ok(());
     }
-    if hello.os.trim().is_empty() || hello.os.len() > 64 {
-        return Err("os must name the agent's operating system in at most 64 bytes.".to_owned());
-    }
-    if let Some(e) = OTHER_METADATA.check(&hello.metadata) {
-        return Err(e.message);
-    }
-    if hello.binds.len() > MAX_BINDS {
-        return Err(format!("At most {MAX_BINDS} binds may be requested."));
-    }
-    hello
-        .binds
-        .iter()
-        .map(|b| Bind::parse(b).map_err(|e| format!("Bind `{b}`: {e}.")))
-        .collect()
+    let messages: Vec<String> = errors.into_iter().map(|e| e.message).collect();
+    Err(format!("{}.", messages.join("; ")))
 }
 
-/// Serves one connection from upgrade to close.
-async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
-    let hello = match read_hello(&mut socket, &state).await {
+/// Serves one connection from upgrade to close. `slot` is this connection's place among those
+/// waiting for a hello: released as soon as the hello is read.
+async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSemaphorePermit) {
+    let hello = read_hello(&mut socket, &state).await;
+    drop(slot);
+    let hello = match hello {
         Ok(hello) => hello,
-        Err((code, msg)) => return refuse(socket, code, msg).await,
+        Err((code, msg)) => return refuse(&state, socket, code, msg).await,
     };
-    let binds = match check_hello(&hello) {
-        Ok(binds) => binds,
-        Err(msg) => return refuse(socket, ErrorCode::InvalidHello, msg).await,
-    };
+    if let Err(msg) = check_hello(&hello) {
+        return refuse(&state, socket, ErrorCode::InvalidHello, msg).await;
+    }
+    let binds = hello.parsed_binds();
     let credential = match state.store.authenticate_authtoken(&hello.authtoken).await {
         Ok(Some(credential)) => credential,
         Ok(None) => {
             let msg = "The authtoken is unknown or its credential was deleted.".to_owned();
-            return refuse(socket, ErrorCode::AgentAuthFailed, msg).await;
+            return refuse(&state, socket, ErrorCode::AgentAuthFailed, msg).await;
         }
         Err(e) => {
             tracing::error!(error = %e, "authtoken lookup failed");
             let msg = "The server could not check the authtoken; try again later.".to_owned();
-            return refuse(socket, ErrorCode::Internal, msg).await;
+            return refuse(&state, socket, ErrorCode::Internal, msg).await;
         }
     };
     // A stored ACL was validated when it was written; one that no longer parses permits nothing.
@@ -157,7 +184,7 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
     for bind in &binds {
         if !acl.as_ref().is_some_and(|acl| acl.check(bind).is_allowed()) {
             let msg = format!("The credential's ACL does not permit binding `{bind}`.");
-            return refuse(socket, ErrorCode::BindNotPermitted, msg).await;
+            return refuse(&state, socket, ErrorCode::BindNotPermitted, msg).await;
         }
     }
 
@@ -183,6 +210,7 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
         credential_id: credential.id.clone(),
     };
     let control = state.registry.open(live);
+    let limit = state.registry.timings().send_timeout;
     // A credential deleted between the token check and the registration: its delete removes
     // the row before it closes the credential's sessions, so either it saw this session or the
     // row is already gone now.
@@ -196,18 +224,16 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
             error_code: ErrorCode::CredentialDeleted.as_str().to_owned(),
             msg,
         };
-        let _ = socket.send(encode(&closed)).await;
-        let _ = socket.send(Message::Close(None)).await;
+        if send(&mut socket, encode(&closed), limit).await.is_ok() {
+            let _ = send(&mut socket, Message::Close(None), limit).await;
+        }
         return;
     }
     tracing::info!(session_id = %id, credential_id = %credential.id, "tunnel session opened");
-    if socket
-        .send(encode(&ServerMessage::Welcome {
-            session_id: id.clone(),
-        }))
-        .await
-        .is_ok()
-    {
+    let welcome = ServerMessage::Welcome {
+        session_id: id.clone(),
+    };
+    if send(&mut socket, encode(&welcome), limit).await.is_ok() {
         hold(&state, &id, socket, control).await;
     }
     state.registry.remove(&id);
@@ -215,19 +241,25 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String) {
 }
 
 /// The open session: relays commands and acknowledgements until either side ends it.
+///
+/// Returning drops every pending reply unanswered, which the API reports as "the session
+/// ended" (404), never as a timeout.
 async fn hold(
     state: &AppState,
     id: &str,
     mut socket: WebSocket,
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
-    let heartbeat_every = state.registry.timings().heartbeat;
-    let mut heartbeat = tokio::time::interval(heartbeat_every);
+    let timings = state.registry.timings();
+    let limit = timings.send_timeout;
+    let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = Instant::now();
     let mut pending: HashMap<u64, (AgentCommand, oneshot::Sender<Result<(), Refusal>>)> =
         HashMap::new();
     let mut next_command_id: u64 = 1;
+    // Set once the agent accepted stop or restart: it is going away, so nothing more is sent.
+    let mut leaving = false;
     loop {
         tokio::select! {
             next = socket.recv() => {
@@ -237,9 +269,12 @@ async fn hold(
                         Ok(AgentMessage::Ack(ack)) => {
                             if let Some((command, reply)) = pending.remove(&ack.command_id) {
                                 // An agent that accepted stop or restart is leaving: its session
-                                // is gone by the time the API answers 204, not a moment later.
+                                // is gone by the time the API answers 204, not a moment later,
+                                // and any other command in flight will never be answered.
                                 if ack.refused.is_none() && command != AgentCommand::Update {
                                     state.registry.remove(id);
+                                    leaving = true;
+                                    pending.clear();
                                 }
                                 // The API caller may have timed out and left: nothing to tell.
                                 let _ = reply.send(ack.refused.map_or(Ok(()), Err));
@@ -253,12 +288,12 @@ async fn hold(
                     Some(Ok(_)) => {}
                 }
             }
-            order = control.recv() => match order {
+            order = control.recv(), if !leaving => match order {
                 Some(Control::Command { command, target_version, reply }) => {
                     let command_id = next_command_id;
                     next_command_id += 1;
                     let msg = ServerMessage::Command { command_id, command, target_version };
-                    if socket.send(encode(&msg)).await.is_err() {
+                    if send(&mut socket, encode(&msg), limit).await.is_err() {
                         return;
                     }
                     pending.insert(command_id, (command, reply));
@@ -266,24 +301,35 @@ async fn hold(
                     pending.retain(|_, (_, reply)| !reply.is_closed());
                 }
                 Some(Control::Close { code, msg }) => {
-                    let _ = socket.send(encode(&ServerMessage::Closed { error_code: code.as_str().to_owned(), msg })).await;
-                    let _ = socket.send(Message::Close(None)).await;
+                    let closed = ServerMessage::Closed { error_code: code.as_str().to_owned(), msg };
+                    if send(&mut socket, encode(&closed), limit).await.is_ok() {
+                        let _ = send(&mut socket, Message::Close(None), limit).await;
+                    }
                     return;
                 }
                 // The registry forgot this session (removed elsewhere): end the connection.
                 None => {
-                    let _ = socket.send(Message::Close(None)).await;
+                    let _ = send(&mut socket, Message::Close(None), limit).await;
                     return;
                 }
             },
             _ = heartbeat.tick() => {
-                if last_seen.elapsed() > heartbeat_every * SILENT_HEARTBEATS {
+                if last_seen.elapsed() > timings.heartbeat * SILENT_HEARTBEATS {
                     tracing::info!("agent silent for too long; closing its session");
                     return;
                 }
-                if socket.send(Message::Ping(Default::default())).await.is_err() {
+                if send(&mut socket, Message::Ping(Default::default()), limit).await.is_err() {
                     return;
                 }
+            }
+        }
+        if leaving {
+            // The agent accepted stop or restart and closes the link itself. Commands queued
+            // meanwhile are dropped unanswered (the caller hears the session ended) rather than
+            // sent to an agent that will never answer them.
+            control.close();
+            while let Ok(order) = control.try_recv() {
+                drop(order);
             }
         }
     }

@@ -1,9 +1,12 @@
 //! `POST /tunnel_sessions/{id}/restart|stop|update`: deliver a command over the agent channel
 //! and answer 204 once the agent acknowledged it.
 //!
-//! 404 for a session that is gone or belongs to another account; 409 with the refusal's own
-//! error code (restart on Windows, and the four update cases); 504 when no acknowledgement came
-//! in time. The body is `{}` (a missing body counts as `{}`; unknown fields are a 400).
+//! 404 for a session that is gone or belongs to another account, and for one that ended while
+//! the command was in flight or already accepted stop/restart (it is going away); 409 with the
+//! refusal's own error code (restart on Windows, and the four update cases); 504 only when the
+//! link is up but no acknowledgement came in time. The body is `{}` (a missing body counts as
+//! `{}`; unknown fields are a 400); an `id` equal to the path's is accepted and ignored, another
+//! is a 400 on field `id` (DESIGN §4).
 //!
 //! Who decides what: the server names the update target from its `--agent-latest` catalogue
 //! (same major version only, `None` when nothing newer is known); the agent, which alone knows
@@ -11,6 +14,7 @@
 //! Restart on Windows is refused by both: here from the reported OS, and by the agent.
 
 use super::registry::CommandError;
+use crate::api::check_body_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
@@ -22,23 +26,39 @@ use axum::routing::post;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
-use tunnel_core::resources::tunnel_session::{AgentCommand, AgentCommandRequest, is_windows};
+use tunnel_core::paths::tunnel_session_command;
+use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
 use tunnel_core::version::{Version, update_target};
 
-/// The three command routes (paths relative to the API prefix).
+/// The body of the three commands: `{}`, or `{"id": <the path's id>}` (DESIGN §4).
+///
+/// `tunnel_core`'s `AgentCommandRequest` is the documented (OpenAPI) shape and has no fields;
+/// the tolerated `id` lives here until that struct gains it, which needs the OpenAPI builder
+/// (outside this module) to construct it with `Default` instead of a literal.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandBody {
+    #[serde(default)]
+    id: Option<String>,
+}
+
+/// The three command routes (paths relative to the API prefix), built from `tunnel_core::paths`
+/// with the router's `{id}` placeholder so they cannot drift from the URIs the API hands out.
 pub fn router() -> Router<AppState> {
+    let path = |command| tunnel_session_command("{id}", command);
     Router::new()
-        .route("/tunnel_sessions/{id}/restart", post(restart))
-        .route("/tunnel_sessions/{id}/stop", post(stop))
-        .route("/tunnel_sessions/{id}/update", post(update))
+        .route(&path(AgentCommand::Restart), post(restart))
+        .route(&path(AgentCommand::Stop), post(stop))
+        .route(&path(AgentCommand::Update), post(update))
 }
 
 async fn restart(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(_): JsonBody<AgentCommandRequest>,
+    JsonBody(body): JsonBody<CommandBody>,
 ) -> ApiResult<StatusCode> {
+    check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Restart).await
 }
 
@@ -46,8 +66,9 @@ async fn stop(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(_): JsonBody<AgentCommandRequest>,
+    JsonBody(body): JsonBody<CommandBody>,
 ) -> ApiResult<StatusCode> {
+    check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Stop).await
 }
 
@@ -55,8 +76,9 @@ async fn update(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(_): JsonBody<AgentCommandRequest>,
+    JsonBody(body): JsonBody<CommandBody>,
 ) -> ApiResult<StatusCode> {
+    check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Update).await
 }
 
@@ -98,6 +120,16 @@ pub async fn deliver(
     {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(CommandError::NotFound) => Err(ApiError::not_found(IdKind::TunnelSession, id)),
+        // Gone, not slow: a 504 would invite a retry that can only find nothing.
+        Err(CommandError::Ended) => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!(
+                "Tunnel session `{}` ended before the agent acknowledged the {} command.",
+                id.chars().take(64).collect::<String>(),
+                command.as_str()
+            ),
+        )
+        .with_detail("id", id.chars().take(64).collect::<String>())),
         Err(CommandError::Timeout) => {
             let secs = state.registry.timings().command_timeout.as_secs_f64();
             Err(ApiError::new(

@@ -1,17 +1,23 @@
 //! The registry of live tunnel sessions: in memory, because only connected sessions exist
 //! (DESIGN §7) and a restart of the server disconnects every agent anyway.
 //!
-//! Sessions are kept in a map ordered by id; ids sort by creation time, so "newest first" is
-//! a reverse walk and `before_id` a range bound, like the store's keyset pagination.
+//! Sessions are kept in a map ordered by `(account id, session id)`: ids sort by creation time,
+//! so one account's sessions are one contiguous range, "newest first" is a reverse walk of it
+//! and `before_id` a bound of it, like the store's keyset pagination. Listing one account thus
+//! costs in proportion to that account's sessions, however many other accounts have.
 //!
 //! Next to each session the registry keeps the sending half of its connection's control queue:
 //! commands from the API and "close" (credential deleted) reach the connection task through it,
 //! and the task answers a command through the one-shot reply it carries.
+//!
+//! The registry also holds the slots of connections still waiting for their hello, so a flood
+//! of upgrades that never say hello cannot pin an unbounded number of tasks and sockets.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, RwLock};
+use std::ops::Bound;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
@@ -27,7 +33,8 @@ pub struct LiveSession {
 /// What the API asks of a session's connection task.
 #[derive(Debug)]
 pub enum Control {
-    /// Deliver a command; the reply says how the agent acknowledged it.
+    /// Deliver a command; the reply says how the agent acknowledged it. A reply dropped
+    /// unanswered means the session ended first.
     Command {
         command: AgentCommand,
         target_version: Option<String>,
@@ -40,15 +47,19 @@ pub enum Control {
 /// Why a command was not acknowledged as accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandError {
-    /// No such session in the account (or it disconnected).
+    /// No such session in the account (or it disconnected, or it is leaving after an accepted
+    /// stop or restart).
     NotFound,
+    /// The session ended while the command was in flight (the agent left, e.g. after another
+    /// caller's stop, or the link broke): there is no session to answer for any more.
+    Ended,
     /// The agent refused.
     Refused(Refusal),
-    /// No acknowledgement in time, or the connection dropped before one came.
+    /// The link is up but no acknowledgement came in time.
     Timeout,
 }
 
-/// Timings of the agent channel. Tests shorten them; the defaults suit real networks.
+/// Timings and bounds of the agent channel. Tests shorten them; the defaults suit real networks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timings {
     /// How long an API call waits for the agent's acknowledgement before answering 504.
@@ -57,6 +68,11 @@ pub struct Timings {
     pub heartbeat: Duration,
     /// How long an agent has to send its hello after the WebSocket opened.
     pub hello_timeout: Duration,
+    /// How long one write to an agent may take: a peer that stops reading would otherwise
+    /// block its connection task for good, heartbeats included. The session is dropped then.
+    pub send_timeout: Duration,
+    /// Most connections waiting for their hello at once; further upgrades get a 503.
+    pub max_pending_hellos: usize,
 }
 
 impl Default for Timings {
@@ -65,24 +81,49 @@ impl Default for Timings {
             command_timeout: Duration::from_secs(10),
             heartbeat: Duration::from_secs(15),
             hello_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(10),
+            max_pending_hellos: 1024,
         }
     }
 }
 
+/// A session and the queue of its connection task.
+#[derive(Debug)]
+struct Entry {
+    live: LiveSession,
+    link: mpsc::UnboundedSender<Control>,
+}
+
+#[derive(Debug, Default)]
+struct Sessions {
+    /// Keyed by `(account id, session id)`: see the module comment.
+    by_account: BTreeMap<(String, String), Entry>,
+    /// Session id → account id, for the connection task and credential deletion, which know
+    /// the session but not (cheaply) its account.
+    accounts: HashMap<String, String>,
+}
+
 /// Shared, cheap to clone. Locks are never held across an `.await`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Registry {
-    sessions: Arc<RwLock<BTreeMap<String, LiveSession>>>,
-    links: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Control>>>>,
+    sessions: Arc<RwLock<Sessions>>,
+    hello_slots: Arc<Semaphore>,
     timings: Timings,
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry::with_timings(Timings::default())
+    }
 }
 
 impl Registry {
     /// A registry with other timings than the defaults (tests).
     pub fn with_timings(timings: Timings) -> Registry {
         Registry {
+            sessions: Arc::default(),
+            hello_slots: Arc::new(Semaphore::new(timings.max_pending_hellos)),
             timings,
-            ..Registry::default()
         }
     }
 
@@ -90,16 +131,40 @@ impl Registry {
         self.timings
     }
 
-    fn links(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Control>>> {
-        self.links.lock().unwrap_or_else(|e| e.into_inner())
+    /// A slot for one connection waiting for its hello, or `None` when all are taken.
+    pub fn hello_slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.hello_slots.clone().try_acquire_owned().ok()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Sessions> {
+        self.sessions.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Sessions> {
+        self.sessions.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Registers a connected session and returns the queue its connection task serves.
     pub fn open(&self, live: LiveSession) -> mpsc::UnboundedReceiver<Control> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.links().insert(live.session.id.clone(), tx);
-        self.insert(live);
+        let (link, rx) = mpsc::unbounded_channel();
+        self.put(live, link);
         rx
+    }
+
+    /// Registers a session without a connection (tests of the listing routes): commands to it
+    /// find no one to answer them and end as if the session had just ended.
+    pub fn insert(&self, live: LiveSession) {
+        let (link, _) = mpsc::unbounded_channel();
+        self.put(live, link);
+    }
+
+    fn put(&self, live: LiveSession, link: mpsc::UnboundedSender<Control>) {
+        let mut sessions = self.write();
+        let key = (live.account_id.clone(), live.session.id.clone());
+        sessions
+            .accounts
+            .insert(live.session.id.clone(), live.account_id.clone());
+        sessions.by_account.insert(key, Entry { live, link });
     }
 
     /// Delivers `command` to the session `id` of `account_id` and waits for the agent's
@@ -111,13 +176,11 @@ impl Registry {
         command: AgentCommand,
         target_version: Option<String>,
     ) -> Result<(), CommandError> {
-        if self.get(account_id, id).is_none() {
-            return Err(CommandError::NotFound);
-        }
         let link = self
-            .links()
-            .get(id)
-            .cloned()
+            .read()
+            .by_account
+            .get(&(account_id.to_owned(), id.to_owned()))
+            .map(|e| e.link.clone())
             .ok_or(CommandError::NotFound)?;
         let (reply, answer) = oneshot::channel();
         link.send(Control::Command {
@@ -125,45 +188,33 @@ impl Registry {
             target_version,
             reply,
         })
-        .map_err(|_| CommandError::NotFound)?;
+        .map_err(|_| CommandError::Ended)?;
         match tokio::time::timeout(self.timings.command_timeout, answer).await {
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(refusal))) => Err(CommandError::Refused(refusal)),
-            // The connection task dropped the reply: the link went away before an answer.
-            Ok(Err(_)) | Err(_) => Err(CommandError::Timeout),
+            // The connection task dropped the reply: the session ended (or is leaving) before
+            // an answer. That is not slowness, and no retry can reach this session any more.
+            Ok(Err(_)) => Err(CommandError::Ended),
+            Err(_) => Err(CommandError::Timeout),
         }
     }
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, LiveSession>> {
-        self.sessions.read().unwrap_or_else(|e| e.into_inner())
-    }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, LiveSession>> {
-        self.sessions.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn insert(&self, live: LiveSession) {
-        self.write().insert(live.session.id.clone(), live);
-    }
-
+    /// Forgets the session `id`; its connection task sees its queue close and ends.
     pub fn remove(&self, id: &str) -> Option<LiveSession> {
-        self.links().remove(id);
-        self.write().remove(id)
+        let mut sessions = self.write();
+        let account_id = sessions.accounts.remove(id)?;
+        sessions
+            .by_account
+            .remove(&(account_id, id.to_owned()))
+            .map(|e| e.live)
     }
 
     /// The session `id` if it belongs to `account_id`.
     pub fn get(&self, account_id: &str, id: &str) -> Option<TunnelSession> {
         self.read()
-            .get(id)
-            .filter(|l| l.account_id == account_id)
-            .map(|l| l.session.clone())
-    }
-
-    /// The whole entry of a session of `account_id` (credential id included).
-    pub fn get_live(&self, account_id: &str, id: &str) -> Option<LiveSession> {
-        self.read()
-            .get(id)
-            .filter(|l| l.account_id == account_id)
-            .cloned()
+            .by_account
+            .get(&(account_id.to_owned(), id.to_owned()))
+            .map(|e| e.live.session.clone())
     }
 
     /// One page of the account's sessions, newest first, and whether more follow.
@@ -174,14 +225,21 @@ impl Registry {
         before_id: Option<&str>,
     ) -> (Vec<TunnelSession>, bool) {
         let sessions = self.read();
-        use std::ops::Bound;
-        let upper = before_id.map_or(Bound::Unbounded, Bound::Excluded);
-        let range = sessions.range::<str, _>((Bound::Unbounded, upper));
-        let mut page: Vec<TunnelSession> = range
+        let account = account_id.to_owned();
+        // The account's range: from its smallest possible key (empty id) up to `before_id`
+        // (excluded) or to the first key of the next possible account (`account` + NUL is the
+        // smallest string after `account`), so no other account's session is ever visited.
+        let lower = Bound::Included((account.clone(), String::new()));
+        let upper = match before_id {
+            Some(before) => Bound::Excluded((account.clone(), before.to_owned())),
+            None => Bound::Excluded((format!("{account}\0"), String::new())),
+        };
+        let mut page: Vec<TunnelSession> = sessions
+            .by_account
+            .range((lower, upper))
             .rev()
-            .filter(|(_, l)| l.account_id == account_id)
             .take(limit + 1)
-            .map(|(_, l)| l.session.clone())
+            .map(|(_, e)| e.live.session.clone())
             .collect();
         let more = page.len() > limit;
         page.truncate(limit);
@@ -190,27 +248,34 @@ impl Registry {
 
     /// Removes (and returns) every session opened with `credential_id` and tells their
     /// connections to close: deleting a credential disconnects its sessions (DESIGN §7).
+    /// Credential deletion is rare, so a scan of every session is acceptable here.
     pub fn close_credential(&self, credential_id: &str) -> Vec<LiveSession> {
-        let removed: Vec<LiveSession> = {
+        let removed: Vec<Entry> = {
             let mut sessions = self.write();
-            let ids: Vec<String> = sessions
-                .values()
-                .filter(|l| l.credential_id == credential_id)
-                .map(|l| l.session.id.clone())
+            let keys: Vec<(String, String)> = sessions
+                .by_account
+                .iter()
+                .filter(|(_, e)| e.live.credential_id == credential_id)
+                .map(|(k, _)| k.clone())
                 .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+            keys.into_iter()
+                .filter_map(|key| {
+                    sessions.accounts.remove(&key.1);
+                    sessions.by_account.remove(&key)
+                })
+                .collect()
         };
-        let mut links = self.links();
-        for live in &removed {
-            if let Some(link) = links.remove(&live.session.id) {
+        removed
+            .into_iter()
+            .map(|entry| {
                 // A task that already ended has nothing left to close.
-                let _ = link.send(Control::Close {
+                let _ = entry.link.send(Control::Close {
                     code: ErrorCode::CredentialDeleted,
                     msg: format!("The credential {credential_id} of this session was deleted."),
                 });
-            }
-        }
-        removed
+                entry.live
+            })
+            .collect()
     }
 }
 
@@ -261,5 +326,41 @@ mod tests {
         assert_eq!(registry.close_credential("cr_1").len(), 5);
         assert_eq!(registry.list("a", 10, None).0.len(), 0);
         assert_eq!(registry.list("b", 10, None).0.len(), 1);
+    }
+
+    #[test]
+    fn listing_stays_inside_the_account_even_next_to_similar_ids() {
+        let registry = Registry::default();
+        // "a" < "a\0…" < "ab": neighbours in key order that must never leak into "a"'s list.
+        registry.insert(live(1, "a", "cr_1"));
+        registry.insert(live(2, "ab", "cr_2"));
+        registry.insert(live(3, "a", "cr_1"));
+        registry.insert(live(4, "", "cr_3"));
+        let (page, more) = registry.list("a", 10, None);
+        assert!(!more);
+        assert_eq!(page.len(), 2);
+        assert!(page[0].id > page[1].id);
+        assert_eq!(registry.list("ab", 10, None).0.len(), 1);
+        assert_eq!(registry.list("", 10, None).0.len(), 1);
+        let id = page[0].id.clone();
+        assert!(registry.remove(&id).is_some());
+        assert!(registry.remove(&id).is_none());
+        assert_eq!(registry.list("a", 10, None).0.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_command_to_a_session_without_a_connection_reports_it_ended() {
+        let registry = Registry::default();
+        let l = live(1, "a", "cr_1");
+        let id = l.session.id.clone();
+        registry.insert(l);
+        assert_eq!(
+            registry.command("a", &id, AgentCommand::Stop, None).await,
+            Err(CommandError::Ended)
+        );
+        assert_eq!(
+            registry.command("b", &id, AgentCommand::Stop, None).await,
+            Err(CommandError::NotFound)
+        );
     }
 }
