@@ -85,6 +85,7 @@ error_codes! {
     BindNotPermitted = 151, 403, "A requested bind is not permitted by the credential's ACL.";
     InvalidHello = 152, 400, "The agent's hello message is invalid.";
     CredentialDeleted = 153, 410, "The credential of this session was deleted.";
+    KeyGenerationBusy = 160, 503, "Too many SSH keys are being generated right now; retry shortly.";
     Internal = 199, 500, "Internal server error.";
 }
 

@@ -55,7 +55,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         region: opts.region.clone(),
         agent_latest: tunnel_core::version::parse_catalogue(&opts.agent_latest)
             .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
-        cors_origins: opts.cors_origins.clone(),
+        cors_origins: Config::parse_cors_origins(&opts.cors_origins)?,
         server_key: opts.server_key.clone(),
     };
     if let Some(dir) = &config.console_dir

@@ -20,7 +20,8 @@ pub struct Config {
     pub region: String,
     /// Latest agent version of each major version, for the update command.
     pub agent_latest: Vec<Version>,
-    /// Origins allowed by CORS besides same-origin.
+    /// Origins allowed by CORS besides same-origin, as browsers send them in `Origin`
+    /// (`scheme://host[:port]`, checked by [`Config::parse_cors_origins`]).
     pub cors_origins: Vec<String>,
     /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
     pub server_key: Option<String>,
@@ -80,4 +81,55 @@ impl Config {
         );
         Ok(text.trim_end_matches('/').to_owned())
     }
+
+    /// Checks and normalises the `--cors-origin` values: each must be an origin,
+    /// `http(s)://host[:port]` with no path, query or credentials, and is kept as browsers
+    /// serialise it in the `Origin` header (lower-case host, default port dropped). Empty entries
+    /// (e.g. a trailing comma in `TUNNEL_CORS_ORIGIN`) are skipped.
+    ///
+    /// Decision: `*` is refused rather than mapped to "any origin". The console signs in with a
+    /// Bearer API key; allowing every site to call the API from a browser is never what an
+    /// operator of this server wants, and a typo-level flag should not open it. Each origin that
+    /// hosts a console must be listed.
+    pub fn parse_cors_origins(values: &[String]) -> anyhow::Result<Vec<String>> {
+        let mut origins = Vec::new();
+        for value in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            let origin = parse_origin(value)
+                .map_err(|why| anyhow::anyhow!("--cors-origin `{value}`: {why}"))?;
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
+        Ok(origins)
+    }
+}
+
+fn parse_origin(value: &str) -> Result<String, String> {
+    if value == "*" {
+        return Err(
+            "a wildcard origin is not accepted: it would let any web site call the API \
+             with a signed-in console's key; list each origin of a console instead, \
+             e.g. https://console.example.com"
+                .into(),
+        );
+    }
+    let url = url::Url::parse(value).map_err(|e| {
+        format!("{e}; an origin is scheme://host[:port], e.g. https://console.example.com")
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("an origin must start with http:// or https://".into());
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("an origin needs a host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("an origin has no user name or password".into());
+    }
+    // `Url` parses `https://a.example` and `https://a.example/` both with path `/`.
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(
+            "an origin is scheme://host[:port] only, without a path, query or fragment".into(),
+        );
+    }
+    Ok(url.origin().ascii_serialization())
 }

@@ -3,6 +3,8 @@
 //! id in the body and in the `Operation-Id` header. 5xx bodies never carry internals: the cause
 //! is logged with the operation id instead, so an operator can match a report to the log.
 
+use crate::store::{Deleted, ReferenceError};
+use axum::extract::rejection::PathRejection;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -140,6 +142,69 @@ impl ApiError {
         };
         body.details.operation_id = operation_id.to_owned();
         body
+    }
+}
+
+impl ApiError {
+    /// The answer to deleting a resource others may reference: `Ok` when it was deleted, 404
+    /// when it does not exist in the account, 409 while still in use (`in_use` says by what and
+    /// what to do, e.g. "used by an event subscription; remove it from the subscription first").
+    pub fn check_deleted(outcome: Deleted, kind: IdKind, id: &str, in_use: &str) -> ApiResult<()> {
+        match outcome {
+            Deleted::Yes => Ok(()),
+            Deleted::NotFound => Err(ApiError::not_found(kind, id)),
+            Deleted::InUse => Err(ApiError::new(
+                ErrorCode::InUse,
+                format!("{} `{id}` is {in_use}.", kind.noun()),
+            )),
+        }
+    }
+}
+
+/// A write naming a resource that does not exist in the account: 400 on the naming field (a
+/// body id, DESIGN §8), whether the handler's check or the write transaction found it missing.
+impl From<ReferenceError> for ApiError {
+    fn from(e: ReferenceError) -> ApiError {
+        match e {
+            ReferenceError::Missing { field, kind, id } => {
+                let shown: String = id.chars().take(64).collect();
+                ApiError::new(
+                    ErrorCode::ReferenceNotFound,
+                    format!("{} `{shown}` does not exist in this account.", kind.noun()),
+                )
+                .with_field(field)
+            }
+            ReferenceError::Db(e) => e.into(),
+        }
+    }
+}
+
+/// A path segment that does not decode (e.g. `%FF`, not UTF-8): the JSON error body like every
+/// other API error, instead of axum's plain-text 400.
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> ApiError {
+        use axum::extract::path::ErrorKind;
+        match rejection {
+            PathRejection::FailedToDeserializePathParams(e) => {
+                let field = match e.kind() {
+                    ErrorKind::InvalidUtf8InPathParam { key }
+                    | ErrorKind::ParseErrorAtKey { key, .. }
+                    | ErrorKind::DeserializeError { key, .. } => Some(key.clone()),
+                    _ => None,
+                };
+                let msg = match &field {
+                    Some(key) => format!("The path parameter `{key}` is not valid."),
+                    None => "A path parameter is not valid.".to_owned(),
+                };
+                let error = ApiError::new(ErrorCode::InvalidField, msg);
+                match field {
+                    Some(key) => error.with_field(key),
+                    None => error,
+                }
+            }
+            // A route declared without the parameters its handler extracts: a bug of ours.
+            other => ApiError::Internal(anyhow::anyhow!("path extraction: {other}")),
+        }
     }
 }
 

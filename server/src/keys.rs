@@ -5,8 +5,12 @@
 //! otherwise from `server.key` in the data directory (created with mode 0600 on first start).
 //! Private keys are sealed with ChaCha20-Poly1305 under a fresh random nonce, with the authority
 //! id as associated data so a sealed key cannot be moved to another row. Generation is CPU-bound
-//! (RSA 4096 takes seconds) and always runs on the blocking pool, never on the async runtime.
+//! (RSA 4096 takes seconds) and always runs on the blocking pool, never on the async runtime,
+//! and at most one generation per core runs at once ([`KeyGenLimiter`]): without a limit, a burst
+//! of RSA requests would queue unbounded CPU work (which cannot be cancelled once started, even
+//! when the client goes away) and starve every other blocking task of the server.
 
+use crate::error::{ApiError, ApiResult};
 use anyhow::Context as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
@@ -14,6 +18,10 @@ use rand::RngCore as _;
 use ssh_key::private::{EcdsaKeypair, Ed25519Keypair, KeypairData, RsaKeypair};
 use ssh_key::{EcdsaCurve, LineEnding, PrivateKey};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tunnel_core::errors::ErrorCode;
 use tunnel_core::ssh::{EllipticCurve, KeySpec};
 
 const NONCE_LEN: usize = 12;
@@ -91,6 +99,11 @@ impl KeyVault {
         Ok([nonce.as_slice(), &sealed].concat())
     }
 
+    /// The plaintext of a [`KeyVault::seal`]ed key. No API operation reads a private key back
+    /// yet (none signs with the authority), but this stays public on purpose: the integration
+    /// tests (`server/tests/`, which `#[cfg(test)]` does not reach) prove with it that a stored
+    /// key really opens with the server key, also after a restart; sealing without a tested way
+    /// back would be a silent data loss. The first signing operation will use it.
     pub fn open(&self, sealed: &[u8], context: &str) -> anyhow::Result<Vec<u8>> {
         anyhow::ensure!(sealed.len() > NONCE_LEN, "sealed key too short");
         let (nonce, body) = sealed.split_at(NONCE_LEN);
@@ -149,7 +162,7 @@ impl std::fmt::Debug for GeneratedKey {
     }
 }
 
-/// Generates a key pair (CPU-bound: call through [`generate_blocking`] from async code).
+/// Generates a key pair (CPU-bound: call through [`KeyGenLimiter::generate`] from async code).
 pub fn generate(spec: KeySpec) -> anyhow::Result<GeneratedKey> {
     let mut rng = rand::rngs::OsRng;
     let data = match spec {
@@ -184,9 +197,58 @@ pub fn generate(spec: KeySpec) -> anyhow::Result<GeneratedKey> {
     })
 }
 
-/// [`generate`] on the blocking thread pool, so the runtime keeps serving other requests.
-pub async fn generate_blocking(spec: KeySpec) -> anyhow::Result<GeneratedKey> {
-    tokio::task::spawn_blocking(move || generate(spec)).await?
+/// Bounds concurrent key generations: a request waits at most `wait` for one of the permits,
+/// then gets 503 [`ErrorCode::KeyGenerationBusy`] rather than queueing behind a burst. Cheap to
+/// clone (shared permits).
+#[derive(Debug, Clone)]
+pub struct KeyGenLimiter {
+    permits: Arc<Semaphore>,
+    wait: Duration,
+}
+
+impl Default for KeyGenLimiter {
+    /// One generation per core (generation is CPU-bound: more would only slow each other down);
+    /// a request may wait a few seconds, about one RSA-4096 generation, for its turn.
+    fn default() -> KeyGenLimiter {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        KeyGenLimiter::new(cores, Duration::from_secs(5))
+    }
+}
+
+impl KeyGenLimiter {
+    pub fn new(permits: usize, wait: Duration) -> KeyGenLimiter {
+        KeyGenLimiter {
+            permits: Arc::new(Semaphore::new(permits.max(1))),
+            wait,
+        }
+    }
+
+    /// A permit to generate one key, or 503 when none frees up within the wait.
+    pub async fn acquire(&self) -> ApiResult<OwnedSemaphorePermit> {
+        match tokio::time::timeout(self.wait, Arc::clone(&self.permits).acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(closed)) => Err(ApiError::Internal(closed.into())),
+            Err(_elapsed) => Err(ApiError::new(
+                ErrorCode::KeyGenerationBusy,
+                "The server is busy generating other SSH keys; retry in a few seconds.",
+            )),
+        }
+    }
+
+    /// [`generate`] on the blocking thread pool, so the runtime keeps serving other requests,
+    /// under a permit. The permit moves into the blocking task: a generation abandoned by its
+    /// client still holds it until the CPU work really ends.
+    pub async fn generate(&self, spec: KeySpec) -> ApiResult<GeneratedKey> {
+        let permit = self.acquire().await?;
+        let key = tokio::task::spawn_blocking(move || {
+            let key = generate(spec);
+            drop(permit);
+            key
+        })
+        .await
+        .map_err(anyhow::Error::from)??;
+        Ok(key)
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! - [`json`]: the JSON body extractor (415, 413, malformed JSON, unknown fields).
 //! - [`error`]: the one error type and its one mapping to the wire error body.
 //! - [`paging`]: `limit` / `before_id` and `next_page_uri`.
+//! - [`security`]: security headers (CSP, nosniff, framing, referrer) on every response.
 //! - [`api`]: one module per API area, each with its `router()`; `api::openapi` describes them.
 //! - [`store`]: ALL the SQL (and migrations); nothing else knows the database.
 //! - [`keys`]: SSH CA key generation and sealing of private keys at rest.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod json;
 pub mod keys;
 pub mod paging;
+pub mod security;
 pub mod state;
 pub mod store;
 
@@ -57,13 +59,23 @@ pub fn app(state: AppState) -> Router {
         // `nest` covers `/api` and `/api/…` but not `/api/`, which would reach the console.
         .route("/api/", axum::routing::any(route_not_found))
         .merge(agents::channel::router());
+    let console_csp = std::sync::Arc::new(security::ConsoleCsp::new(
+        state.config.console_dir.as_deref(),
+    ));
     let router = match &state.config.console_dir {
         // Client-side routes of the console (e.g. /credentials/cr_…) get index.html.
         Some(dir) => router
             .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")))),
         None => router.fallback(no_console),
     };
-    router.layer(TraceLayer::new_for_http()).with_state(state)
+    router
+        // Outermost but for tracing: every response gets the headers, CORS preflights and the
+        // console's static files included.
+        .layer(middleware::from_fn(move |request, next| {
+            security::headers(console_csp.clone(), request, next)
+        }))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
 }
 
 /// Gives every API request an operation id: in the `Operation-Id` header of every response,
@@ -104,10 +116,16 @@ async fn no_console() -> Response {
 
 /// CORS for a console served from elsewhere (DESIGN §2): only the configured origins, with the
 /// API's request headers; `Operation-Id` is exposed so the console can show it.
+///
+/// The origins were checked by [`config::Config::parse_cors_origins`]; a `*` that reached here
+/// anyway (a `Config` built in code) is left out, never passed to `AllowOrigin::list`, which
+/// panics on it.
 fn cors(origins: &[String]) -> Option<CorsLayer> {
     let origins: Vec<HeaderValue> = origins
         .iter()
-        .filter_map(|o| HeaderValue::from_str(o.trim_end_matches('/')).ok())
+        .map(|o| o.trim_end_matches('/'))
+        .filter(|o| *o != "*")
+        .filter_map(|o| HeaderValue::from_str(o).ok())
         .collect();
     if origins.is_empty() {
         return None;

@@ -67,9 +67,9 @@ struct Serve {
     /// Base URL of the API in every `uri` (default http://<listen>/api).
     #[arg(long, env = "TUNNEL_PUBLIC_URL")]
     public_url: Option<String>,
-    /// Directory of the built console, served at `/`.
-    #[arg(long, env = "TUNNEL_CONSOLE_DIR")]
-    console_dir: Option<PathBuf>,
+    /// Directory of the built console (`trunk build`), served at `/`.
+    #[arg(long, env = "TUNNEL_CONSOLE_DIR", default_value = "dist")]
+    console_dir: PathBuf,
     /// Region reported for tunnel sessions.
     #[arg(long, env = "TUNNEL_REGION", default_value = "local")]
     region: String,
@@ -149,7 +149,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 listen: s.listen,
                 database: s.database.database,
                 public_url: s.public_url,
-                console_dir: s.console_dir,
+                console_dir: Some(s.console_dir),
                 region: s.region,
                 agent_latest: s.agent_latest,
                 cors_origins: s.cors_origin,

@@ -1,9 +1,9 @@
 //! The state every handler sees: the store, the configuration, the live tunnel sessions and
-//! the key vault. Cheap to clone (everything is shared behind `Arc`s or pools).
+//! the key vault and the limit on concurrent key generations. Cheap to clone (everything is shared behind `Arc`s or pools).
 
 use crate::agents::Registry;
 use crate::config::Config;
-use crate::keys::KeyVault;
+use crate::keys::{KeyGenLimiter, KeyVault};
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub registry: Registry,
     pub keys: KeyVault,
+    pub keygen: KeyGenLimiter,
 }
 
 impl AppState {
@@ -28,6 +29,7 @@ impl AppState {
             config: Arc::new(config),
             registry: Registry::default(),
             keys,
+            keygen: KeyGenLimiter::default(),
         })
     }
 

@@ -61,6 +61,10 @@ pub struct TlsEdgeBackend {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeBackendReplace {
+    /// DESIGN §4: an `id` equal to the path id is accepted and ignored (clients PUT back what
+    /// they read); another id is refused by the server on field `id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Defaults to `true` when absent or `null`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
@@ -105,8 +109,8 @@ mod tests {
             "backend_id"
         );
         let wrong = TlsEdgeBackendReplace {
-            enabled: None,
             backend_id: "ed_x".into(),
+            ..Default::default()
         };
         assert!(wrong.field_errors()[0].message.contains("bkdtg_"));
         let edge = TlsEdgeCreate {

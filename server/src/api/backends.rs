@@ -1,19 +1,18 @@
 //! Tunnel-group backends (DESIGN §8): minimal create, list, get, delete. A backend still used by
 //! a TLS edge's backend module cannot be deleted (409).
 
-use super::text;
+use super::{Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{BackendRow, Deleted};
-use axum::extract::{Path, RawQuery, State};
+use crate::store::BackendRow;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
-use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::backend::{
@@ -92,14 +91,12 @@ async fn delete(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    match state.store.delete_backend(&caller.account_id, &id).await? {
-        Deleted::Yes => Ok(StatusCode::NO_CONTENT),
-        Deleted::NotFound => Err(ApiError::not_found(IdKind::TunnelGroupBackend, &id)),
-        Deleted::InUse => Err(ApiError::new(
-            ErrorCode::InUse,
-            format!(
-                "tunnel-group backend `{id}` is the backend of a TLS edge; remove that backend module first."
-            ),
-        )),
-    }
+    let outcome = state.store.delete_backend(&caller.account_id, &id).await?;
+    ApiError::check_deleted(
+        outcome,
+        IdKind::TunnelGroupBackend,
+        &id,
+        "the backend of a TLS edge; remove that backend module first",
+    )?;
+    Ok(StatusCode::NO_CONTENT)
 }

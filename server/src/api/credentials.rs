@@ -1,14 +1,14 @@
 //! Tunnel credentials (spec part 4): create (the only response carrying the token), list, get,
 //! update (description, metadata, acl), delete (which also disconnects its sessions).
 
-use super::{check_body_id, text};
+use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use crate::store::{CredentialChanges, CredentialRow};
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};

@@ -1,19 +1,18 @@
 //! Event destinations (DESIGN §8): minimal create, list, get, delete. A destination still used by
 //! a subscription cannot be deleted (409).
 
-use super::text;
+use super::{Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{Deleted, DestinationRow};
-use axum::extract::{Path, RawQuery, State};
+use crate::store::DestinationRow;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
-use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::event_destination::{
@@ -94,18 +93,15 @@ async fn delete(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    match state
+    let outcome = state
         .store
         .delete_destination(&caller.account_id, &id)
-        .await?
-    {
-        Deleted::Yes => Ok(StatusCode::NO_CONTENT),
-        Deleted::NotFound => Err(ApiError::not_found(IdKind::EventDestination, &id)),
-        Deleted::InUse => Err(ApiError::new(
-            ErrorCode::InUse,
-            format!(
-                "event destination `{id}` is used by an event subscription; remove it from the subscription first."
-            ),
-        )),
-    }
+        .await?;
+    ApiError::check_deleted(
+        outcome,
+        IdKind::EventDestination,
+        &id,
+        "used by an event subscription; remove it from the subscription first",
+    )?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -1,13 +1,13 @@
 //! Event subscriptions (spec part 4), and a GET for each source `uri` they return.
 
-use super::{check_body_id, text};
+use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use crate::store::{SubscriptionChanges, SubscriptionRow};
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};

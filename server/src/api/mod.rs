@@ -14,6 +14,8 @@ pub mod tunnel_sessions;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use tunnel_core::errors::ErrorCode;
 
 /// Every route of the API (relative to `/api`).
@@ -27,6 +29,26 @@ pub fn router() -> Router<AppState> {
         .merge(event_destinations::router())
         .merge(event_subscriptions::router())
         .merge(openapi::router())
+}
+
+/// `axum::extract::Path` whose rejection is an [`ApiError`]: a path parameter that does not
+/// decode (`/credentials/%FF`) gets the JSON error body with an operation id, like every other
+/// API error, instead of axum's plain-text 400. Every API handler uses this one.
+#[derive(Debug, Clone, Copy)]
+pub struct Path<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Path<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(Path(value))
+    }
 }
 
 /// DESIGN §4 tolerance: a body `id` equal to the path id is accepted and ignored; another id is

@@ -326,6 +326,7 @@ fn samples() -> BTreeMap<&'static str, Value> {
         (
             "TlsEdgeBackendReplace",
             to_value(TlsEdgeBackendReplace {
+                id: s("edgtls_"),
                 enabled: Some(true),
                 backend_id: "bkdtg_".into(),
             }),

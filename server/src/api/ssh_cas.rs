@@ -1,14 +1,14 @@
-//! SSH certificate authorities (spec part 4): real key pairs generated on the blocking pool,
-//! private keys sealed at rest and never returned.
+//! SSH certificate authorities (spec part 4): real key pairs generated on the blocking pool
+//! (a bounded number at once, 503 when busy), private keys sealed at rest and never returned.
 
-use super::{check_body_id, text};
+use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use crate::store::SshCaRow;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -48,7 +48,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<SshCertificateAuthority>)> {
     req.validate()?;
     let spec = req.key_spec().map_err(ApiError::Invalid)?;
-    let key = crate::keys::generate_blocking(spec).await?;
+    let key = state.keygen.generate(spec).await?;
     let (id, created_at) = state.store.mint(IdKind::SshCertificateAuthority);
     let sealed = state.keys.seal(key.private_openssh.as_bytes(), &id)?;
     let row = state

@@ -4,14 +4,14 @@
 //! Decision: an edge without a backend module answers GET and DELETE of the module with 404,
 //! like any other absent resource; PUT creates or replaces it.
 
-use super::text;
+use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{ModuleError, TlsEdgeRow};
-use axum::extract::{Path, RawQuery, State};
+use crate::store::TlsEdgeRow;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -145,37 +145,17 @@ async fn replace_backend(
     Path(id): Path<String>,
     JsonBody(req): JsonBody<TlsEdgeBackendReplace>,
 ) -> ApiResult<Json<TlsEdgeBackend>> {
+    check_body_id(&req.id, &id)?;
     edge(&state, &caller, &id).await?;
     req.validate()?;
-    let missing_backend = || {
-        ApiError::new(
-            ErrorCode::ReferenceNotFound,
-            format!(
-                "backend_id `{}` is not a tunnel-group backend of this account.",
-                req.backend_id
-            ),
-        )
-        .with_field("backend_id")
-    };
-    if state
-        .store
-        .get_backend(&caller.account_id, &req.backend_id)
-        .await?
-        .is_none()
-    {
-        return Err(missing_backend());
-    }
     let enabled = req.enabled.unwrap_or(true);
-    match state
+    // The store checks, inside its write transaction, that the backend is one of the account's.
+    if !state
         .store
         .set_tls_edge_backend(&caller.account_id, &id, Some((&req.backend_id, enabled)))
-        .await
+        .await?
     {
-        Ok(true) => {}
-        Ok(false) => return Err(ApiError::not_found(IdKind::TlsEdge, &id)),
-        // The backend was deleted between the check above and the update.
-        Err(ModuleError::NoBackend) => return Err(missing_backend()),
-        Err(ModuleError::Db(e)) => return Err(e.into()),
+        return Err(ApiError::not_found(IdKind::TlsEdge, &id));
     }
     let module = module(&state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(&id))?;
     Ok(Json(module))
@@ -190,13 +170,9 @@ async fn delete_backend(
     if row.backend.is_none() {
         return Err(no_module(&id));
     }
-    match state
+    state
         .store
         .set_tls_edge_backend(&caller.account_id, &id, None)
-        .await
-    {
-        Ok(_) | Err(ModuleError::NoBackend) => {}
-        Err(ModuleError::Db(e)) => return Err(e.into()),
-    }
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,11 +1,12 @@
 //! Tunnel sessions (spec part 4): list and get, read from the live registry; the agent commands
 //! (restart, stop, update) are delivered over the agent channel by `agents::commands`.
 
+use super::Path;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::paging;
 use crate::state::AppState;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use tunnel_core::ids::IdKind;

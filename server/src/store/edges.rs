@@ -182,35 +182,56 @@ impl Store {
     }
 
     /// Sets (or clears, with `None`) the backend module of an edge: `Ok(false)` when the edge
-    /// does not exist in the account, [`ModuleError::NoBackend`] when the backend vanished
-    /// meanwhile (the foreign key refuses it). The caller has checked that the backend belongs
-    /// to the account.
+    /// does not exist in the account. The backend must be one of the account's: checked inside
+    /// the write transaction, so a concurrent delete of the backend is a
+    /// [`ReferenceError::Missing`] (400), never a foreign-key failure (500).
     pub async fn set_tls_edge_backend(
         &self,
         account_id: &str,
         edge_id: &str,
         module: Option<(&str, bool)>,
-    ) -> std::result::Result<bool, ModuleError> {
+    ) -> std::result::Result<bool, ReferenceError> {
+        let mut tx = self.write_tx().await?;
+        if let Some((backend_id, _)) = module {
+            let found: Option<String> = sqlx::query_scalar(
+                "SELECT id FROM tunnel_group_backends WHERE account_id = ? AND id = ?",
+            )
+            .bind(account_id)
+            .bind(backend_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if found.is_none() {
+                return Err(ReferenceError::Missing {
+                    field: "backend_id".into(),
+                    kind: IdKind::TunnelGroupBackend,
+                    id: backend_id.to_owned(),
+                });
+            }
+        }
         let done = sqlx::query("UPDATE tls_edges SET backend_id = ?, backend_enabled = ? WHERE account_id = ? AND id = ?")
             .bind(module.map(|m| m.0))
             .bind(module.map(|m| m.1))
             .bind(account_id)
             .bind(edge_id)
-            .execute(&self.pool)
-            .await
-            .map_err(|e| match &e {
-                sqlx::Error::Database(db) if db.is_foreign_key_violation() => ModuleError::NoBackend,
-                _ => ModuleError::Db(e),
-            })?;
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 }
 
-/// Why a backend module could not be set.
+/// A write refused because a resource it names (by a body id) does not exist in the account.
+/// Found inside the write transaction, so a concurrent delete cannot slip between the check and
+/// the write. The one mapping to the wire is in `crate::error`.
 #[derive(Debug, thiserror::Error)]
-pub enum ModuleError {
-    #[error("the backend does not exist")]
-    NoBackend,
+pub enum ReferenceError {
+    #[error("{} `{id}` (field {field}) does not exist", kind.noun())]
+    Missing {
+        /// The request field naming it, e.g. `backend_id`, `destination_ids[2]`.
+        field: String,
+        kind: IdKind,
+        id: String,
+    },
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }

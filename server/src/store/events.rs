@@ -1,7 +1,7 @@
 //! Event destinations and event subscriptions. Subscription destinations live in a join table
 //! so that a destination in use cannot be deleted.
 
-use super::{Deleted, PageQuery, Result, Store, fetch_page, json_col, to_json};
+use super::{Deleted, PageQuery, ReferenceError, Result, Store, fetch_page, json_col, to_json};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row as _, SqliteConnection};
 use tunnel_core::ids::IdKind;
@@ -67,16 +67,34 @@ async fn subscription_row(conn: &mut SqliteConnection, r: &SqliteRow) -> Result<
     })
 }
 
+/// Replaces the destinations of a subscription, inside the caller's write transaction. Each id
+/// must be a destination of the account, checked here rather than before the transaction, so a
+/// destination deleted concurrently is a [`ReferenceError::Missing`] (400), not a foreign-key
+/// failure (500).
 async fn set_destinations(
     conn: &mut SqliteConnection,
+    account_id: &str,
     subscription_id: &str,
     ids: &[String],
-) -> Result<()> {
+) -> std::result::Result<(), ReferenceError> {
     sqlx::query("DELETE FROM event_subscription_destinations WHERE subscription_id = ?")
         .bind(subscription_id)
         .execute(&mut *conn)
         .await?;
     for (position, id) in ids.iter().enumerate() {
+        let found: Option<String> =
+            sqlx::query_scalar("SELECT id FROM event_destinations WHERE account_id = ? AND id = ?")
+                .bind(account_id)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if found.is_none() {
+            return Err(ReferenceError::Missing {
+                field: format!("destination_ids[{position}]"),
+                kind: IdKind::EventDestination,
+                id: id.clone(),
+            });
+        }
         sqlx::query("INSERT INTO event_subscription_destinations (subscription_id, position, destination_id) VALUES (?, ?, ?)")
             .bind(subscription_id)
             .bind(i64::try_from(position).unwrap_or(i64::MAX))
@@ -202,7 +220,7 @@ impl Store {
         metadata: &str,
         sources: &[String],
         destination_ids: &[String],
-    ) -> Result<SubscriptionRow> {
+    ) -> std::result::Result<SubscriptionRow, ReferenceError> {
         let (id, created_at) = self.mint(IdKind::EventSubscription);
         let mut tx = self.write_tx().await?;
         sqlx::query(
@@ -217,7 +235,7 @@ impl Store {
         .bind(to_json(&sources))
         .execute(&mut *tx)
         .await?;
-        set_destinations(&mut tx, &id, destination_ids).await?;
+        set_destinations(&mut tx, account_id, &id, destination_ids).await?;
         tx.commit().await?;
         Ok(SubscriptionRow {
             id,
@@ -266,7 +284,7 @@ impl Store {
         account_id: &str,
         id: &str,
         changes: SubscriptionChanges,
-    ) -> Result<Option<SubscriptionRow>> {
+    ) -> std::result::Result<Option<SubscriptionRow>, ReferenceError> {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE event_subscriptions SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
@@ -283,10 +301,10 @@ impl Store {
             return Ok(None);
         }
         if let Some(ids) = &changes.destination_ids {
-            set_destinations(&mut tx, id, ids).await?;
+            set_destinations(&mut tx, account_id, id, ids).await?;
         }
         tx.commit().await?;
-        self.get_subscription(account_id, id).await
+        Ok(self.get_subscription(account_id, id).await?)
     }
 
     pub async fn delete_subscription(&self, account_id: &str, id: &str) -> Result<bool> {

@@ -18,7 +18,7 @@ pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
-pub use edges::{BackendRow, ModuleError, TlsEdgeRow};
+pub use edges::{BackendRow, ReferenceError, TlsEdgeRow};
 pub use events::{DestinationRow, SubscriptionChanges, SubscriptionRow};
 pub use ssh_cas::SshCaRow;
 

@@ -73,7 +73,10 @@ impl Store {
             .transpose()
     }
 
-    /// The sealed private key of an authority (for signing, and to test the sealing).
+    /// The sealed private key of an authority. Only the integration tests read it today (they
+    /// check that no key is stored in clear and that it opens with the server key); kept public
+    /// rather than `#[cfg(test)]`, which `server/tests/` cannot see, and the way a future signing
+    /// operation gets its key.
     pub async fn ssh_ca_sealed_key(&self, account_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
         sqlx::query_scalar("SELECT private_key_sealed FROM ssh_certificate_authorities WHERE account_id = ? AND id = ?")
             .bind(account_id)

@@ -199,6 +199,7 @@ fn BackendModule(
     let confirm_delete = RwSignal::new(false);
     let busy = RwSignal::new(false);
     let request = Memo::new(move |_| TlsEdgeBackendReplace {
+        id: None,
         enabled: Some(enabled.get()),
         backend_id: backend_id.get(),
     });
