@@ -4,16 +4,28 @@
 //! moment its connection drops).
 //!
 //! [`run`] returns only when the process should end or be replaced: stopped, asked to restart,
-//! or refused/closed by the server. What to do then (exit, `exec`) is `main`'s business, so the
-//! same loop runs in tests.
+//! or refused/closed by the server (an [`AgentError`]). What to do then (exit, `exec`) is
+//! `main`'s business, so the same loop runs in tests.
+//!
+//! `wss://` goes through rustls (the `ring` provider) trusting the system's root certificates,
+//! loaded once per process; `SSL_CERT_FILE`/`SSL_CERT_DIR` replace them, for self-hosted CAs.
+//!
+//! Backoff: each failed attempt doubles the delay up to `backoff_max`. It starts over only after
+//! a session stayed up for `backoff_max`: a proxy that accepts and then drops every connection
+//! must not turn the agent into a reconnect loop at the initial delay.
 
 use crate::config::{Config, connect_url};
+use crate::error::AgentError;
 use crate::update::{UpdateState, Updater};
 use futures_util::{SinkExt, StreamExt};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_tungstenite::Connector;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tunnel_core::ErrorCode;
 use tunnel_core::agent_protocol::{Ack, AgentMessage, Refusal, ServerMessage};
+use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
 use tunnel_core::version::Version;
 
@@ -23,7 +35,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Missing heartbeats after which the link counts as dead.
 const SILENT_HEARTBEATS: u32 = 3;
 
-/// Why [`run`] returned.
+/// Why [`run`] returned normally (the server's refusals are [`AgentError::Refused`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     /// A stop command was acknowledged: exit with status 0.
@@ -31,9 +43,6 @@ pub enum Exit {
     /// A restart command was acknowledged: re-execute, reporting `updated_version` if an update
     /// completed.
     Restart { updated_version: Option<Version> },
-    /// The server refused the hello (bad token, bind outside the ACL, invalid hello) or closed
-    /// the session (credential deleted). `error_code` is the server's `ERR_TUNNEL_<n>`.
-    Refused { error_code: String, msg: String },
 }
 
 /// What happened, for the caller to print or observe (tests read the session ids from it).
@@ -64,43 +73,81 @@ pub enum Event {
 
 /// How one connection ended.
 enum SessionEnd {
-    Exit(Exit),
-    /// Lost; `opened` says whether a session had been opened (which resets the backoff).
+    Exit(Result<Exit, AgentError>),
+    /// Lost; `up_for` is how long a session had been open, if one was.
     Lost {
         reason: String,
-        opened: bool,
+        up_for: Option<Duration>,
     },
 }
 
 /// Runs sessions until the agent must stop, restart or give up. Never returns on a lost link.
-pub async fn run(config: &Config, on_event: &mut (dyn FnMut(Event) + Send)) -> Exit {
-    let url = match connect_url(&config.server) {
-        Ok(url) => url,
-        Err(msg) => {
-            return Exit::Refused {
-                error_code: String::new(),
-                msg,
-            };
-        }
+pub async fn run(
+    config: &Config,
+    on_event: &mut (dyn FnMut(Event) + Send),
+) -> Result<Exit, AgentError> {
+    config.validate()?;
+    let url = connect_url(&config.server)?;
+    let connector = if url.starts_with("wss://") {
+        Some(tls_connector()?)
+    } else {
+        None
     };
     // The update machine lives as long as the process: a reconnect does not undo an update.
-    let mut updater = Updater::new(config.update_checks, config.update_duration);
+    let mut updater = Updater::new(
+        config.update_checks,
+        config.update_duration,
+        Version::parse(&config.version),
+    );
     let mut backoff = config.backoff_initial;
     loop {
         on_event(Event::Connecting { url: url.clone() });
-        match session(config, &url, &mut updater, on_event).await {
+        match session(config, &url, connector.clone(), &mut updater, on_event).await {
             SessionEnd::Exit(exit) => return exit,
-            SessionEnd::Lost { reason, opened } => {
-                if opened {
-                    backoff = config.backoff_initial;
-                }
-                let retry_in = jitter(backoff);
+            SessionEnd::Lost { reason, up_for } => {
+                let delay = retry_delay(config, backoff, up_for);
+                let retry_in = jitter(delay);
                 on_event(Event::Lost { reason, retry_in });
                 tokio::time::sleep(retry_in).await;
-                backoff = (backoff * 2).min(config.backoff_max);
+                backoff = (delay * 2).min(config.backoff_max);
             }
         }
     }
+}
+
+/// The delay before this attempt (before jitter): the running `backoff`, or the initial delay
+/// again if the session that just ended had stayed up for at least `backoff_max`.
+fn retry_delay(config: &Config, backoff: Duration, up_for: Option<Duration>) -> Duration {
+    if up_for.is_some_and(|up| up >= config.backoff_max) {
+        config.backoff_initial
+    } else {
+        backoff
+    }
+}
+
+/// rustls with the `ring` provider, trusting the system's roots (or `SSL_CERT_FILE`).
+fn tls_connector() -> Result<Connector, AgentError> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = rustls::RootCertStore::empty();
+    // Unparseable system certificates are skipped, as browsers do; only none at all is fatal.
+    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        let why = found
+            .errors
+            .first()
+            .map_or_else(String::new, |e| format!(" ({e})"));
+        return Err(AgentError::Config(format!(
+            "no trusted root certificates found for https{why}; install the system's CA \
+             certificates or point SSL_CERT_FILE at a PEM bundle"
+        )));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| AgentError::Config(format!("cannot set up TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Connector::Rustls(Arc::new(config)))
 }
 
 /// Up to +25% of the delay, so a fleet of agents cut off together does not reconnect in step.
@@ -113,11 +160,15 @@ fn jitter(delay: Duration) -> Duration {
     delay + delay.mul_f64(f64::from(nanos % 1000) / 4000.0)
 }
 
-fn lost(reason: impl Into<String>, opened: bool) -> SessionEnd {
+fn lost(reason: impl Into<String>, opened_at: Option<Instant>) -> SessionEnd {
     SessionEnd::Lost {
         reason: reason.into(),
-        opened,
+        up_for: opened_at.map(|at| at.elapsed()),
     }
+}
+
+fn refused(error_code: String, msg: String) -> SessionEnd {
+    SessionEnd::Exit(Err(AgentError::Refused { error_code, msg }))
 }
 
 fn encode(msg: &AgentMessage) -> Message {
@@ -129,26 +180,31 @@ fn encode(msg: &AgentMessage) -> Message {
 async fn session(
     config: &Config,
     url: &str,
+    connector: Option<Connector>,
     updater: &mut Updater,
     on_event: &mut (dyn FnMut(Event) + Send),
 ) -> SessionEnd {
-    let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, tokio_tungstenite::connect_async(url))
-        .await
-    {
+    // The server's messages are as small as the agent's: the same bound both ways.
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_AGENT_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_AGENT_MESSAGE_BYTES));
+    let connect =
+        tokio_tungstenite::connect_async_tls_with_config(url, Some(ws_config), true, connector);
+    let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, connect).await {
         Ok(Ok((ws, _response))) => ws,
-        Ok(Err(e)) => return lost(format!("cannot connect: {e}"), false),
-        Err(_) => return lost("cannot connect: timed out", false),
+        Ok(Err(e)) => return lost(format!("cannot connect: {e}"), None),
+        Err(_) => return lost("cannot connect: timed out", None),
     };
     let (mut tx, mut rx) = ws.split();
     if let Err(e) = tx.send(encode(&AgentMessage::Hello(config.hello()))).await {
-        return lost(format!("cannot send hello: {e}"), false);
+        return lost(format!("cannot send hello: {e}"), None);
     }
 
     // The first server message is the verdict on the hello.
     let session_id = loop {
         let next = match tokio::time::timeout(HANDSHAKE_TIMEOUT, rx.next()).await {
             Ok(next) => next,
-            Err(_) => return lost("the server did not answer the hello", false),
+            Err(_) => return lost("the server did not answer the hello", None),
         };
         match next {
             Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(&text) {
@@ -159,31 +215,32 @@ async fn session(
                 {
                     return lost(
                         format!("the server could not open the session: {msg}"),
-                        false,
+                        None,
                     );
                 }
                 Ok(
                     ServerMessage::Refused { error_code, msg }
                     | ServerMessage::Closed { error_code, msg },
                 ) => {
-                    return SessionEnd::Exit(Exit::Refused { error_code, msg });
+                    return refused(error_code, msg);
                 }
                 Ok(other) => {
                     return lost(
                         format!("unexpected message before welcome: {other:?}"),
-                        false,
+                        None,
                     );
                 }
-                Err(e) => return lost(format!("unreadable message from the server: {e}"), false),
+                Err(e) => return lost(format!("unreadable message from the server: {e}"), None),
             },
             Some(Ok(Message::Close(_))) | None => {
-                return lost("the server closed the connection", false);
+                return lost("the server closed the connection", None);
             }
             Some(Ok(_)) => continue, // pings and pongs
-            Some(Err(e)) => return lost(format!("connection error: {e}"), false),
+            Some(Err(e)) => return lost(format!("connection error: {e}"), None),
         }
     };
     on_event(Event::Opened { session_id });
+    let opened_at = Some(Instant::now());
 
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -196,9 +253,9 @@ async fn session(
                 last_seen = Instant::now();
                 let text = match next {
                     Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) | None => return lost("the server closed the connection", true),
+                    Some(Ok(Message::Close(_))) | None => return lost("the server closed the connection", opened_at),
                     Some(Ok(_)) => continue,
-                    Some(Err(e)) => return lost(format!("connection error: {e}"), true),
+                    Some(Err(e)) => return lost(format!("connection error: {e}"), opened_at),
                 };
                 let msg = match serde_json::from_str::<ServerMessage>(&text) {
                     Ok(msg) => msg,
@@ -215,7 +272,7 @@ async fn session(
                             on_event(Event::Updating { target: *target });
                         }
                         if let Err(e) = tx.send(encode(&AgentMessage::Ack(Ack { command_id, refused }))).await {
-                            return lost(format!("cannot acknowledge: {e}"), true);
+                            return lost(format!("cannot acknowledge: {e}"), opened_at);
                         }
                         if let Some(exit) = exit {
                             // Close politely so the server removes the session at once; a failure
@@ -224,21 +281,21 @@ async fn session(
                             let _ = tokio::time::timeout(Duration::from_secs(1), async {
                                 while let Some(Ok(_)) = rx.next().await {}
                             }).await;
-                            return SessionEnd::Exit(exit);
+                            return SessionEnd::Exit(Ok(exit));
                         }
                     }
                     ServerMessage::Closed { error_code, msg } | ServerMessage::Refused { error_code, msg } => {
-                        return SessionEnd::Exit(Exit::Refused { error_code, msg });
+                        return refused(error_code, msg);
                     }
                     ServerMessage::Welcome { .. } => {}
                 }
             }
             _ = heartbeat.tick() => {
                 if last_seen.elapsed() > config.heartbeat * SILENT_HEARTBEATS {
-                    return lost("no heartbeat from the server", true);
+                    return lost("no heartbeat from the server", opened_at);
                 }
                 if let Err(e) = tx.send(Message::Ping(Vec::new().into())).await {
-                    return lost(format!("connection error: {e}"), true);
+                    return lost(format!("connection error: {e}"), opened_at);
                 }
             }
             _ = sleep_until(update_done), if update_done.is_some() => {
@@ -300,7 +357,12 @@ mod tests {
     fn commands_are_decided_by_os_and_update_state() {
         let mut config = Config::new("http://127.0.0.1:1", "t");
         config.update_duration = Duration::from_secs(60);
-        let mut updater = Updater::new(true, config.update_duration);
+        config.version = "3.4.0".into();
+        let mut updater = Updater::new(
+            true,
+            config.update_duration,
+            Version::parse(&config.version),
+        );
         assert_eq!(
             answer(&config, &mut updater, AgentCommand::Stop, None),
             (None, Some(Exit::Stopped))
@@ -315,17 +377,37 @@ mod tests {
             )
         );
         assert_eq!(
-            answer(&config, &mut updater, AgentCommand::Update, Some("9.0.1")),
+            answer(&config, &mut updater, AgentCommand::Update, Some("3.4.1")),
             (None, None)
         );
         assert_eq!(
-            answer(&config, &mut updater, AgentCommand::Update, Some("9.0.1")),
+            answer(&config, &mut updater, AgentCommand::Update, Some("3.4.1")),
             (Some(Refusal::UpdateInProgress), None)
         );
         config.os = "Windows Server 2022".into();
         assert_eq!(
             answer(&config, &mut updater, AgentCommand::Restart, None),
             (Some(Refusal::RestartUnsupported), None)
+        );
+    }
+
+    #[test]
+    fn backoff_starts_over_only_after_a_stable_session() {
+        let mut config = Config::new("http://127.0.0.1:1", "t");
+        config.backoff_initial = Duration::from_millis(250);
+        config.backoff_max = Duration::from_secs(30);
+        let ms = Duration::from_millis;
+        assert_eq!(retry_delay(&config, ms(500), None), ms(500));
+        // Accepted, then dropped at once: still backing off.
+        assert_eq!(retry_delay(&config, ms(8000), Some(ms(10))), ms(8000));
+        assert_eq!(
+            retry_delay(&config, ms(30_000), Some(Duration::from_secs(29))),
+            ms(30_000)
+        );
+        // Up for as long as the largest delay: the link was good, start over.
+        assert_eq!(
+            retry_delay(&config, ms(30_000), Some(Duration::from_secs(30))),
+            ms(250)
         );
     }
 

@@ -1,10 +1,16 @@
 //! The agent's configuration: what it reports in its hello and how it paces its channel.
 //! Built from the command line in `main.rs`, or directly by tests.
+//!
+//! The server address decides the transport: `https://` (or `wss://`) is TLS, `http://` (or
+//! `ws://`) is plain text, in which case the authtoken in the hello travels unencrypted; that
+//! is only reasonable on the same machine, so anything else earns a warning.
 
+use crate::error::AgentError;
+use std::net::IpAddr;
 use std::time::Duration;
-use tunnel_core::acl::Bind;
 use tunnel_core::agent_protocol::Hello;
 use tunnel_core::paths::AGENT_CONNECT;
+use tunnel_core::resources::Validate;
 
 /// Everything the agent needs to run one process's worth of sessions.
 #[derive(Clone)]
@@ -67,22 +73,19 @@ impl Config {
     }
 
     /// Checks what can be checked before connecting, so a typo fails fast with a clear message
-    /// instead of a refusal from the server.
-    pub fn validate(&self) -> Result<(), String> {
+    /// instead of a refusal from the server. The hello is checked with the very rules the
+    /// server applies (`Validate for Hello` in `tunnel-core`).
+    pub fn validate(&self) -> Result<(), AgentError> {
         connect_url(&self.server)?;
         if self.authtoken.trim().is_empty() {
-            return Err(
+            return Err(AgentError::Config(
                 "the authtoken is empty; pass --authtoken or set TUNNEL_AUTHTOKEN".to_owned(),
-            );
-        }
-        for bind in &self.binds {
-            Bind::parse(bind).map_err(|e| format!("bind `{bind}`: {e}"))?;
-        }
-        if tunnel_core::version::Version::parse(&self.version).is_none() {
-            return Err(format!(
-                "`{}` is not a version of the form MAJOR.MINOR.PATCH",
-                self.version
             ));
+        }
+        let errors = self.hello().field_errors();
+        if !errors.is_empty() {
+            let messages: Vec<String> = errors.into_iter().map(|e| e.message).collect();
+            return Err(AgentError::Config(messages.join("; ")));
         }
         Ok(())
     }
@@ -99,36 +102,105 @@ impl Config {
     }
 }
 
-/// The WebSocket address of the agent channel for a server base address.
-///
-/// Only plain `ws://` is built in: TLS is expected to be terminated in front of the server for
-/// now, and saying so beats a confusing handshake failure.
-pub fn connect_url(server: &str) -> Result<String, String> {
+/// The WebSocket address of the agent channel for a server base address: `https://` and
+/// `wss://` give `wss://` (TLS), `http://` and `ws://` give `ws://`.
+pub fn connect_url(server: &str) -> Result<String, AgentError> {
     let server = server.trim().trim_end_matches('/');
-    let rest = if let Some(rest) = server.strip_prefix("http://") {
-        rest
+    let (scheme, rest) = if let Some(rest) = server.strip_prefix("https://") {
+        ("wss", rest)
+    } else if let Some(rest) = server.strip_prefix("wss://") {
+        ("wss", rest)
+    } else if let Some(rest) = server.strip_prefix("http://") {
+        ("ws", rest)
     } else if let Some(rest) = server.strip_prefix("ws://") {
-        rest
-    } else if server.starts_with("https://") || server.starts_with("wss://") {
-        return Err(format!(
-            "`{server}`: this build of tunnel-agent speaks plain http/ws only"
-        ));
+        ("ws", rest)
     } else {
-        return Err(format!(
-            "`{server}` is not a server address like http://127.0.0.1:8080"
-        ));
+        return Err(AgentError::Config(format!(
+            "`{server}` is not a server address like https://tunnel.example.com or http://127.0.0.1:8080"
+        )));
     };
     // A base URL of the API (`…/api`) is accepted too: the channel lives beside the API.
     let rest = rest.strip_suffix("/api").unwrap_or(rest);
-    if rest.is_empty() {
-        return Err(format!("`{server}` names no host"));
+    if rest.is_empty() || rest.starts_with(['/', ':']) {
+        return Err(AgentError::Config(format!("`{server}` names no host")));
     }
-    Ok(format!("ws://{rest}{AGENT_CONNECT}"))
+    Ok(format!("{scheme}://{rest}{AGENT_CONNECT}"))
+}
+
+/// The host of a `scheme://host[:port][/path]` address, without brackets around IPv6.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    // Credentials in the URL (`user@host`) are not the host.
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or(v6);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// The warning to print when the authtoken would cross a network unencrypted: a plain-text
+/// address whose host is not this machine. `None` for TLS and for loopback.
+pub fn plain_text_warning(connect_url: &str) -> Option<String> {
+    if !connect_url.starts_with("ws://") {
+        return None;
+    }
+    let host = host_of(connect_url);
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    (!loopback).then(|| {
+        format!(
+            "warning: `{host}` is reached over plain http, so the authtoken travels unencrypted; \
+             use an https:// server address"
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn url(server: &str) -> String {
+        connect_url(server).unwrap()
+    }
+
+    #[test]
+    fn tls_and_plain_addresses_map_to_wss_and_ws() {
+        assert_eq!(
+            url("https://tunnel.example.com"),
+            "wss://tunnel.example.com/agent/v1/connect"
+        );
+        assert_eq!(url("https://h:8443/api/"), "wss://h:8443/agent/v1/connect");
+        assert_eq!(url("wss://h"), "wss://h/agent/v1/connect");
+        assert_eq!(url("http://h:1"), "ws://h:1/agent/v1/connect");
+        assert!(connect_url("https://").is_err());
+        assert!(connect_url("https://:443").is_err());
+        assert!(connect_url("ftp://h").is_err());
+    }
+
+    #[test]
+    fn plain_text_off_this_machine_is_warned_about() {
+        for quiet in [
+            "wss://tunnel.example.com/agent/v1/connect",
+            "ws://127.0.0.1:8080/agent/v1/connect",
+            "ws://127.8.9.1/agent/v1/connect",
+            "ws://localhost:8080/agent/v1/connect",
+            "ws://LOCALHOST/agent/v1/connect",
+            "ws://[::1]:8080/agent/v1/connect",
+        ] {
+            assert_eq!(plain_text_warning(quiet), None, "{quiet}");
+        }
+        for loud in [
+            "ws://tunnel.example.com/agent/v1/connect",
+            "ws://10.0.0.5:8080/agent/v1/connect",
+            "ws://[2001:db8::1]:8080/agent/v1/connect",
+            "ws://localhost.example.com/agent/v1/connect",
+            "ws://user@192.168.1.1/agent/v1/connect",
+        ] {
+            let warning = plain_text_warning(loud).unwrap_or_default();
+            assert!(warning.contains("unencrypted"), "{loud}: {warning}");
+        }
+    }
 
     #[test]
     fn connect_urls() {
@@ -148,7 +220,6 @@ mod tests {
             connect_url("ws://h:1").unwrap(),
             "ws://h:1/agent/v1/connect"
         );
-        assert!(connect_url("https://h").unwrap_err().contains("plain"));
         assert!(connect_url("h:1").is_err());
         assert!(connect_url("http://").is_err());
     }
@@ -161,14 +232,37 @@ mod tests {
             "env=prod".into(),
             "db.example.com:5432".into(),
         ];
-        assert_eq!(c.validate(), Ok(()));
+        assert!(c.validate().is_ok());
         assert!(!format!("{c:?}").contains("tok_secret"));
         c.binds.push("bad domain".into());
-        assert!(c.validate().unwrap_err().contains("bad domain"));
+        assert!(c.validate().unwrap_err().to_string().contains("bad domain"));
         let mut c = Config::new("http://127.0.0.1:1", " ");
-        assert!(c.validate().unwrap_err().contains("authtoken"));
+        assert!(c.validate().unwrap_err().to_string().contains("authtoken"));
         c.authtoken = "t".into();
         c.version = "3.4".into();
-        assert!(c.validate().is_err());
+        assert!(matches!(c.validate(), Err(AgentError::Config(_))));
+    }
+
+    #[test]
+    fn the_servers_hello_limits_apply_before_connecting() {
+        let mut c = Config::new("http://127.0.0.1:1", "t");
+        c.metadata = "m".repeat(4096);
+        c.os = "o".repeat(64);
+        c.binds = vec!["env=prod".into(); 100];
+        assert!(c.validate().is_ok());
+        c.metadata.push('m');
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains("metadata must be at most 4096 bytes"), "{err}");
+        c.metadata.clear();
+        c.os.push('o');
+        assert!(c.validate().unwrap_err().to_string().contains("os must"));
+        c.os = "linux".into();
+        c.binds.push("env=prod".into());
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at most 100 binds")
+        );
     }
 }

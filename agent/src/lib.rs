@@ -6,12 +6,15 @@
 //! - [`config`]: what the agent asks for and how it behaves (built by `main` from the flags).
 //! - [`channel`]: connect, hello, heartbeats, commands, reconnect with backoff.
 //! - [`commands`]: what restart and stop do to the process (exec, exit).
+//! - [`error`]: the one error type, its exit statuses and messages.
 //! - [`update`]: idle → updating → updated-restart-pending, and the update refusals.
 
 pub mod channel;
 pub mod commands;
 pub mod config;
+pub mod error;
 pub mod update;
 
 pub use channel::{Event, Exit, run};
 pub use config::Config;
+pub use error::AgentError;

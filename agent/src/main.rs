@@ -2,13 +2,14 @@
 //!
 //! Exit status: 0 after a stop command; 2 for a bad command line; 3 when the authtoken is
 //! refused; 4 when a bind is outside the credential's ACL; 5 when the credential was deleted;
-//! 6 for any other refusal; 1 when a restart could not re-execute the agent.
+//! 6 for any other refusal; 1 when a restart could not re-execute the agent. The mapping lives
+//! in one place, `AgentError::exit_code`.
 
 use clap::Parser;
 use std::process::ExitCode;
 use std::time::Duration;
-use tunnel_agent::{Config, Event, Exit, commands};
-use tunnel_core::ErrorCode;
+use tunnel_agent::config::{connect_url, plain_text_warning};
+use tunnel_agent::{AgentError, Config, Event, Exit, commands};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -17,7 +18,7 @@ use tunnel_core::ErrorCode;
     about = "Opens a tunnel session and obeys restart/stop/update."
 )]
 struct Args {
-    /// Server address, e.g. http://127.0.0.1:8080.
+    /// Server address, e.g. https://tunnel.example.com (TLS) or http://127.0.0.1:8080.
     #[arg(long, env = "TUNNEL_AGENT_SERVER")]
     server: String,
     /// The credential's authtoken. Prefer the environment variable: a flag shows in process lists.
@@ -112,55 +113,43 @@ fn print_event(event: Event) {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    match agent(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.message());
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Runs the agent until it stops (`Ok`) or must exit with an error; a restart does not return.
+fn agent(args: Args) -> Result<(), AgentError> {
     // A label without `=` would silently be taken for a domain bind.
     if let Some(label) = args.labels.iter().find(|l| !l.contains('=')) {
-        eprintln!("tunnel-agent: label `{label}` is not of the form key=value");
-        return ExitCode::from(2);
+        return Err(AgentError::Config(format!(
+            "label `{label}` is not of the form key=value"
+        )));
     }
     let config = args.config();
-    if let Err(msg) = config.validate() {
-        eprintln!("tunnel-agent: {msg}");
-        return ExitCode::from(2);
+    config.validate()?;
+    if let Some(warning) = plain_text_warning(&connect_url(&config.server)?) {
+        eprintln!("tunnel-agent: {warning}");
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tunnel-agent: cannot start: {e}");
-            return ExitCode::from(1);
-        }
-    };
+        .map_err(AgentError::Start)?;
     let exit = runtime.block_on(tunnel_agent::run(&config, &mut print_event));
     drop(runtime);
-    match exit {
+    match exit? {
         Exit::Stopped => {
             println!("stopped");
-            ExitCode::SUCCESS
+            Ok(())
         }
         Exit::Restart { updated_version } => {
             println!("restarting");
             let version = updated_version.map(|v| v.to_string());
-            let err = commands::restart(version.as_deref());
-            eprintln!("tunnel-agent: restart failed: {err}");
-            ExitCode::from(1)
-        }
-        Exit::Refused { error_code, msg } => {
-            let code = ErrorCode::parse(&error_code);
-            match code {
-                Some(_) => eprintln!("tunnel-agent: refused by the server: {msg} ({error_code})"),
-                None if error_code.is_empty() => eprintln!("tunnel-agent: {msg}"),
-                None => eprintln!("tunnel-agent: refused by the server: {msg} ({error_code})"),
-            }
-            ExitCode::from(match code {
-                None if error_code.is_empty() => 2,
-                Some(ErrorCode::AgentAuthFailed) => 3,
-                Some(ErrorCode::BindNotPermitted) => 4,
-                Some(ErrorCode::CredentialDeleted) => 5,
-                _ => 6,
-            })
+            Err(AgentError::Restart(commands::restart(version.as_deref())))
         }
     }
 }

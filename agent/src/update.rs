@@ -7,6 +7,9 @@
 //!
 //! The agent is the one place that decides every update refusal, because it alone knows both its
 //! configuration (update checks on/off) and its state; the server only supplies the target.
+//! The agent does not take that target on trust either: one that is not newer, or that is in
+//! another major version, is refused as "no update available" (an update never crosses a major
+//! version, whatever a misconfigured or hostile server asks).
 
 use std::time::{Duration, Instant};
 use tunnel_core::agent_protocol::Refusal;
@@ -32,14 +35,18 @@ pub struct Updater {
     state: UpdateState,
     update_checks: bool,
     duration: Duration,
+    /// The version this process runs (reports); `None` if it is not a version, in which case
+    /// no target can be judged newer and every update is refused.
+    current: Option<Version>,
 }
 
 impl Updater {
-    pub fn new(update_checks: bool, duration: Duration) -> Updater {
+    pub fn new(update_checks: bool, duration: Duration, current: Option<Version>) -> Updater {
         Updater {
             state: UpdateState::Idle,
             update_checks,
             duration,
+            current,
         }
     }
 
@@ -83,6 +90,7 @@ impl Updater {
         // An unparseable target is treated as "nothing to update to" rather than trusted.
         let target = target
             .and_then(Version::parse)
+            .filter(|target| is_update(self.current, *target))
             .ok_or(Refusal::NoUpdateAvailable)?;
         self.state = UpdateState::Updating {
             target,
@@ -92,16 +100,49 @@ impl Updater {
     }
 }
 
+/// Whether `target` is an update of `current`: same major version, and newer.
+fn is_update(current: Option<Version>, target: Version) -> bool {
+    current.is_some_and(|current| target.major == current.major && target > current)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const D: Duration = Duration::from_secs(3);
 
+    fn updater(update_checks: bool) -> Updater {
+        Updater::new(update_checks, D, Version::parse("3.4.0"))
+    }
+
+    #[test]
+    fn only_a_newer_version_of_the_same_major_is_accepted() {
+        let t0 = Instant::now();
+        for refused in ["4.0.0", "2.9.9", "3.4.0", "3.3.9", "3.0.0", "10.4.1"] {
+            assert_eq!(
+                updater(true).request(Some(refused), t0),
+                Err(Refusal::NoUpdateAvailable),
+                "{refused}"
+            );
+        }
+        for accepted in ["3.4.1", "3.5.0", "3.40.0"] {
+            assert_eq!(
+                updater(true).request(Some(accepted), t0),
+                Ok(Version::parse(accepted).unwrap()),
+                "{accepted}"
+            );
+        }
+        // No known current version: nothing can be judged newer.
+        assert_eq!(
+            Updater::new(true, D, None).request(Some("3.4.1"), t0),
+            Err(Refusal::NoUpdateAvailable)
+        );
+    }
+
     #[test]
     fn update_goes_idle_updating_updated() {
         let t0 = Instant::now();
-        let mut u = Updater::new(true, D);
+        let mut u = updater(true);
         assert_eq!(
             u.request(Some("3.4.1"), t0),
             Ok(Version::parse("3.4.1").unwrap())
@@ -125,20 +166,20 @@ mod tests {
     fn refusals() {
         let t0 = Instant::now();
         assert_eq!(
-            Updater::new(false, D).request(Some("3.4.1"), t0),
+            updater(false).request(Some("3.4.1"), t0),
             Err(Refusal::UpdateChecksDisabled)
         );
         assert_eq!(
-            Updater::new(true, D).request(None, t0),
+            updater(true).request(None, t0),
             Err(Refusal::NoUpdateAvailable)
         );
         assert_eq!(
-            Updater::new(true, D).request(Some("garbage"), t0),
+            updater(true).request(Some("garbage"), t0),
             Err(Refusal::NoUpdateAvailable)
         );
         // Checks disabled wins over "nothing to update to": it is the agent's configuration.
         assert_eq!(
-            Updater::new(false, D).request(None, t0),
+            updater(false).request(None, t0),
             Err(Refusal::UpdateChecksDisabled)
         );
     }

@@ -158,6 +158,7 @@ pub fn fast_timings() -> Timings {
         command_timeout: Duration::from_secs(10),
         heartbeat: Duration::from_secs(5),
         hello_timeout: Duration::from_secs(5),
+        ..Timings::default()
     }
 }
 
@@ -179,7 +180,13 @@ impl Agent {
 
     /// Like `spawn`, to any address (e.g. a `Proxy`).
     pub fn spawn_to(url: &str, token: &str, args: &[&str]) -> Agent {
+        Agent::spawn_with_env(url, token, args, &[])
+    }
+
+    /// Like `spawn_to`, with extra environment variables (e.g. `SSL_CERT_FILE`).
+    pub fn spawn_with_env(url: &str, token: &str, args: &[&str], env: &[(&str, &str)]) -> Agent {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tunnel-agent"))
+            .envs(env.iter().copied())
             .arg("--server")
             .arg(url)
             .args(args)
