@@ -417,3 +417,40 @@ async fn a_bad_command_line_fails_fast() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("key=value"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hello_the_server_would_refuse_fails_before_connecting() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let metadata = "m".repeat(4097);
+    let too_many: Vec<String> = (0..101)
+        .flat_map(|i| ["--label".to_owned(), format!("k{i}=v")])
+        .collect();
+    let too_many: Vec<&str> = too_many.iter().map(String::as_str).collect();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--metadata", &metadata],
+            "metadata must be at most 4096 bytes",
+        ),
+        (
+            &["--report-os", &"o".repeat(65)],
+            "os must be at most 64 bytes",
+        ),
+        (&too_many, "at most 100 binds"),
+        (&["--report-version", "3.4"], "MAJOR.MINOR.PATCH"),
+    ];
+    for (args, needle) in cases {
+        let mut agent = Agent::spawn(&server, &token, args);
+        let (status, stderr) = agent.exit().await;
+        // 2 (bad configuration), not 6 (refused by the server): it never got that far.
+        assert_eq!(status.code(), Some(2), "{needle}: {stderr}");
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+        let lines = agent.all_lines().await;
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+    let mut agent = Agent::spawn_to("ftp://127.0.0.1:1", &token, &[]);
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(server.session_ids(&key).await.is_empty());
+}

@@ -31,7 +31,8 @@ async fn a_dropped_connection_reconnects_under_a_new_session() {
     assert_eq!(server.session_ids(&key).await, vec![second.clone()]);
     assert!(agent.running());
 
-    // And once more, to see the backoff start over after a session opened.
+    // And once more, to see the backoff start over after a session that stayed up (longer
+    // than the 0.5 s largest delay the harness sets).
     proxy.fault(Fault::Cut);
     let third = agent.session().await;
     assert_ne!(third, second);
@@ -100,4 +101,70 @@ async fn heartbeats_hold_an_idle_session() {
         !lines.iter().any(|l| l.starts_with("connection lost")),
         "{lines:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_dropped_at_once_do_not_reset_the_backoff() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tunnel_agent::{Config, Event};
+
+    // A loopback "server" that welcomes every agent and hangs up right away, like a proxy that
+    // accepts connections it cannot carry.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut n = 0u32;
+        while let Ok((tcp, _)) = listener.accept().await {
+            n += 1;
+            let welcome =
+                serde_json::json!({"type": "welcome", "session_id": format!("ts_fake{n}")});
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    return;
+                };
+                let _hello = ws.next().await;
+                let _ = ws.send(Message::text(welcome.to_string())).await;
+                let _ = ws.close(None).await;
+            });
+        }
+    });
+
+    let mut config = Config::new(format!("http://{addr}"), "t");
+    config.backoff_initial = Duration::from_millis(20);
+    config.backoff_max = Duration::from_secs(60);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut on_event = move |event: Event| {
+        let _ = tx.send(event);
+    };
+    let collect = async {
+        let (mut opened, mut delays) = (0, Vec::new());
+        while delays.len() < 5 {
+            match rx.recv().await {
+                Some(Event::Opened { .. }) => opened += 1,
+                Some(Event::Lost { retry_in, .. }) => delays.push(retry_in),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        (opened, delays)
+    };
+    let (opened, delays) = tokio::time::timeout(support::WAIT, async {
+        tokio::select! {
+            exit = tunnel_agent::run(&config, &mut on_event) => panic!("the agent gave up: {exit:?}"),
+            got = collect => got,
+        }
+    })
+    .await
+    .expect("five reconnects in time");
+    // Every attempt did open a session, and still each delay doubled: 20, 40, 80, 160, 320 ms
+    // (plus up to 25% jitter), never back to 20 ms.
+    assert!(opened >= 5, "{opened} sessions, delays {delays:?}");
+    for (i, delay) in delays.iter().enumerate() {
+        let floor = config.backoff_initial * 2u32.pow(i as u32);
+        assert!(
+            *delay >= floor,
+            "delay {i} is {delay:?}, below {floor:?}: {delays:?}"
+        );
+    }
 }

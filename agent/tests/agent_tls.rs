@@ -1,0 +1,135 @@
+//! `https://` server addresses: the real agent speaks TLS (`wss://`) to a loopback
+//! TLS-terminating proxy in front of the real server, trusting the proxy's self-hosted CA only
+//! through `SSL_CERT_FILE`; the same agent refuses a server its roots do not vouch for.
+
+mod support;
+
+use axum::http::StatusCode;
+use std::path::PathBuf;
+use std::sync::Arc;
+use support::{Agent, Server, fast_timings};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Terminates TLS with the `localhost` test certificate and relays the plain bytes to
+/// `target`. Returns the proxy's port.
+async fn tls_proxy(target: std::net::SocketAddr) -> u16 {
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(fixture("localhost.pem"))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    let key = PrivateKeyDer::from_pem_file(fixture("localhost.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                // A client that rejects the certificate ends the handshake: nothing to relay.
+                let Ok(mut tls) = acceptor.accept(inbound).await else {
+                    return;
+                };
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut outbound).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_server_is_reached_over_tls_with_a_self_hosted_ca() {
+    let server = Server::start("3.4.1", "local", fast_timings()).await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let port = tls_proxy(server.addr).await;
+    let url = format!("https://localhost:{port}");
+    let ca = fixture("ca.pem");
+    let mut agent = Agent::spawn_with_env(
+        &url,
+        &token,
+        &[],
+        &[("SSL_CERT_FILE", ca.to_str().unwrap())],
+    );
+    let connecting = agent
+        .wait_line("the connect line", |l| {
+            l.strip_prefix("connecting to ").map(str::to_owned)
+        })
+        .await;
+    assert_eq!(
+        connecting,
+        format!("wss://localhost:{port}/agent/v1/connect")
+    );
+    let id = agent.session().await;
+    assert_eq!(server.session_ids(&key).await, vec![id.clone()]);
+    assert_eq!(
+        server.command(&id, "stop", &key).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let (status, stderr) = agent.exit().await;
+    assert!(status.success(), "{stderr}");
+    // Loopback or not, TLS never earns the plain-text warning.
+    assert!(!stderr.contains("unencrypted"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_outside_the_trusted_roots_is_refused() {
+    let server = Server::start("3.4.1", "local", fast_timings()).await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let port = tls_proxy(server.addr).await;
+    // The server's own certificate as the only "root": it is no CA, so nothing chains to it
+    // and the handshake must fail rather than fall back to plain text or trust anything.
+    let not_the_ca = fixture("localhost.pem");
+    let mut agent = Agent::spawn_with_env(
+        &format!("https://localhost:{port}"),
+        &token,
+        &[],
+        &[("SSL_CERT_FILE", not_the_ca.to_str().unwrap())],
+    );
+    let reason = agent
+        .wait_line("a failed attempt", |l| {
+            l.strip_prefix("connection lost (").map(str::to_owned)
+        })
+        .await;
+    assert!(reason.contains("cannot connect"), "{reason}");
+    assert!(server.session_ids(&key).await.is_empty());
+    agent.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_http_to_loopback_is_not_warned_about() {
+    let server = Server::start("3.4.1", "local", fast_timings()).await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &[]);
+    let id = agent.session().await;
+    assert_eq!(
+        server.command(&id, "stop", &key).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let (status, stderr) = agent.exit().await;
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("unencrypted"), "{stderr}");
+}
