@@ -242,7 +242,7 @@ async fn a_destination_deleted_after_the_check_is_a_400_not_a_500() {
     assert_eq!(list.json["event_subscriptions"], json!([]));
 
     let sub = store
-        .create_subscription(&app.account_id, "", "", &[], &[kept.clone()])
+        .create_subscription(&app.account_id, "", "", &[], std::slice::from_ref(&kept))
         .await
         .unwrap();
     let err = store
