@@ -37,6 +37,7 @@ fn want(args: &RunArgs, n: u8) -> bool {
 
 async fn run(args: RunArgs) -> Result<()> {
     let started = Instant::now();
+    let load_at_start = load_average();
     std::fs::create_dir_all(&args.out_dir)?;
     let out_dir = std::fs::canonicalize(&args.out_dir)?;
     let mut sections = Vec::new();
@@ -117,9 +118,15 @@ async fn run(args: RunArgs) -> Result<()> {
     drop(baseline);
     sections.sort_by_key(|s| s.number);
 
+    let mut machine = machine();
+    // The machine may be shared (other builds, other tests): the load says how quiet it was.
+    machine.push((
+        "load average (1, 5, 15 min) at start → end".into(),
+        format!("{load_at_start} → {}", load_average()),
+    ));
     let header = Header {
         date: now_utc(),
-        machine: machine(),
+        machine,
         commands: if args.commands.is_empty() {
             vec![std::env::args().collect::<Vec<_>>().join(" ")]
         } else {
@@ -874,6 +881,16 @@ fn now_utc() -> String {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
+}
+
+/// The first three fields of `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Cores, memory, CPU model, kernel, browser: what the figures depend on.

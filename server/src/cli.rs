@@ -67,6 +67,13 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     bootstrap(&state.store, opts.bootstrap_api_key.as_deref()).await?;
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
     let app = crate::app(state.clone());
+    // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),
+    // and with Nagle each waited for the peer's delayed ACK, up to 40 ms (`cargo xtask bench`).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),

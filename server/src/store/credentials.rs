@@ -229,11 +229,10 @@ impl Store {
                 if i == 100.min(count - 1) {
                     deep_id.clone_from(&id);
                 }
-                let created_at = time::OffsetDateTime::from_unix_timestamp_nanos(
-                    i128::from(millis) * 1_000_000,
-                )
-                .map(super::rfc3339)
-                .unwrap_or_else(|_| super::rfc3339(now));
+                let created_at =
+                    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000)
+                        .map(super::rfc3339)
+                        .unwrap_or_else(|_| super::rfc3339(now));
                 let token = new_token(&id).expose();
                 // The same statement text every time: sqlx keeps it prepared per connection.
                 sqlx::query(
