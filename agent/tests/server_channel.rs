@@ -454,6 +454,7 @@ async fn connections_waiting_for_a_hello_are_capped() {
             assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
             let body: Value = serde_json::from_slice(response.body().as_deref().unwrap()).unwrap();
             assert_eq!(body["status_code"], 503, "{body}");
+            assert_eq!(body["error_code"], "ERR_TUNNEL_161", "{body}");
             assert!(
                 body["msg"].as_str().is_some_and(|m| !m.is_empty()),
                 "{body}"

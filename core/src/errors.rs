@@ -86,6 +86,7 @@ error_codes! {
     InvalidHello = 152, 400, "The agent's hello message is invalid.";
     CredentialDeleted = 153, 410, "The credential of this session was deleted.";
     KeyGenerationBusy = 160, 503, "Too many SSH keys are being generated right now; retry shortly.";
+    AgentsBusy = 161, 503, "Too many agents are connecting right now; retry shortly.";
     Internal = 199, 500, "Internal server error.";
 }
 

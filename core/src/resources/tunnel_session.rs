@@ -18,9 +18,13 @@ pub struct TunnelSession {
 }
 
 /// The body of restart, stop and update: a JSON object with no fields (a missing body is `{}`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// An `id` equal to the path's id is tolerated and ignored (DESIGN §4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentCommandRequest {}
+pub struct AgentCommandRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
 
 /// The three commands an agent obeys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -14,13 +14,13 @@
 //! heartbeats that would have noticed).
 
 use super::registry::{Control, LiveSession};
-use crate::error::{ApiError, current_operation_id};
+use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::{Extensions, StatusCode};
+use axum::http::Extensions;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::collections::HashMap;
@@ -68,16 +68,9 @@ async fn connect(
         .on_upgrade(move |socket| serve(state, socket, ip, slot))
 }
 
-/// 503 with the API's JSON error body. There is no dedicated error code for "busy" in the
-/// catalogue, so the body carries the internal-error code with the status it is answered with.
+/// 503 with the API's JSON error body and its own code.
 fn too_many_waiting() -> Response {
-    let mut body = ApiError::new(
-        ErrorCode::Internal,
-        "Too many agents are connecting right now; retry shortly.",
-    )
-    .body(&current_operation_id());
-    body.status_code = StatusCode::SERVICE_UNAVAILABLE.as_u16();
-    (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
+    ApiError::new(ErrorCode::AgentsBusy, ErrorCode::AgentsBusy.title()).into_response()
 }
 
 /// The write to the agent did not complete (error or time limit): the session is lost.

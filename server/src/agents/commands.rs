@@ -14,33 +14,22 @@
 //! Restart on Windows is refused by both: here from the reported OS, and by the agent.
 
 use super::registry::CommandError;
+use crate::api::Path;
 use crate::api::check_body_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::state::AppState;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths::tunnel_session_command;
-use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
+use tunnel_core::resources::tunnel_session::{AgentCommand, AgentCommandRequest, is_windows};
 use tunnel_core::version::{Version, update_target};
-
-/// The body of the three commands: `{}`, or `{"id": <the path's id>}` (DESIGN §4).
-///
-/// `tunnel_core`'s `AgentCommandRequest` is the documented (OpenAPI) shape and has no fields;
-/// the tolerated `id` lives here until that struct gains it, which needs the OpenAPI builder
-/// (outside this module) to construct it with `Default` instead of a literal.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CommandBody {
-    #[serde(default)]
-    id: Option<String>,
-}
 
 /// The three command routes (paths relative to the API prefix), built from `tunnel_core::paths`
 /// with the router's `{id}` placeholder so they cannot drift from the URIs the API hands out.
@@ -56,7 +45,7 @@ async fn restart(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<CommandBody>,
+    JsonBody(body): JsonBody<AgentCommandRequest>,
 ) -> ApiResult<StatusCode> {
     check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Restart).await
@@ -66,7 +55,7 @@ async fn stop(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<CommandBody>,
+    JsonBody(body): JsonBody<AgentCommandRequest>,
 ) -> ApiResult<StatusCode> {
     check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Stop).await
@@ -76,7 +65,7 @@ async fn update(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<CommandBody>,
+    JsonBody(body): JsonBody<AgentCommandRequest>,
 ) -> ApiResult<StatusCode> {
     check_body_id(&body.id, &id)?;
     deliver(&state, &caller, &id, AgentCommand::Update).await

@@ -304,7 +304,10 @@ fn samples() -> BTreeMap<&'static str, Value> {
                 next_page_uri: next.clone(),
             }),
         ),
-        ("AgentCommandRequest", to_value(AgentCommandRequest {})),
+        (
+            "AgentCommandRequest",
+            to_value(AgentCommandRequest::default()),
+        ),
         ("TlsEdge", to_value(&edge)),
         (
             "TlsEdgeList",
