@@ -578,7 +578,8 @@ async fn scaling(
             "Bulk load of {count} credentials: {:.1} s.",
             db.seed_seconds
         ));
-        let server = Server::start(&args.server_bin, db, None)?;
+        // The console is served too (unused here), as in production.
+        let server = Server::start(&args.server_bin, db, Some(&out_dir.join("console")))?;
         if count == MEMORY {
             tokio::time::sleep(Duration::from_secs(1)).await;
             memory.idle_kib = server.process.rss_kib()?;
@@ -689,9 +690,11 @@ fn memory_section(
         r(m.listed_kib, loaded),
     ));
     s.notes.push(format!(
-        "The full listing took {} pages in {:.1} s.",
+        "The full listing took {} pages in {:.1} s. (Measured during section 4, on its 100 k \
+         server; the section time below is the listing's.)",
         m.pages, m.listing_seconds
     ));
+    s.seconds = m.listing_seconds;
     s.raw = serde_json::json!({
         "idle_1k_kib": small_idle, "idle_100k_kib": m.idle_kib, "after_listing_100k_kib": m.listed_kib,
         "pages": m.pages, "listing_seconds": m.listing_seconds,

@@ -258,10 +258,7 @@ async fn fetch_page(
     if let Some(before_id) = page.before_id.as_deref() {
         query = query.bind(before_id);
     }
-    query
-        .bind(i64::from(page.limit) + 1)
-        .fetch_all(pool)
-        .await
+    query.bind(i64::from(page.limit) + 1).fetch_all(pool).await
 }
 
 /// Deletes one row of the account; `true` when it existed.
