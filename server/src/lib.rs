@@ -39,6 +39,7 @@ use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use state::AppState;
+use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::trace::TraceLayer;
@@ -63,9 +64,13 @@ pub fn app(state: AppState) -> Router {
         state.config.console_dir.as_deref(),
     ));
     let router = match &state.config.console_dir {
-        // Client-side routes of the console (e.g. /credentials/cr_…) get index.html.
-        Some(dir) => router
-            .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")))),
+        // Client-side routes of the console (e.g. /credentials/cr_…) get index.html. Gzip for
+        // browsers that ask: the WASM shrinks from about 870 KiB to 330 KiB on the wire.
+        Some(dir) => router.fallback_service(
+            tower::ServiceBuilder::new()
+                .layer(CompressionLayer::new())
+                .service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")))),
+        ),
         None => router.fallback(no_console),
     };
     router

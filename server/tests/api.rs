@@ -1433,6 +1433,35 @@ async fn console_is_served_with_index_fallback() {
 }
 
 #[tokio::test]
+async fn console_files_are_gzipped_for_browsers_that_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    // Compressible and larger than the layer's minimum size.
+    let wasm_like = "0123456789abcdef".repeat(4096);
+    std::fs::write(dir.path().join("index.html"), "<html>console</html>").unwrap();
+    std::fs::write(dir.path().join("app_bg.wasm"), &wasm_like).unwrap();
+    let mut config = tunnel_server::config::Config::in_memory();
+    config.console_dir = Some(dir.path().to_owned());
+    let app = TestApp::with_config(config).await;
+    let gzipped = app
+        .get("/app_bg.wasm")
+        .without("authorization")
+        .header("accept-encoding", "gzip")
+        .outside_api()
+        .send(&app)
+        .await;
+    assert_eq!(gzipped.status, 200);
+    assert_eq!(gzipped.headers["content-encoding"], "gzip");
+    let plain = app
+        .get("/app_bg.wasm")
+        .without("authorization")
+        .outside_api()
+        .send(&app)
+        .await;
+    assert!(plain.headers.get("content-encoding").is_none());
+    assert_eq!(plain.text, wasm_like);
+}
+
+#[tokio::test]
 async fn cors_allows_configured_origins_only() {
     let mut config = tunnel_server::config::Config::in_memory();
     config.cors_origins = vec!["https://console.example".into()];
