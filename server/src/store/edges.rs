@@ -101,30 +101,13 @@ impl Store {
 
     /// Refuses while a TLS edge's backend module points at the backend.
     pub async fn delete_backend(&self, account_id: &str, id: &str) -> Result<Deleted> {
-        let mut tx = self.write_tx().await?;
-        let exists: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM tunnel_group_backends WHERE account_id = ? AND id = ?",
+        self.delete_unless_used(
+            "tunnel_group_backends",
+            "SELECT COUNT(*) FROM tls_edges WHERE backend_id = ?",
+            account_id,
+            id,
         )
-        .bind(account_id)
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if exists.is_none() {
-            return Ok(Deleted::NotFound);
-        }
-        let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tls_edges WHERE backend_id = ?")
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if users > 0 {
-            return Ok(Deleted::InUse);
-        }
-        sqlx::query("DELETE FROM tunnel_group_backends WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Deleted::Yes)
+        .await
     }
 
     pub async fn create_tls_edge(

@@ -164,31 +164,13 @@ impl Store {
 
     /// Refuses while a subscription sends to the destination.
     pub async fn delete_destination(&self, account_id: &str, id: &str) -> Result<Deleted> {
-        let mut tx = self.write_tx().await?;
-        let exists: Option<String> =
-            sqlx::query_scalar("SELECT id FROM event_destinations WHERE account_id = ? AND id = ?")
-                .bind(account_id)
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        if exists.is_none() {
-            return Ok(Deleted::NotFound);
-        }
-        let users: i64 = sqlx::query_scalar(
+        self.delete_unless_used(
+            "event_destinations",
             "SELECT COUNT(*) FROM event_subscription_destinations WHERE destination_id = ?",
+            account_id,
+            id,
         )
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        if users > 0 {
-            return Ok(Deleted::InUse);
-        }
-        sqlx::query("DELETE FROM event_destinations WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Deleted::Yes)
+        .await
     }
 
     /// The ids among `ids` that are not destinations of the account.

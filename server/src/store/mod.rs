@@ -167,6 +167,42 @@ impl Store {
         self.pool.begin_with("BEGIN IMMEDIATE").await
     }
 
+    /// Deletes row `id` of `table` in the account unless `count_users` (one `?`: the id) counts
+    /// references to it, in one write transaction so no reference can appear in between.
+    /// `table` and `count_users` are constants of this module, never caller input.
+    async fn delete_unless_used(
+        &self,
+        table: &'static str,
+        count_users: &'static str,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Deleted> {
+        let mut tx = self.write_tx().await?;
+        let exists: Option<String> = sqlx::query_scalar(&format!(
+            "SELECT id FROM {table} WHERE account_id = ? AND id = ?"
+        ))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if exists.is_none() {
+            return Ok(Deleted::NotFound);
+        }
+        let users: i64 = sqlx::query_scalar(count_users)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if users > 0 {
+            return Ok(Deleted::InUse);
+        }
+        sqlx::query(&format!("DELETE FROM {table} WHERE id = ?"))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Deleted::Yes)
+    }
+
     /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.
     pub async fn close(&self) {
         self.pool.close().await;
