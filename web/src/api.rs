@@ -160,11 +160,7 @@ impl Api {
         path: &str,
         body: &B,
     ) -> Result<T, ApiError> {
-        Self::decode(
-            &self
-                .send(Method::POST, path, Some(Self::encode(body)?))
-                .await?,
-        )
+        self.with_body(Method::POST, path, body).await
     }
 
     pub async fn patch<B: Serialize, T: DeserializeOwned>(
@@ -172,11 +168,7 @@ impl Api {
         path: &str,
         body: &B,
     ) -> Result<T, ApiError> {
-        Self::decode(
-            &self
-                .send(Method::PATCH, path, Some(Self::encode(body)?))
-                .await?,
-        )
+        self.with_body(Method::PATCH, path, body).await
     }
 
     pub async fn put<B: Serialize, T: DeserializeOwned>(
@@ -184,11 +176,16 @@ impl Api {
         path: &str,
         body: &B,
     ) -> Result<T, ApiError> {
-        Self::decode(
-            &self
-                .send(Method::PUT, path, Some(Self::encode(body)?))
-                .await?,
-        )
+        self.with_body(Method::PUT, path, body).await
+    }
+
+    async fn with_body<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        Self::decode(&self.send(method, path, Some(Self::encode(body)?)).await?)
     }
 
     /// A POST answered by 204 (the agent commands take `{}`).

@@ -23,7 +23,7 @@ use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
+use axum::routing::{MethodRouter, post};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
@@ -34,41 +34,27 @@ use tunnel_core::version::{Version, update_target};
 /// The three command routes (paths relative to the API prefix), built from `tunnel_core::paths`
 /// with the router's `{id}` placeholder so they cannot drift from the URIs the API hands out.
 pub fn router() -> Router<AppState> {
-    let path = |command| tunnel_session_command("{id}", command);
-    Router::new()
-        .route(&path(AgentCommand::Restart), post(restart))
-        .route(&path(AgentCommand::Stop), post(stop))
-        .route(&path(AgentCommand::Update), post(update))
+    AgentCommand::ALL
+        .into_iter()
+        .fold(Router::new(), |router, command| {
+            router.route(
+                &tunnel_session_command("{id}", command),
+                command_route(command),
+            )
+        })
 }
 
-async fn restart(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody<AgentCommandRequest>,
-) -> ApiResult<StatusCode> {
-    check_body_id(&body.id, &id)?;
-    deliver(&state, &caller, &id, AgentCommand::Restart).await
-}
-
-async fn stop(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody<AgentCommandRequest>,
-) -> ApiResult<StatusCode> {
-    check_body_id(&body.id, &id)?;
-    deliver(&state, &caller, &id, AgentCommand::Stop).await
-}
-
-async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody<AgentCommandRequest>,
-) -> ApiResult<StatusCode> {
-    check_body_id(&body.id, &id)?;
-    deliver(&state, &caller, &id, AgentCommand::Update).await
+/// `POST …/{command}`: the body is `{}` (or names the path's own id), then the command goes out.
+fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
+    post(
+        move |State(state): State<AppState>,
+              caller: Caller,
+              Path(id): Path<String>,
+              JsonBody(body): JsonBody<AgentCommandRequest>| async move {
+            check_body_id(&body.id, &id)?;
+            deliver(&state, &caller, &id, command).await
+        },
+    )
 }
 
 /// Sends `command` to the session and maps the outcome to the API's answer.
