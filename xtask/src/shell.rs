@@ -44,6 +44,66 @@ pub fn exec(mut command: Command) -> Result<()> {
     Ok(())
 }
 
+/// Passed and failed tests, summed over the `test result:` lines of cargo's test runners.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TestCount {
+    pub passed: u64,
+    pub failed: u64,
+}
+
+impl TestCount {
+    /// Adds the counts of one `test result: ok. 12 passed; 0 failed; …` line.
+    fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else {
+            return;
+        };
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace().rev();
+            let (Some(label), Some(number)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = number.parse::<u64>() else {
+                continue;
+            };
+            match label {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                _ => {}
+            }
+        }
+    }
+
+    pub fn add(&mut self, other: TestCount) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+    }
+}
+
+/// Like `exec`, echoing the child's stdout line by line while counting its test results.
+pub fn exec_tests(mut command: Command) -> Result<TestCount> {
+    use std::io::{BufRead, BufReader, Write};
+    let line = describe(&command);
+    println!("    $ {line}");
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start `{line}`"))?;
+    let mut count = TestCount::default();
+    if let Some(stdout) = child.stdout.take() {
+        for text in BufReader::new(stdout).lines() {
+            let text = text.context("reading test output")?;
+            count.add_line(&text);
+            println!("{text}");
+        }
+    }
+    let _ = std::io::stdout().flush();
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`{line}` failed ({status})");
+    }
+    Ok(count)
+}
+
 /// Runs and returns stdout, or `None` when the program is missing or fails.
 pub fn output(mut command: Command) -> Option<String> {
     let out = command.output().ok()?;
@@ -56,4 +116,20 @@ fn describe(command: &Command) -> String {
     let mut parts = vec![command.get_program().to_string_lossy().into_owned()];
     parts.extend(command.get_args().map(|a| a.to_string_lossy().into_owned()));
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TestCount;
+
+    #[test]
+    fn counts_cargo_test_result_lines() {
+        let mut count = TestCount::default();
+        count.add_line("test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s");
+        count.add_line(
+            "test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 filtered out; finished in 1.79s",
+        );
+        count.add_line("running 5 tests");
+        assert_eq!((count.passed, count.failed), (15, 2));
+    }
 }

@@ -5,7 +5,7 @@
 //! the server and agent binaries, the native tests of the workspace (end-to-end ones included), and the browser tests of the WASM crates in headless
 //! Chromium.
 
-use crate::shell::{cmd, done, exec, step};
+use crate::shell::{cmd, done, exec, exec_tests, step};
 use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools};
 use anyhow::Result;
 
@@ -61,7 +61,7 @@ pub fn run() -> Result<()> {
     done(timer);
 
     let timer = step("native tests (workspace)");
-    exec(cmd("cargo", &["test", "--workspace", "--all-targets"]))?;
+    let mut count = exec_tests(cmd("cargo", &["test", "--workspace", "--all-targets"]))?;
     done(timer);
 
     let timer = step("browser tests (wasm-bindgen-test in headless Chromium)");
@@ -77,9 +77,11 @@ pub fn run() -> Result<()> {
         )
         .env("CHROMEDRIVER", CHROMEDRIVER)
         .env("WASM_BINDGEN_TEST_TIMEOUT", "120");
-    exec(browser)?;
+    count.add(exec_tests(browser)?);
     done(timer);
 
     println!("\nxtask test: all steps passed");
+    // One closing line for the whole run (cargo's last line is often an empty doc-test run).
+    println!("total: {} passed, {} failed", count.passed, count.failed);
     Ok(())
 }
