@@ -20,20 +20,31 @@ fn file_config(dir: &std::path::Path) -> Config {
 }
 
 /// Every byte of the database files (main file, WAL, shared memory).
+///
+/// The last connection's close checkpoints the WAL and removes the `-wal` and `-shm` files,
+/// possibly just after the pool reports closed; a file that vanishes mid-read means the files
+/// were changing, so the whole read starts over (bounded) to get one consistent picture.
 fn database_bytes(dir: &std::path::Path) -> Vec<u8> {
-    let mut all = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with("tunnel.db")
-        {
-            all.extend(std::fs::read(&path).unwrap());
+    'attempt: for _ in 0..100 {
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.starts_with("tunnel.db") {
+                continue;
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) => all.extend(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue 'attempt;
+                }
+                Err(e) => panic!("reading {name}: {e}"),
+            }
         }
+        return all;
     }
-    all
+    panic!("the database files kept changing for 2 s after the store was closed")
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
