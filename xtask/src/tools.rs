@@ -154,13 +154,8 @@ pub fn ensure_browser() -> Result<()> {
             c
         };
         exec(apt(&["update"]))?;
-        exec(apt(&[
-            "install",
-            "-y",
-            "--no-install-recommends",
-            "chromium",
-            "chromium-driver",
-        ]))?;
+        // With the recommended packages (fonts among them), as TOOLCHAIN.md installs it.
+        exec(apt(&["install", "-y", "chromium", "chromium-driver"]))?;
     }
     let chromium = version_of(CHROMIUM, "--version").context("chromium does not start")?;
     let driver = version_of(CHROMEDRIVER, "--version").context("chromedriver does not start")?;
