@@ -37,6 +37,18 @@ impl Pager {
         self.stack.with(|s| !s.is_empty())
     }
 
+    /// The request path of the current page of the list at `base`: the first page with
+    /// `page_size` items, then the query taken from each `next_page_uri`. Tracks `current`.
+    pub fn path(&self, base: &str, page_size: u32) -> String {
+        let query = self.current.get();
+        let query = if query.is_empty() {
+            tunnel_core::paths::list_query(Some(page_size), None)
+        } else {
+            query
+        };
+        format!("{base}{query}")
+    }
+
     /// The page number shown to the user (1-based).
     pub fn number(&self) -> usize {
         self.stack.with(Vec::len) + 1

@@ -29,18 +29,7 @@ const PAGE_SIZE: u32 = 100;
 pub fn CredentialList() -> impl IntoView {
     let pager = Pager::new();
     let reload = RwSignal::new(0);
-    let page = fetch_into::<Page>(
-        move || {
-            let q = pager.current.get();
-            let q = if q.is_empty() {
-                paths::list_query(Some(PAGE_SIZE), None)
-            } else {
-                q
-            };
-            format!("{}{q}", paths::CREDENTIALS)
-        },
-        reload,
-    );
+    let page = fetch_into::<Page>(move || pager.path(paths::CREDENTIALS, PAGE_SIZE), reload);
     let next =
         Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {

@@ -32,15 +32,7 @@ const PAGE_SIZE: u32 = 20;
 pub fn SubscriptionList() -> impl IntoView {
     let pager = Pager::new();
     let page = fetch_into::<Page>(
-        move || {
-            let q = pager.current.get();
-            let q = if q.is_empty() {
-                paths::list_query(Some(PAGE_SIZE), None)
-            } else {
-                q
-            };
-            format!("{}{q}", paths::EVENT_SUBSCRIPTIONS)
-        },
+        move || pager.path(paths::EVENT_SUBSCRIPTIONS, PAGE_SIZE),
         RwSignal::new(0),
     );
     let next =

@@ -63,15 +63,7 @@ pub fn SessionList() -> impl IntoView {
     let reload = RwSignal::new(0);
     refresh_while_visible(reload);
     let page = fetch_into::<Page>(
-        move || {
-            let q = pager.current.get();
-            let q = if q.is_empty() {
-                paths::list_query(Some(PAGE_SIZE), None)
-            } else {
-                q
-            };
-            format!("{}{q}", paths::TUNNEL_SESSIONS)
-        },
+        move || pager.path(paths::TUNNEL_SESSIONS, PAGE_SIZE),
         reload,
     );
     let next =

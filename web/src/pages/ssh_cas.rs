@@ -29,15 +29,7 @@ const PAGE_SIZE: u32 = 20;
 pub fn SshCaList() -> impl IntoView {
     let pager = Pager::new();
     let page = fetch_into::<Page>(
-        move || {
-            let q = pager.current.get();
-            let q = if q.is_empty() {
-                paths::list_query(Some(PAGE_SIZE), None)
-            } else {
-                q
-            };
-            format!("{}{q}", paths::SSH_CERTIFICATE_AUTHORITIES)
-        },
+        move || pager.path(paths::SSH_CERTIFICATE_AUTHORITIES, PAGE_SIZE),
         RwSignal::new(0),
     );
     let next =

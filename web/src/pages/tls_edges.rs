@@ -38,18 +38,7 @@ fn split_list(text: &str) -> Vec<String> {
 pub fn TlsEdgeList() -> impl IntoView {
     let pager = Pager::new();
     let reload = RwSignal::new(0);
-    let page = fetch_into::<Page>(
-        move || {
-            let q = pager.current.get();
-            let q = if q.is_empty() {
-                paths::list_query(Some(PAGE_SIZE), None)
-            } else {
-                q
-            };
-            format!("{}{q}", paths::TLS_EDGES)
-        },
-        reload,
-    );
+    let page = fetch_into::<Page>(move || pager.path(paths::TLS_EDGES, PAGE_SIZE), reload);
     let next =
         Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
