@@ -129,7 +129,7 @@ impl KeySpec {
             Some(_) if key_type != KeyType::Ecdsa => {
                 errors.push(FieldError::new(
                     "elliptic_curve",
-                    format!("elliptic_curve applies only to `ecdsa` keys, not `{key_type}`"),
+                    format!("an elliptic curve applies only to `ecdsa` keys, not `{key_type}`"),
                 ));
                 None
             }
@@ -149,7 +149,7 @@ impl KeySpec {
             Some(_) if key_type != KeyType::Rsa => {
                 errors.push(FieldError::new(
                     "key_size",
-                    format!("key_size applies only to `rsa` keys, not `{key_type}`"),
+                    format!("a key size applies only to `rsa` keys, not `{key_type}`"),
                 ));
                 None
             }

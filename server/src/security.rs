@@ -3,9 +3,12 @@
 //! - Everywhere: `X-Content-Type-Options: nosniff` (a JSON error is never run as a script),
 //!   `Referrer-Policy: no-referrer` (console URLs hold resource ids), `X-Frame-Options: DENY`
 //!   and CSP `frame-ancestors 'none'` (no clickjacking of a signed-in console).
-//! - API and everything that is not the console's HTML: `default-src 'none'`: such a response
-//!   never needs to load anything.
-//! - The console's HTML pages: a CSP that lets the trunk-built Leptos app run and nothing else:
+//! - API (`/api…`): `default-src 'none'`: such a response never needs to load anything.
+//! - Everything else, that is the console (its pages, its files, the `index.html` fallback, and
+//!   every status: 200, 304, 404): a CSP that lets the trunk-built Leptos app run and nothing
+//!   else. Chosen by path, never by content type: a `304 Not Modified` to a reload has no
+//!   `Content-Type`, and the browser applies the CSP of the 304 to the page it had cached, so
+//!   a stricter policy there blanks the console on every reload.
 //!   - `script-src 'self' 'wasm-unsafe-eval' 'sha256-…'`: the app's JS module, compiling its
 //!     WebAssembly, and trunk's inline bootstrap `<script type="module">` by hash. That script
 //!     is static for a given build but names the hashed file names of the build, so its hash
@@ -21,7 +24,7 @@
 //!     `object-src 'none'`, `default-src 'none'` for the rest.
 
 use axum::extract::Request;
-use axum::http::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE};
+use axum::http::header::CONTENT_SECURITY_POLICY;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -30,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-/// CSP of everything but the console's HTML.
+/// CSP of the API's responses.
 pub const API_CSP: &str = "default-src 'none'; frame-ancestors 'none'";
 
 /// The console's CSP without the hashes of the inline scripts.
@@ -146,15 +149,10 @@ pub async fn headers(console: Arc<ConsoleCsp>, request: Request, next: Next) -> 
         .path()
         .starts_with(tunnel_core::paths::API_PREFIX);
     let mut response = next.run(request).await;
-    let html = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/html"));
-    let csp = if html && !api {
-        console.header()
-    } else {
+    let csp = if api {
         HeaderValue::from_static(API_CSP)
+    } else {
+        console.header()
     };
     let headers = response.headers_mut();
     let fixed: [(HeaderName, HeaderValue); 4] = [

@@ -393,6 +393,63 @@ async fn every_response_has_the_security_headers() {
     assert_eq!(r.status, 200);
     assert_common_headers(&r);
 
+    // A reload revalidates: the 304 (which has no content type) carries the console's CSP
+    // too, since the browser applies it to the page it cached. Pages, client routes and files.
+    let console_csp = header(
+        &app.get("/").outside_api().send(&app).await,
+        "content-security-policy",
+    )
+    .to_owned();
+    for path in ["/", "/credentials", "/credentials/cr_x", "/app.js"] {
+        let first = app.get(path).outside_api().send(&app).await;
+        for (name, validator) in [
+            ("if-modified-since", "last-modified"),
+            ("if-none-match", "etag"),
+        ] {
+            let Some(value) = first.headers.get(validator).and_then(|v| v.to_str().ok()) else {
+                continue;
+            };
+            let again = app
+                .get(path)
+                .outside_api()
+                .header(name, value)
+                .send(&app)
+                .await;
+            assert_eq!(again.status, 304, "{path} with {name}");
+            assert_common_headers(&again);
+            assert_eq!(
+                header(&again, "content-security-policy"),
+                console_csp,
+                "{path} with {name}"
+            );
+        }
+        assert!(
+            first.headers.contains_key("last-modified") || first.headers.contains_key("etag"),
+            "{path} can be revalidated"
+        );
+    }
+
+    // A missing file is a 404 (never the console's page); an extension-less path is a route.
+    for path in [
+        "/robots.txt",
+        "/favicon.ico",
+        "/assets/missing.js",
+        "/credentials/x.png",
+    ] {
+        let r = app.get(path).outside_api().send(&app).await;
+        assert_eq!(r.status, 404, "{path}: {}", r.text);
+        assert!(!r.text.contains("<script"), "{path}");
+        assert_common_headers(&r);
+    }
+    assert_eq!(
+        app.get("/tunnel_sessions/ts_1")
+            .outside_api()
+            .send(&app)
+            .await
+            .status,
+        200
+    );
+
     // A rebuilt console (new inline script) gets the new hash without a restart.
     let before = header(
         &app.get("/").outside_api().send(&app).await,
@@ -423,6 +480,43 @@ async fn the_csp_allows_the_inline_script_of_the_built_console() {
         html.matches("<script type=\"module\">").count(),
         "{csp}"
     );
+}
+
+#[tokio::test]
+async fn api_json_is_compressed_for_clients_that_accept_it() {
+    let app = TestApp::new().await;
+    for i in 0..40 {
+        app.create(
+            "/credentials",
+            json!({"description": format!("compressible credential number {i}")}),
+        )
+        .await;
+    }
+    let plain = app.get("/credentials").send(&app).await;
+    assert_eq!(plain.status, 200);
+    assert!(plain.headers.get("content-encoding").is_none());
+    let gz = app
+        .get("/credentials")
+        .header("accept-encoding", "gzip")
+        .send(&app)
+        .await;
+    assert_eq!(gz.status, 200);
+    assert_eq!(header(&gz, "content-encoding"), "gzip");
+    assert!(gz.headers.contains_key("operation-id"));
+    let mut decoded = Vec::new();
+    flate2::read::GzDecoder::new(gz.text_bytes().as_slice())
+        .read_to_end(&mut decoded)
+        .unwrap();
+    let decoded: Value = serde_json::from_slice(&decoded).unwrap();
+    assert_eq!(decoded, plain.json);
+    // Errors keep their operation id when compressed too.
+    let err = app
+        .get("/credentials/cr_missing")
+        .header("accept-encoding", "gzip")
+        .send(&app)
+        .await;
+    assert_eq!(err.status, 404);
+    assert!(err.headers.contains_key("operation-id"));
 }
 
 // --- 8. The default console directory -------------------------------------------------------

@@ -93,6 +93,13 @@ impl ProcessGuard {
 
 impl Drop for ProcessGuard {
     fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl ProcessGuard {
+    /// Kills the process and its group now (also done on drop).
+    pub fn kill(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             // The group id is the child's pid (process_group(0)). A signal call, not the `kill`
             // command: procps' `kill -KILL -<pgid>` reads the group as `-1` and kills everything.
@@ -159,6 +166,11 @@ impl Server {
 
     pub fn api_url(&self) -> String {
         format!("http://{}/api", self.addr)
+    }
+
+    /// Kills the server (the database stays), as a crash or an outage would.
+    pub fn stop(&mut self) {
+        self.process.kill();
     }
 
     pub fn is_running(&mut self) -> bool {

@@ -6,7 +6,7 @@ use hyper::Method;
 use serde_json::json;
 use tunnel_e2e::api::Api;
 use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, events, sign_in::sign_in};
+use tunnel_e2e::pages::{self, credentials, events, lists, sign_in::sign_in};
 
 const MARKUP: &str = "<img src=x onerror=alert(1)>";
 
@@ -24,7 +24,7 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     pages::fill(client, "Description", &"é".repeat(128)).await?;
     pages::wait_for_text(
         client,
-        "description must be at most 255 bytes; it is 256 bytes",
+        "Description must be at most 255 bytes; it is 256 bytes.",
     )
     .await?;
     browser.screenshot("bad-input-bytes").await?;
@@ -43,7 +43,7 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     pages::fill(client, "Description", &"é".repeat(256)).await?;
     pages::wait_for_text(
         client,
-        "description must be at most 255 characters; it is 256 characters",
+        "Description must be at most 255 characters; it is 256 characters.",
     )
     .await?;
     // The free entry checks the form as it is typed…
@@ -78,11 +78,7 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     let id = created["id"].as_str().unwrap_or_default().to_owned();
     credentials::open_list(client).await?;
     pages::wait_for_text(client, MARKUP).await?;
-    client
-        .find(fantoccini::Locator::LinkText(&id))
-        .await?
-        .click()
-        .await?;
+    lists::open_row(client, &id).await?;
     pages::wait_for_text(client, "ACL tester").await?;
     assert!(
         pages::page_text(client).await?.contains(MARKUP),

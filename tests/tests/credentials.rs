@@ -3,7 +3,7 @@
 
 use tunnel_e2e::api::Api;
 use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, sign_in::sign_in};
+use tunnel_e2e::pages::{self, credentials, lists, sign_in::sign_in};
 
 #[tokio::test]
 async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
@@ -58,11 +58,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::wait_for_text(client, &id).await?;
     browser.screenshot("credentials-list").await?;
 
-    client
-        .find(fantoccini::Locator::LinkText(&id))
-        .await?
-        .click()
-        .await?;
+    lists::open_row(client, &id).await?;
     pages::click_button(client, "Edit").await?;
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
     pages::click_button(client, "Save changes").await?;

@@ -67,3 +67,76 @@ async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
     browser.client.clone().close().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_dropped()
+-> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    events::start_new(client).await?;
+    pages::fill(client, "Description", "enter test").await?;
+    events::pick_source(client, "ip_policy_created.v0").await?;
+
+    // Enter in the URL field adds the destination; the subscription is not submitted.
+    pages::fill(
+        client,
+        "New webhook destination URL",
+        "https://hooks.example.com/enter",
+    )
+    .await?;
+    pages::press(client, fantoccini::key::Key::Enter).await?;
+    pages::wait_for_text(client, "created and selected").await?;
+    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    assert_eq!(
+        subs["event_subscriptions"].as_array().map(Vec::len),
+        Some(0)
+    );
+    assert_eq!(
+        pages::value_of(client, "New webhook destination URL").await?,
+        ""
+    );
+
+    // A URL typed but not added holds the save, with a message on that field.
+    pages::fill(
+        client,
+        "New webhook destination URL",
+        "https://hooks.example.com/typed",
+    )
+    .await?;
+    pages::click_button(client, "Create subscription").await?;
+    pages::wait_for_text(client, "or clear the field, before saving").await?;
+    assert!(pages::focused(client).await?.contains("#webhook-url"));
+    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    assert_eq!(
+        subs["event_subscriptions"].as_array().map(Vec::len),
+        Some(0)
+    );
+    assert_eq!(
+        pages::value_of(client, "New webhook destination URL").await?,
+        "https://hooks.example.com/typed",
+        "what was typed is still there"
+    );
+
+    // Cleared (as a user does: select all, delete), the subscription is created with the
+    // destination added by Enter.
+    pages::field(client, "New webhook destination URL")
+        .await?
+        .click()
+        .await?;
+    pages::press(client, fantoccini::key::Key::Control + "a").await?;
+    pages::press(client, fantoccini::key::Key::Backspace).await?;
+    pages::click_button(client, "Create subscription").await?;
+    pages::wait_for_text(client, "Only the fields you change are sent").await?;
+    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    assert_eq!(
+        subs["event_subscriptions"][0]["destinations"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    browser.client.clone().close().await?;
+    Ok(())
+}

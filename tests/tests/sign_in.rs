@@ -39,3 +39,52 @@ async fn admin_key_signs_in_and_wrong_key_is_refused() -> anyhow::Result<()> {
     browser.client.clone().close().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn sign_in_says_what_is_wrong_and_on_which_field() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    client.goto(&server.url()).await?;
+    pages::wait_for_text(client, "Sign in").await?;
+    pages::fill(client, "API key", ADMIN_KEY).await?;
+
+    // Not a URL the console can call: refused before any request, focus on the base URL.
+    let cases = [
+        ("javascript:alert(1)", "http://"),
+        (
+            &*format!("http://127.0.0.1:{}/api", tunnel_e2e::harness::free_port()?),
+            "Cannot reach the server",
+        ),
+        // The console's own pages answer there, not the API.
+        (&*server.url(), "not as the Tunnel Management API"),
+    ];
+    for (base, expected) in cases {
+        pages::fill(client, "API base URL", base).await?;
+        pages::click_button(client, "Sign in").await?;
+        pages::wait_for_text(client, expected).await?;
+        assert!(
+            pages::focused(client).await?.contains("#signin-base"),
+            "focus on the base URL field for {base}: {}",
+            pages::focused(client).await?
+        );
+        assert!(!pages::has_button(client, "Sign out").await?, "{base}");
+        assert!(!pages::page_text(client).await?.contains("TypeError"));
+    }
+    browser.screenshot("sign-in-not-the-api").await?;
+
+    // A refused key: said on the key field, which gets focus.
+    pages::fill(client, "API base URL", "/api").await?;
+    pages::fill(
+        client,
+        "API key",
+        "wrongKey0000000000000000000_notTheSecretAtAllNotIt0000",
+    )
+    .await?;
+    pages::click_button(client, "Sign in").await?;
+    pages::wait_for_text(client, "The API refused this key").await?;
+    assert!(pages::focused(client).await?.contains("#signin-key"));
+    assert!(!pages::has_button(client, "Sign out").await?);
+    browser.client.clone().close().await?;
+    Ok(())
+}

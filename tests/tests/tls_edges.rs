@@ -3,7 +3,7 @@
 use hyper::Method;
 use tunnel_e2e::api::Api;
 use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, sign_in::sign_in, tls_edges};
+use tunnel_e2e::pages::{self, lists, sign_in::sign_in, tls_edges};
 
 #[tokio::test]
 async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()> {
@@ -21,7 +21,7 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
         .unwrap_or_default()
         .to_owned();
     assert!(edge_id.starts_with("edgtls_"), "{edges}");
-    pages::click_button(client, &edge_id).await?;
+    lists::open_row(client, &edge_id).await?;
     pages::wait_for_text(client, "No backend module").await?;
 
     tls_edges::create_backend(client, "e2e backend", "env=prod").await?;

@@ -5,12 +5,14 @@
 //! the decoded error body; a 401 also signs the user out with a message, since nothing else
 //! will work with that key.
 
+use crate::session::Auth;
 use crate::state::AppState;
 use gloo_net::http::{Method, RequestBuilder};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tunnel_core::ErrorBody;
 use tunnel_core::paths::{OPERATION_ID_HEADER, SUPPORTED_VERSION, VERSION_HEADER};
+use tunnel_core::resources::credential::CredentialList;
 
 /// A failed call: the decoded error body when the server sent one, or a network problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,48 +100,24 @@ impl Api {
         Api { state }
     }
 
-    /// `base_url` + `path_and_query`.
-    fn url(&self, path_and_query: &str) -> Option<(String, String)> {
-        let auth = self.state.auth_untracked()?;
-        Some((format!("{}{path_and_query}", auth.base()), auth.api_key))
-    }
-
-    /// Sends one request; the only place headers are set and errors decoded.
+    /// Sends one request as the signed-in user; a 401 signs out.
     async fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<String>,
     ) -> Result<String, ApiError> {
-        let Some((url, key)) = self.url(path) else {
+        let Some(auth) = self.state.auth_untracked() else {
             return Err(ApiError::network("Not signed in."));
         };
-        let builder = RequestBuilder::new(&url)
-            .method(method)
-            .header("Authorization", &format!("Bearer {key}"))
-            .header(VERSION_HEADER, SUPPORTED_VERSION);
-        let request = match body {
-            Some(json) => builder
-                .header("Content-Type", "application/json")
-                .body(json),
-            None => builder.build(),
-        }
-        .map_err(|e| ApiError::network(format!("Could not build the request: {e}")))?;
-        let response = request.send().await.map_err(|e| {
-            ApiError::network(format!("The API at {url} could not be reached: {e}"))
-        })?;
-        let status = response.status();
-        let text = response.text().await.unwrap_or_default();
-        if (200..300).contains(&status) {
-            return Ok(text);
-        }
-        let error =
-            ApiError::from_response(status, &text, response.headers().get(OPERATION_ID_HEADER));
-        if status == 401 {
+        let result = send_as(&auth, method, path, body).await;
+        if let Err(error) = &result
+            && error.status == 401
+        {
             self.state
                 .sign_out(Some(format!("{SIGNED_OUT_401} {}", error.message)));
         }
-        Err(error)
+        result
     }
 
     fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
@@ -198,6 +176,98 @@ impl Api {
     pub async fn delete(&self, path: &str) -> Result<(), ApiError> {
         self.send(Method::DELETE, path, None).await.map(drop)
     }
+}
+
+/// Sends one request with `auth`: the only place headers are set and errors decoded.
+async fn send_as(
+    auth: &Auth,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+) -> Result<String, ApiError> {
+    let url = format!("{}{path}", auth.base());
+    let builder = RequestBuilder::new(&url)
+        .method(method)
+        .header("Authorization", &format!("Bearer {}", auth.api_key))
+        .header(VERSION_HEADER, SUPPORTED_VERSION);
+    let request = match body {
+        Some(json) => builder
+            .header("Content-Type", "application/json")
+            .body(json),
+        None => builder.build(),
+    }
+    .map_err(|e| ApiError::network(format!("Could not build the request: {e}")))?;
+    // The browser says no more than "Failed to fetch" (offline, server down, CORS, bad
+    // certificate all look alike), so the message says what the user can check.
+    let response = request.send().await.map_err(|_| {
+        ApiError::network(format!(
+            "Cannot reach the server at {}. Check that it is running and that this device is online, then retry.",
+            auth.base()
+        ))
+    })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if (200..300).contains(&status) {
+        return Ok(text);
+    }
+    Err(ApiError::from_response(
+        status,
+        &text,
+        response.headers().get(OPERATION_ID_HEADER),
+    ))
+}
+
+/// Why a sign-in was not accepted, and which field is at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInProblem {
+    /// The base URL is not a URL the console can call, or nothing answers there, or what
+    /// answers is not this API.
+    BaseUrl(String),
+    /// The API answered and refused the key.
+    ApiKey(String),
+}
+
+/// Checks a sign-in before the console is entered: the base URL's form, then one
+/// authenticated request (the first credential), so a wrong URL or key is reported on the
+/// sign-in screen instead of on every page after it.
+pub async fn check_sign_in(auth: &Auth) -> Result<(), SignInProblem> {
+    let base = auth.base();
+    let form_ok = (base.starts_with('/') && !base.starts_with("//"))
+        || ((base.starts_with("http://") || base.starts_with("https://"))
+            && base
+                .split("://")
+                .nth(1)
+                .is_some_and(|rest| !rest.is_empty()));
+    if !form_ok || base.chars().any(char::is_whitespace) {
+        return Err(SignInProblem::BaseUrl(
+            "Enter the API's base URL: a path on this server such as /api, or an address starting with http:// or https://."
+                .to_owned(),
+        ));
+    }
+    let path = format!(
+        "{}{}",
+        tunnel_core::paths::CREDENTIALS,
+        tunnel_core::paths::list_query(Some(1), None)
+    );
+    match send_as(auth, Method::GET, &path, None).await {
+        Ok(text) => serde_json::from_str::<CredentialList>(&text)
+            .map(drop)
+            .map_err(|_| not_this_api(base)),
+        Err(e) if e.status == 0 => Err(SignInProblem::BaseUrl(e.message)),
+        Err(e) if e.status == 401 => Err(SignInProblem::ApiKey(format!(
+            "The API refused this key: {}",
+            e.message
+        ))),
+        // An answer without the API's error body comes from something else at that address.
+        Err(e) if e.body.is_none() => Err(not_this_api(base)),
+        Err(e) => Err(SignInProblem::BaseUrl(e.message)),
+    }
+}
+
+fn not_this_api(base: &str) -> SignInProblem {
+    SignInProblem::BaseUrl(format!(
+        "The server at {base} answered, but not as the Tunnel Management API: check the base URL (it usually ends in /api)."
+    ))
 }
 
 /// The query part (`?limit=…&before_id=…`) of a `next_page_uri`. Pages are fetched relative to

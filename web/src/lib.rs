@@ -6,7 +6,7 @@
 //! - [`state`]: app-wide signals (sign-in, toasts, the restart wait after updates).
 //! - [`theme`]: light / dark / system theme.
 //! - [`components`]: fields, the ACL editor, the token dialog, confirm dialog, toasts, pager.
-//! - [`pages`]: one module per API area, plus sign-in.
+//! - [`pages`]: one module per API area, plus sign-in. [`routes`]: the console's URLs and titles.
 //!
 //! Only this crate knows the DOM. Every form is validated with `tunnel-core` as the user types;
 //! user-supplied text is always rendered as text nodes, never as HTML.
@@ -14,6 +14,7 @@
 pub mod api;
 pub mod components;
 pub mod pages;
+pub mod routes;
 pub mod session;
 pub mod state;
 pub mod theme;
@@ -23,11 +24,21 @@ use crate::pages::signin::SignIn;
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
 use leptos_router::components::{A, Redirect, Route, Router, Routes};
+use leptos_router::hooks::use_location;
 use leptos_router::path;
+use std::time::Duration;
+use wasm_bindgen::JsCast;
 
-/// Mounts the console on `<body>` (called by `main.rs`).
+/// Mounts the console on `<body>` (called by `main.rs`), replacing the static loading shell of
+/// `index.html` that covers the time the WASM takes to arrive.
 pub fn mount() {
     theme::init();
+    if let Some(boot) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("boot"))
+    {
+        boot.remove();
+    }
     leptos::mount::mount_to_body(App);
 }
 
@@ -51,29 +62,40 @@ fn Console() -> impl IntoView {
         app.auth
             .with(|a| a.as_ref().map(|a| a.base().to_owned()).unwrap_or_default())
     };
+    let menu_open = RwSignal::new(false);
+    let announcer = RwSignal::new(String::new());
     view! {
         <Router>
+            <RouteChanges menu_open=menu_open announcer=announcer />
+            // `rel=external` keeps the router out: this link only moves focus.
+            <a class="skip-link" href="#main" rel="external" on:click=|ev: leptos::ev::MouseEvent| {
+                ev.prevent_default();
+                focus_main_heading(0);
+            }>"Skip to content"</a>
             <header class="topbar">
-                <A href="/credentials" attr:class="brand">"Tunnel Console"</A>
-                <nav class="mainnav" aria-label="Main">
-                    <A href="/credentials">"Credentials"</A>
-                    <A href="/ssh-cas">"SSH CAs"</A>
-                    <A href="/sessions">"Sessions"</A>
-                    <A href="/tls-edges">"TLS edges"</A>
-                    <A href="/event-subscriptions">"Events"</A>
-                </nav>
-                <div class="topbar-end">
-                    <span class="api-base" title="API base URL">{base}</span>
-                    <theme::ThemeSwitch />
-                    <button type="button" class="signout"
-                        on:click=move |_| app.sign_out(Some("Signed out. The API key was removed from this browser.".into()))>
-                        "Sign out"
-                    </button>
+                <A href=routes::CREDENTIALS attr:class="brand">{routes::PRODUCT}</A>
+                <button type="button" class="menu-toggle" aria-controls="topnav"
+                    aria-expanded=move || menu_open.get().to_string()
+                    on:click=move |_| menu_open.update(|o| *o = !*o)>
+                    {move || if menu_open.get() { "Close menu" } else { "Menu" }}
+                </button>
+                <div id="topnav" class="topnav" class:open=move || menu_open.get()>
+                    <nav class="mainnav" aria-label="Main">
+                        {routes::SECTIONS.iter().map(|(href, label)| view! { <A href=*href>{*label}</A> }).collect_view()}
+                    </nav>
+                    <div class="topbar-end">
+                        <span class="api-base" title="API base URL">{base}</span>
+                        <theme::ThemeSwitch />
+                        <button type="button" class="signout"
+                            on:click=move |_| app.sign_out(Some("Signed out. The API key was removed from this browser.".into()))>
+                            "Sign out"
+                        </button>
+                    </div>
                 </div>
             </header>
-            <main id="main">
-                <Routes fallback=|| view! { <p class="empty">"No such page."</p> }>
-                    <Route path=path!("/") view=|| view! { <Redirect path="/credentials" /> } />
+            <main id="main" tabindex="-1">
+                <Routes fallback=|| view! { <h1>"Page not found"</h1><p class="empty">"No such page in the console."</p> }>
+                    <Route path=path!("/") view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
                     <Route path=path!("/credentials") view=pages::credentials::CredentialList />
                     <Route path=path!("/credentials/new") view=pages::credentials::CredentialNew />
                     <Route path=path!("/credentials/:id") view=pages::credentials::CredentialDetail />
@@ -89,6 +111,59 @@ fn Console() -> impl IntoView {
                     <Route path=path!("/event-subscriptions/:id") view=pages::events::SubscriptionDetail />
                 </Routes>
             </main>
+            <p id="route-announcer" class="sr-only" aria-live="polite" aria-atomic="true">{move || announcer.get()}</p>
         </Router>
+    }
+}
+
+/// On every route change: the page's title in `document.title`, the menu closed, and after the
+/// first page, focus on the new page's heading with its title announced, so keyboard and screen
+/// reader users land on what changed instead of the nav link they used.
+#[component]
+fn RouteChanges(menu_open: RwSignal<bool>, announcer: RwSignal<String>) -> impl IntoView {
+    let location = use_location();
+    Effect::new(move |previous: Option<String>| {
+        let path = location.pathname.get();
+        let title = routes::title(&path);
+        if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+            document.set_title(&title);
+        }
+        menu_open.set(false);
+        if previous.is_some_and(|p| p != path) {
+            announcer.set(title);
+            // After the new route has rendered, so the old page's heading is gone.
+            set_timeout(|| focus_main_heading(0), Duration::from_millis(50));
+        }
+        path
+    });
+}
+
+/// Moves focus to the heading of the page in `<main>` (or to `<main>` itself when the page has
+/// none yet): detail pages render their heading once their data arrives, so this retries a few
+/// times before settling for `<main>`.
+fn focus_main_heading(attempt: u32) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let target = document
+        .query_selector("main h1")
+        .ok()
+        .flatten()
+        .or_else(|| {
+            (attempt >= 15)
+                .then(|| document.get_element_by_id("main"))
+                .flatten()
+        });
+    match target.and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok()) {
+        Some(el) => {
+            if !el.has_attribute("tabindex") {
+                let _ = el.set_attribute("tabindex", "-1");
+            }
+            let _ = el.focus();
+        }
+        None => set_timeout(
+            move || focus_main_heading(attempt + 1),
+            Duration::from_millis(100),
+        ),
     }
 }

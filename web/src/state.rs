@@ -23,6 +23,9 @@ pub struct AppState {
     /// Per tunnel session id: the time (ms since the epoch) before which restart stays disabled,
     /// kept here so that leaving the page does not reset the wait after an update.
     pub restart_after: RwSignal<BTreeMap<String, f64>>,
+    /// Names of referenced resources by API path (`None` while loading or when not found); see
+    /// `components::names`.
+    pub names: RwSignal<BTreeMap<String, Option<String>>>,
 }
 
 impl AppState {
@@ -33,6 +36,7 @@ impl AppState {
             toasts: RwSignal::new(Vec::new()),
             next_toast: RwSignal::new(0),
             restart_after: RwSignal::new(BTreeMap::new()),
+            names: RwSignal::new(BTreeMap::new()),
         }
     }
 
@@ -50,6 +54,8 @@ impl AppState {
     /// Forgets the key everywhere and returns to the sign-in screen, with `notice` shown there.
     pub fn sign_out(&self, notice: Option<String>) {
         session::clear();
+        // Another key may see other resources: forget the names fetched with this one.
+        self.names.set(BTreeMap::new());
         self.notice.set(notice);
         self.auth.set(None);
     }

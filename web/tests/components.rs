@@ -13,6 +13,7 @@ use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
 use tunnel_web::api::ApiError;
 use tunnel_web::components::acl_editor::{AclEditor, AclTester};
 use tunnel_web::components::error_view::ErrorView;
+use tunnel_web::components::text::sentence;
 use tunnel_web::components::token_dialog::TokenDialog;
 use tunnel_web::pages::sessions::{Runner, SessionActions};
 use tunnel_web::pages::signin::SignIn;
@@ -86,7 +87,11 @@ async fn press_escape() {
     init.set_key("Escape");
     init.set_bubbles(true);
     let ev = web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
-    web_sys::window().unwrap().dispatch_event(&ev).unwrap();
+    // Where a real key press goes: the focused element (inside an open dialog), bubbling up.
+    match document().active_element() {
+        Some(el) => el.dispatch_event(&ev).unwrap(),
+        None => web_sys::window().unwrap().dispatch_event(&ev).unwrap(),
+    };
     tick().await;
 }
 
@@ -127,10 +132,18 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
         Some("false")
     );
 
-    // An invalid rule shows exactly tunnel-core's message (the one the server sends).
+    // An invalid rule shows tunnel-core's message (the one the server sends), as a sentence
+    // with the quoted rule as code.
     type_into(&root, "#acl-rule-0", "bind:exa mple.com").await;
     let expected = AclRule::parse("bind:exa mple.com").unwrap_err();
-    assert_eq!(text(&root, ".acl-row .rule-status"), expected);
+    assert_eq!(
+        text(&root, ".acl-row .rule-status"),
+        sentence(&expected).replace('`', "")
+    );
+    assert_eq!(
+        text(&root, ".acl-row .rule-status code"),
+        "bind:exa mple.com"
+    );
     assert_eq!(
         get(&root, "#acl-rule-0")
             .get_attribute("aria-invalid")
@@ -174,7 +187,7 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
         "details":{"operation_id":"op_1","field":"acl[0]","errors":[{"field":"acl[0]","message":"rule refused by the server"}]}}"#;
     server_error.set(Some(ApiError::from_response(400, body, None)));
     tick().await;
-    assert_eq!(text(&root, ".rule-status"), "rule refused by the server");
+    assert_eq!(text(&root, ".rule-status"), "Rule refused by the server.");
 }
 
 #[wasm_bindgen_test]
@@ -329,7 +342,7 @@ async fn ssh_form_offers_only_valid_curve_or_size_choices() {
     busy.set(false);
     tick().await;
     type_into(&root, "#field-description", &"x".repeat(256)).await;
-    assert!(text(&root, ".field.invalid .error").contains("description must be at most 255 bytes"));
+    assert!(text(&root, ".field.invalid .error").contains("Description must be at most 255 bytes"));
     assert!(is_disabled(&root, "button[type=submit]"));
 }
 
@@ -471,7 +484,7 @@ async fn api_error_body_is_shown_with_message_code_and_operation_id_as_text() {
     tick().await;
     assert_eq!(
         text(&root, ".error-msg"),
-        "<script>alert(1)</script> is not a rule"
+        "<script>alert(1)</script> is not a rule."
     );
     assert!(
         find(&root, ".error-box script").is_none(),
@@ -513,7 +526,7 @@ fn tab() -> web_sys::Storage {
 }
 
 #[wasm_bindgen_test]
-async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in_the_url() {
+async fn sign_in_checks_the_base_url_and_the_key_before_entering() {
     session::clear();
     let root = container();
     let state = AppState::new(None);
@@ -525,23 +538,39 @@ async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in
     tick().await;
     let key = "2Tq1kV8mZyq3bX9cWcPvS0aLh7e_secretsecretsecret12345";
 
-    // An empty key is refused with a message.
+    // An empty key is refused with a message, and focus goes to the key field.
     click(&root, "button[type=submit]").await;
-    assert_eq!(text(&root, ".error"), "Enter an API key.");
+    assert_eq!(text(&root, "#signin-key-error"), "Enter an API key.");
+    assert_eq!(
+        document().active_element().map(|e| e.id()),
+        Some("signin-key".into())
+    );
     assert!(state.auth.get_untracked().is_none());
 
+    // A base URL that is not http(s) or a path is refused before any request.
     type_into(&root, "#signin-key", key).await;
+    type_into(&root, "#signin-base", "javascript:alert(1)").await;
     click(&root, "button[type=submit]").await;
-    let auth = state.auth.get_untracked().expect("signed in");
+    wait_until("the base URL error", || {
+        !text(&root, "#signin-base-error").is_empty()
+    })
+    .await;
+    assert!(text(&root, "#signin-base-error").contains("http://"));
     assert_eq!(
-        auth,
-        Auth {
-            base_url: "/api".into(),
-            api_key: key.into()
-        }
+        document().active_element().map(|e| e.id()),
+        Some("signin-base".into())
     );
-    assert!(stored(tab()).is_some_and(|s| s.contains(key)));
-    assert_eq!(stored(local()), None, "not remembered unless asked");
+    assert!(state.auth.get_untracked().is_none());
+
+    // Nothing listens there: "cannot reach", on the base URL field, and still signed out.
+    type_into(&root, "#signin-base", "http://127.0.0.1:9/api").await;
+    click(&root, "button[type=submit]").await;
+    wait_until("the unreachable error", || {
+        text(&root, "#signin-base-error").contains("Cannot reach")
+    })
+    .await;
+    assert!(!text(&root, "#signin-base-error").contains("TypeError"));
+    assert!(state.auth.get_untracked().is_none());
     assert!(
         !web_sys::window()
             .unwrap()
@@ -550,6 +579,40 @@ async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in
             .unwrap()
             .contains(key)
     );
+}
+
+/// Polls `done` for up to 5 s.
+async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        sleep_ms(50).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[wasm_bindgen_test]
+async fn the_key_stays_in_session_storage_unless_remembered() {
+    session::clear();
+    let root = container();
+    let state = AppState::new(None);
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        provide_context(state);
+        view! { <SignIn /> }
+    });
+    let root: Element = root.into();
+    tick().await;
+    let key = "2Tq1kV8mZyq3bX9cWcPvS0aLh7e_secretsecretsecret12345";
+    state.sign_in(
+        Auth {
+            base_url: "/api".into(),
+            api_key: key.into(),
+        },
+        false,
+    );
+    assert!(stored(tab()).is_some_and(|s| s.contains(key)));
+    assert_eq!(stored(local()), None, "not remembered unless asked");
 
     // Sign-out clears both stores.
     state.sign_out(Some("bye".into()));
@@ -559,12 +622,13 @@ async fn sign_in_keeps_the_key_in_session_storage_unless_remembered_and_never_in
     assert_eq!(text(&root, ".notice"), "bye");
 
     // With "remember", localStorage holds it too, and a new tab (empty sessionStorage) finds it.
-    let remember: HtmlInputElement = get(&root, "#signin-remember").unchecked_into();
-    remember.set_checked(true);
-    remember.dispatch_event(&bubbling("change")).unwrap();
-    tick().await;
-    type_into(&root, "#signin-base", "http://127.0.0.1:9999/api/").await;
-    click(&root, "button[type=submit]").await;
+    state.sign_in(
+        Auth {
+            base_url: "http://127.0.0.1:9999/api/".into(),
+            api_key: key.into(),
+        },
+        true,
+    );
     assert!(stored(local()).is_some_and(|s| s.contains(key)));
     tab().remove_item(STORAGE_KEY).unwrap();
     let loaded = session::load().expect("remembered");

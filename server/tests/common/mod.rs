@@ -177,6 +177,7 @@ impl Call {
             headers,
             json,
             text,
+            bytes: bytes.to_vec(),
         }
     }
 }
@@ -187,9 +188,15 @@ pub struct Resp {
     pub headers: HeaderMap,
     pub json: Value,
     pub text: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Resp {
+    /// The body as sent (compressed bodies are not decoded).
+    pub fn text_bytes(&self) -> Vec<u8> {
+        self.bytes.clone()
+    }
+
     /// Asserts an error response: status, code, operation id in body and header; returns it.
     pub fn error(&self, status: u16, code: &str) -> &Resp {
         assert_eq!(self.status, status, "{}", self.text);

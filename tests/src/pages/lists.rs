@@ -1,19 +1,37 @@
-//! Paging through a list page with "Next →", collecting the ids of its rows.
+//! The list pages: the ids of their rows, opening a row, and paging with "Next →".
 
 use super::{click_button, eventually};
 use anyhow::{Result, bail};
 use fantoccini::{Client, Locator};
 
-/// The ids in the first column of the table on the page now.
+/// The resource ids of the rows of the table on the page now (each row names its id).
 pub async fn row_ids(client: &Client) -> Result<Vec<String>> {
     let mut ids = Vec::new();
-    for cell in client
-        .find_all(Locator::Css("table tbody tr td:first-child"))
+    for row in client
+        .find_all(Locator::Css("table tbody tr[data-id]"))
         .await?
     {
-        ids.push(cell.text().await?.trim().to_owned());
+        ids.push(row.attr("data-id").await?.unwrap_or_default());
     }
     Ok(ids)
+}
+
+/// Opens the detail page of the row of resource `id` through its name link, as a user does
+/// (the list may still be loading or refreshing).
+pub async fn open_row(client: &Client, id: &str) -> Result<()> {
+    let css = format!("table tbody tr[data-id='{id}'] a.name");
+    eventually(&format!("the row of {id}"), || async {
+        match client.find(Locator::Css(&css)).await {
+            Ok(link) => match link.click().await {
+                Ok(_) => Ok(Some(())),
+                // Replaced by a refresh between finding and clicking: look again.
+                Err(e) if e.to_string().contains("stale") => Ok(None),
+                Err(e) => Err(e.into()),
+            },
+            Err(_) => Ok(None),
+        }
+    })
+    .await
 }
 
 /// Whether the "Next →" button is enabled.

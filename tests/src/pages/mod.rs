@@ -171,3 +171,71 @@ pub async fn select_containing(client: &Client, label: &str, text: &str) -> Resu
         .with_context(|| format!("choosing {text:?} in {label:?}"))?;
     Ok(())
 }
+
+/// Presses `keys` (a `fantoccini::key::Key`, or a chord like `Key::Shift + "…"`) where the
+/// keyboard focus is, as a user would.
+pub async fn press(client: &Client, keys: impl std::fmt::Display) -> Result<()> {
+    let keys = keys.to_string();
+    let el = client.active_element().await?;
+    el.send_keys(&keys)
+        .await
+        .with_context(|| format!("pressing {keys:?}"))?;
+    Ok(())
+}
+
+/// A short description of the focused element: `tag#id.class "text"`, for assertions and
+/// failure messages.
+pub async fn focused(client: &Client) -> Result<String> {
+    let value = client
+        .execute(
+            "const e = document.activeElement; if (!e) return ''; \
+             return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + \
+             (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : '') + \
+             ' ' + JSON.stringify((e.innerText || e.value || '').trim().slice(0, 60));",
+            vec![],
+        )
+        .await?;
+    Ok(value.as_str().unwrap_or_default().to_owned())
+}
+
+/// Whether the focused element is inside an open `<dialog>`.
+pub async fn focus_in_dialog(client: &Client) -> Result<bool> {
+    let value = client
+        .execute(
+            "const e = document.activeElement; return !!(e && e.closest('dialog[open]'));",
+            vec![],
+        )
+        .await?;
+    Ok(value.as_bool().unwrap_or(false))
+}
+
+/// `(document width, viewport width)`: a page that scrolls sideways has the first larger.
+pub async fn page_widths(client: &Client) -> Result<(i64, i64)> {
+    let value = client
+        .execute(
+            "return [document.documentElement.scrollWidth, window.innerWidth];",
+            vec![],
+        )
+        .await?;
+    let width = |i: usize| {
+        value
+            .get(i)
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0)
+    };
+    Ok((width(0), width(1)))
+}
+
+/// Sets the size of the browser's viewport (the window is resized until the inner width
+/// matches, since window decorations differ between builds).
+pub async fn set_viewport(client: &Client, width: u32, height: u32) -> Result<()> {
+    client.set_window_size(width, height).await?;
+    let inner = client.execute("return window.innerWidth;", vec![]).await?;
+    let inner = inner.as_u64().unwrap_or(u64::from(width)) as u32;
+    if inner != width {
+        client
+            .set_window_size(width + (width.saturating_sub(inner)), height)
+            .await?;
+    }
+    Ok(())
+}

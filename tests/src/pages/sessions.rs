@@ -15,8 +15,7 @@ pub async fn open_list(client: &Client) -> Result<()> {
 
 /// Opens a session from the list by its id (the list refreshes itself every few seconds).
 pub async fn open(client: &Client, id: &str) -> Result<()> {
-    wait_for_text(client, id).await?;
-    click_button(client, id).await?;
+    super::lists::open_row(client, id).await?;
     wait_for_text(client, "Agent commands").await
 }
 

@@ -1,6 +1,7 @@
 //! The ACL rule editor: one input per rule, each checked with `tunnel-core` as it is typed (the
 //! same parser and messages as the server), and the server's `acl[i]` errors shown on the rule.
 
+use super::text;
 use crate::api::ApiError;
 use leptos::prelude::*;
 use tunnel_core::FieldError;
@@ -68,7 +69,7 @@ pub fn AclEditor(
                     on:click=move |_| rules.update(|r| { if i < r.len() { r.remove(i); } })>"Remove"</button>
                 <p class="rule-status" role="status">
                     {move || match message.get() {
-                        Some(m) => view! { <span class="error">{m}</span> }.into_any(),
+                        Some(m) => view! { <span class="error">{text::message(&m)}</span> }.into_any(),
                         None => view! { <span class="ok">{ok_text()}</span> }.into_any(),
                     }}
                 </p>
@@ -85,8 +86,15 @@ pub fn AclEditor(
     view! {
         <fieldset class="acl-editor">
             <legend>"ACL rules"</legend>
+            <p class="hint acl-scope" role="status">
+                {move || match rules.with(Vec::len) {
+                    0 => "No rules: the credential may bind anything.".to_owned(),
+                    1 => "1 rule: the credential may bind only what it permits.".to_owned(),
+                    n => format!("{n} rules: the credential may bind only what one of them permits."),
+                }}
+            </p>
             <p class="hint">
-                "No rules: the credential may bind anything. Rules: " <code>"*"</code>", "
+                "Rules: " <code>"*"</code>", "
                 <code>"bind:example.com"</code>", " <code>"bind:*.example.com"</code>", "
                 <code>"bind:host:port"</code>", " <code>"bind:key=value"</code>" (" <code>"*"</code>
                 " for the key or value)."
@@ -94,7 +102,7 @@ pub fn AclEditor(
             <ul class="acl-rules">
                 <For each=move || 0..rules.with(Vec::len) key=|i| *i children=row />
             </ul>
-            <p class="error" role="alert">{list_error}</p>
+            <p class="error" role="alert">{move || list_error().map(|m| text::message(&m))}</p>
             <button type="button" class="add-rule" on:click=move |_| rules.update(|r| r.push(String::new()))>
                 "+ Add rule"
             </button>

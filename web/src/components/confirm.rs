@@ -1,6 +1,6 @@
 //! A confirmation dialog for destructive or disruptive actions. Esc or "Cancel" closes it.
 
-use super::close_on_escape;
+use super::dialog::Modal;
 use leptos::prelude::*;
 
 #[component]
@@ -13,26 +13,26 @@ pub fn ConfirmDialog(
     /// Extra caveats shown under the message.
     #[prop(optional)]
     notes: Vec<String>,
+    /// A disruptive but recoverable action (restart, update): the confirm button is not styled
+    /// as destructive.
+    #[prop(optional)]
+    safe: bool,
 ) -> impl IntoView {
-    close_on_escape(on_cancel);
-    let cancel_ref = NodeRef::<leptos::html::Button>::new();
-    // Focus the safe choice first, so Enter does not confirm by accident.
-    Effect::new(move |_| {
-        if let Some(b) = cancel_ref.get() {
-            let _ = b.focus();
-        }
-    });
+    let confirm_class = if safe {
+        "primary confirm"
+    } else {
+        "danger confirm"
+    };
     view! {
-        <div class="backdrop">
-            <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="confirm-title">
-                <h2 id="confirm-title">{title}</h2>
-                <p>{message}</p>
-                {notes.into_iter().map(|n| view! { <p class="note">{n}</p> }).collect_view()}
-                <div class="actions">
-                    <button type="button" node_ref=cancel_ref on:click=move |_| on_cancel.run(())>"Cancel"</button>
-                    <button type="button" class="danger confirm" on:click=move |_| on_confirm.run(())>{confirm_label}</button>
-                </div>
+        <Modal labelled_by="confirm-title" alert=true on_close=on_cancel>
+            <h2 id="confirm-title">{title}</h2>
+            <p>{message}</p>
+            {notes.into_iter().map(|n| view! { <p class="note">{n}</p> }).collect_view()}
+            <div class="actions">
+                // Focus on the safe choice first, so Enter does not confirm by accident.
+                <button type="button" autofocus on:click=move |_| on_cancel.run(())>"Cancel"</button>
+                <button type="button" class=confirm_class on:click=move |_| on_confirm.run(())>{confirm_label}</button>
             </div>
-        </div>
+        </Modal>
     }
 }

@@ -1,5 +1,7 @@
-//! Shows an API error: its message, code, status and operation id (what support asks for).
+//! Shows an API error: its message, code, status and operation id (what support asks for), and
+//! a Retry button where the caller can retry. Words the server quotes in backticks show as code.
 
+use super::text::message;
 use crate::api::ApiError;
 use leptos::prelude::*;
 
@@ -7,6 +9,9 @@ use leptos::prelude::*;
 pub fn ErrorView(
     #[prop(into)] error: ApiError,
     #[prop(optional, into)] title: Option<String>,
+    /// Offered as a Retry button (loading a page, not a rejected form).
+    #[prop(optional)]
+    retry: Option<Callback<()>>,
 ) -> impl IntoView {
     let title = title.unwrap_or_else(|| "The request failed".to_owned());
     let code = error.code().map(str::to_owned);
@@ -20,14 +25,14 @@ pub fn ErrorView(
     view! {
         <div class="error-box" role="alert">
             <strong>{title}</strong>
-            <p class="error-msg">{error.message.clone()}</p>
+            <p class="error-msg">{message(&error.message)}</p>
             {(field_errors.len() > 1)
                 .then(|| {
                     view! {
                         <ul class="error-fields">
                             {field_errors
                                 .into_iter()
-                                .map(|e| view! { <li><code>{e.field}</code>": "{e.message}</li> })
+                                .map(|e| view! { <li><code>{e.field}</code>": "{message(&e.message)}</li> })
                                 .collect_view()}
                         </ul>
                     }
@@ -37,6 +42,9 @@ pub fn ErrorView(
                 {status.map(|s| view! { <dt>"Status"</dt><dd class="error-status">{s}</dd> })}
                 {op.map(|o| view! { <dt>"Operation id"</dt><dd><code class="operation-id">{o}</code></dd> })}
             </dl>
+            {retry.map(|retry| view! {
+                <button type="button" class="retry" on:click=move |_| retry.run(())>"Retry"</button>
+            })}
         </div>
     }
 }

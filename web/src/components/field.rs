@@ -3,6 +3,7 @@
 //! A field shows the first of: the live `tunnel-core` validation message for its name, or the
 //! message the server returned for that name on the last submit. Messages are text nodes.
 
+use super::text::message;
 use crate::api::ApiError;
 use leptos::prelude::*;
 use tunnel_core::FieldError;
@@ -53,7 +54,7 @@ pub fn TextField(
             <label for=id>{label}</label>
             {input}
             {hint.map(|h| view! { <p class="hint">{h}</p> })}
-            <p class="error" id=err_id role="alert">{move || error.get()}</p>
+            <p class="error" id=err_id role="alert">{move || error.get().map(|e| message(&e))}</p>
         </div>
     }
 }

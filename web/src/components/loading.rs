@@ -34,15 +34,21 @@ pub fn Spinner(#[prop(into)] label: String) -> impl IntoView {
     view! { <p class="loading" role="status" aria-live="polite"><span class="spinner" aria-hidden="true"></span>{label}</p> }
 }
 
-/// Renders `state`: a spinner, the error, or `ready(value)`.
-pub fn render_load<T, V>(state: Load<T>, ready: impl FnOnce(T) -> V) -> AnyView
+/// Renders `state`: a spinner, the error with a Retry button (which bumps `reload`), or
+/// `ready(value)`.
+pub fn render_load<T, V>(
+    state: Load<T>,
+    reload: RwSignal<u32>,
+    ready: impl FnOnce(T) -> V,
+) -> AnyView
 where
     V: IntoView + 'static,
 {
     match state {
         Load::Loading => view! { <Spinner label="Loading…" /> }.into_any(),
         Load::Failed(error) => {
-            view! { <ErrorView error=error title="Could not load" /> }.into_any()
+            let retry = Callback::new(move |_| reload.update(|r| *r += 1));
+            view! { <ErrorView error=error title="Could not load" retry=retry /> }.into_any()
         }
         Load::Ready(value) => ready(value).into_any(),
     }

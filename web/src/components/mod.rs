@@ -2,25 +2,17 @@
 
 pub mod acl_editor;
 pub mod confirm;
+pub mod copy;
+pub mod dialog;
 pub mod error_view;
 pub mod field;
+pub mod list;
 pub mod loading;
+pub mod names;
 pub mod pager;
+pub mod text;
 pub mod toast;
 pub mod token_dialog;
-
-use leptos::prelude::*;
-
-/// Calls `on_escape` when Escape is pressed anywhere while the caller is mounted: dialogs close
-/// with Esc even when focus is not inside them.
-pub fn close_on_escape(on_escape: Callback<()>) {
-    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.key() == "Escape" {
-            on_escape.run(());
-        }
-    });
-    on_cleanup(move || handle.remove());
-}
 
 /// Copies text to the clipboard; the promise is awaited so the caller can say "Copied".
 pub async fn copy_to_clipboard(text: &str) -> bool {

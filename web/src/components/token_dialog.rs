@@ -1,13 +1,13 @@
 //! The once-only authtoken dialog: the API returns a credential's token only in the creation
 //! response, so the console shows it once, with a copy button and a plain warning.
 
-use super::{close_on_escape, copy_to_clipboard};
+use super::copy_to_clipboard;
+use super::dialog::Modal;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 #[component]
 pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl IntoView {
-    close_on_escape(on_close);
     let copied = RwSignal::new(None::<bool>);
     let copy_text = token.clone();
     let copy = move |_| {
@@ -17,15 +17,9 @@ pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl 
             copied.try_set(Some(ok));
         });
     };
-    let done_ref = NodeRef::<leptos::html::Button>::new();
-    Effect::new(move |_| {
-        if let Some(b) = done_ref.get() {
-            let _ = b.focus();
-        }
-    });
     view! {
-        <div class="backdrop">
-            <div class="dialog token-dialog" role="dialog" aria-modal="true" aria-labelledby="token-title">
+        // The close button has focus first, so a stray Enter does not leave the token unseen.
+        <Modal labelled_by="token-title" class="token-dialog" on_close=on_close>
                 <h2 id="token-title">"Your new authtoken"</h2>
                 <p class="warning">
                     <strong>"Copy it now: you will not see it again."</strong>
@@ -44,11 +38,10 @@ pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl 
                     }}
                 </p>
                 <div class="actions">
-                    <button type="button" class="primary done" node_ref=done_ref on:click=move |_| on_close.run(())>
+                    <button type="button" class="primary done" autofocus on:click=move |_| on_close.run(())>
                         "I have copied it"
                     </button>
                 </div>
-            </div>
-        </div>
+        </Modal>
     }
 }

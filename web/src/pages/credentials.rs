@@ -5,11 +5,13 @@ use super::{fetch_into, non_empty, short_time, use_api, use_id};
 use crate::api::ApiError;
 use crate::components::acl_editor::{AclEditor, AclTester};
 use crate::components::confirm::ConfirmDialog;
+use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::list::{NameCell, resource_list};
 use crate::components::loading::render_load;
-use crate::components::pager::{Pager, PagerNav};
 use crate::components::token_dialog::TokenDialog;
+use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -22,47 +24,49 @@ use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList as Page, CredentialUpdate,
 };
 
-/// The API's default and largest page (DESIGN §5): one request fills the table.
-const PAGE_SIZE: u32 = 100;
-
 #[component]
 pub fn CredentialList() -> impl IntoView {
-    let pager = Pager::new();
-    let reload = RwSignal::new(0);
-    let page = fetch_into::<Page>(move || pager.path(paths::CREDENTIALS, PAGE_SIZE), reload);
-    let next =
-        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let list = resource_list::<Page, _, _>(
+        paths::CREDENTIALS,
+        RwSignal::new(0),
+        &["Credential", "ACL", "Owner", "Created"],
+        "No credentials yet. Create one to give an agent an authtoken.",
+        |c: Credential| {
+            view! {
+                <tr data-id=c.id.clone()>
+                    <NameCell href=routes::credential(&c.id) name=c.description id=c.id.clone() untitled="Untitled credential" />
+                    <td><AclSummary rules=c.acl /></td>
+                    <td><code class="id">{c.owner_id}</code></td>
+                    <td class="time">{short_time(&c.created_at)}</td>
+                </tr>
+            }
+        },
+    );
     view! {
         <div class="page-head">
             <h1>"Credentials"</h1>
-            <A href="/credentials/new" attr:class="button primary">"New credential"</A>
+            <A href=routes::CREDENTIAL_NEW attr:class="button primary">"New credential"</A>
         </div>
         <p class="lead">"Authtokens that tunnel agents use to start sessions, each limited by its ACL."</p>
-        {move || render_load(page.get(), |p: Page| {
-            if p.credentials.is_empty() {
-                return view! { <p class="empty">"No credentials yet. Create one to give an agent an authtoken."</p> }.into_any();
-            }
-            view! {
-                <div class="table-wrap">
-                    <table>
-                        <thead><tr><th>"ID"</th><th>"Description"</th><th>"ACL"</th><th>"Owner"</th><th>"Created"</th></tr></thead>
-                        <tbody>
-                            {p.credentials.into_iter().map(|c| view! {
-                                <tr>
-                                    <td><A href=format!("/credentials/{}", c.id) attr:class="mono">{c.id.clone()}</A></td>
-                                    <td>{c.description}</td>
-                                    <td>{if c.acl.is_empty() { "unrestricted".to_owned() } else { format!("{} rule(s)", c.acl.len()) }}</td>
-                                    <td class="mono">{c.owner_id}</td>
-                                    <td>{short_time(&c.created_at)}</td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                </div>
-            }.into_any()
-        })}
-        <PagerNav pager=pager next=next />
+        {list}
     }
+}
+
+/// The rules themselves (the first few, then how many more), or "Unrestricted".
+#[component]
+fn AclSummary(rules: Vec<String>) -> impl IntoView {
+    const SHOWN: usize = 3;
+    if rules.is_empty() {
+        return view! { <span class="muted">"Unrestricted"</span> }.into_any();
+    }
+    let more = rules.len().saturating_sub(SHOWN);
+    view! {
+        <ul class="inline-list">
+            {rules.into_iter().take(SHOWN).map(|r| view! { <li><code>{r}</code></li> }).collect_view()}
+            {(more > 0).then(|| view! { <li class="muted">{format!("and {more} more")}</li> })}
+        </ul>
+    }
+    .into_any()
 }
 
 #[component]
@@ -95,6 +99,7 @@ pub fn CredentialNew() -> impl IntoView {
             return;
         }
         busy.set(true);
+        server_error.set(None);
         let body = request.get_untracked();
         spawn_local(async move {
             let result: Result<Credential, ApiError> = api.post(paths::CREDENTIALS, &body).await;
@@ -112,14 +117,11 @@ pub fn CredentialNew() -> impl IntoView {
     };
     let close_token = Callback::new(move |_| {
         if let Some(c) = created.get_untracked() {
-            navigate(
-                &format!("/credentials/{}", c.id),
-                NavigateOptions::default(),
-            );
+            navigate(&routes::credential(&c.id), NavigateOptions::default());
         }
     });
     view! {
-        <p class="crumbs"><A href="/credentials">"Credentials"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / new"</p>
         <h1>"New credential"</h1>
         <form class="card form" on:submit=submit novalidate>
             <TextField name="description" label="Description" value=description error=msg("description")
@@ -131,7 +133,7 @@ pub fn CredentialNew() -> impl IntoView {
                 placeholder="usr_… or bot_…" hint="Leave empty to own it yourself. Only admins may name someone else." />
             {move || server_error.get().map(|e| view! { <ErrorView error=e title="The credential was not created" /> })}
             <div class="actions">
-                <A href="/credentials" attr:class="button">"Cancel"</A>
+                <A href=routes::CREDENTIALS attr:class="button">"Cancel"</A>
                 <button type="submit" class="primary" disabled=move || busy.get() || !live.with(Vec::is_empty)>
                     {move || if busy.get() { "Creating…" } else { "Create credential" }}
                 </button>
@@ -147,8 +149,8 @@ pub fn CredentialDetail() -> impl IntoView {
     let reload = RwSignal::new(0);
     let cred = fetch_into::<Credential>(move || paths::credential(&id.get()), reload);
     view! {
-        <p class="crumbs"><A href="/credentials">"Credentials"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(cred.get(), move |c: Credential| view! { <CredentialView cred=c reload=reload /> })}
+        <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {move || render_load(cred.get(), reload, move |c: Credential| view! { <CredentialView cred=c reload=reload /> })}
     }
 }
 
@@ -175,7 +177,7 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
                             format!("Credential {id} deleted; its sessions were disconnected."),
                             false,
                         );
-                        navigate("/credentials", NavigateOptions::default());
+                        navigate(routes::CREDENTIALS, NavigateOptions::default());
                     }
                     Err(e) => {
                         delete_error.try_set(Some(e));
@@ -202,8 +204,8 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
         </div>
         {move || delete_error.get().map(|e| view! { <ErrorView error=e title="The credential was not deleted" /> })}
         <dl class="props card">
-            <dt>"ID"</dt><dd class="mono">{cred.id.clone()}</dd>
-            <dt>"URI"</dt><dd class="mono">{cred.uri.clone()}</dd>
+            <dt>"ID"</dt><dd><CopyValue value=cred.id.clone() what="ID" /></dd>
+            <dt>"URI"</dt><dd><CopyValue value=cred.uri.clone() what="URI" /></dd>
             <dt>"Created"</dt><dd>{short_time(&cred.created_at)}</dd>
             <dt>"Owner"</dt><dd class="mono">{cred.owner_id.clone()}</dd>
             <dt>"Description"</dt><dd>{cred.description.clone()}</dd>
@@ -261,6 +263,7 @@ fn CredentialEdit(
             return;
         }
         busy.set(true);
+        server_error.set(None);
         let body = request.get_untracked();
         let id = original.with_value(|o| o.id.clone());
         spawn_local(async move {

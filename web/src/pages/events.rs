@@ -5,10 +5,14 @@
 use super::{fetch_into, non_empty, short_time, use_api, use_id};
 use crate::api::ApiError;
 use crate::components::confirm::ConfirmDialog;
+use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::list::{NameCell, PAGE_SIZE, resource_list};
 use crate::components::loading::{Load, render_load};
-use crate::components::pager::{Pager, PagerNav};
+use crate::components::names::RefName;
+use crate::components::text::message;
+use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -26,44 +30,36 @@ use tunnel_core::resources::event_subscription::{
 };
 use tunnel_core::{FieldError, Validate};
 
-const PAGE_SIZE: u32 = 20;
-
 #[component]
 pub fn SubscriptionList() -> impl IntoView {
-    let pager = Pager::new();
-    let page = fetch_into::<Page>(
-        move || pager.path(paths::EVENT_SUBSCRIPTIONS, PAGE_SIZE),
+    let list = resource_list::<Page, _, _>(
+        paths::EVENT_SUBSCRIPTIONS,
         RwSignal::new(0),
+        &["Event subscription", "Sources", "Destinations", "Created"],
+        "No event subscriptions yet.",
+        |s: EventSubscription| {
+            view! {
+                <tr data-id=s.id.clone()>
+                    <NameCell href=routes::event_subscription(&s.id) name=s.description id=s.id.clone() untitled="Untitled subscription" />
+                    <td>{if s.sources.is_empty() {
+                        view! { <span class="muted">"None: nothing is delivered"</span> }.into_any()
+                    } else {
+                        view! { <ul class="inline-list">{s.sources.into_iter().map(|x| view! { <li><code>{x.event_type}</code></li> }).collect_view()}</ul> }.into_any()
+                    }}</td>
+                    <td><ul class="inline-list">{s.destinations.into_iter().map(|d| view! {
+                        <li><RefName path=paths::event_destination(&d.id) id=d.id /></li>
+                    }).collect_view()}</ul></td>
+                    <td class="time">{short_time(&s.created_at)}</td>
+                </tr>
+            }
+        },
     );
-    let next =
-        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"Event subscriptions"</h1>
-            <A href="/event-subscriptions/new" attr:class="button primary">"New subscription"</A>
+            <A href=routes::EVENT_SUBSCRIPTION_NEW attr:class="button primary">"New subscription"</A>
         </div>
-        {move || render_load(page.get(), |p: Page| {
-            if p.event_subscriptions.is_empty() {
-                return view! { <p class="empty">"No event subscriptions yet."</p> }.into_any();
-            }
-            view! {
-                <div class="table-wrap"><table>
-                    <thead><tr><th>"ID"</th><th>"Description"</th><th>"Sources"</th><th>"Destinations"</th><th>"Created"</th></tr></thead>
-                    <tbody>
-                        {p.event_subscriptions.into_iter().map(|s| view! {
-                            <tr>
-                                <td><A href=format!("/event-subscriptions/{}", s.id) attr:class="mono">{s.id.clone()}</A></td>
-                                <td>{s.description}</td>
-                                <td class="mono">{s.sources.iter().map(|x| x.event_type.clone()).collect::<Vec<_>>().join(", ")}</td>
-                                <td class="mono">{s.destinations.iter().map(|d| d.id.clone()).collect::<Vec<_>>().join(", ")}</td>
-                                <td>{short_time(&s.created_at)}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table></div>
-            }.into_any()
-        })}
-        <PagerNav pager=pager next=next />
+        {list}
     }
 }
 
@@ -133,6 +129,10 @@ fn SubscriptionForm(
     let dest_ids = RwSignal::new(start.destination_ids.clone());
     let server_error = RwSignal::new(None::<ApiError>);
     let busy = RwSignal::new(false);
+    // A webhook URL typed but not added yet: saving is held until it is added or cleared, so
+    // nothing the user typed is silently dropped.
+    let pending_url = RwSignal::new(String::new());
+    let pending_error = RwSignal::new(None::<String>);
     let draft = Memo::new(move |_| SubscriptionDraft {
         description: description.get(),
         metadata: metadata.get(),
@@ -160,7 +160,15 @@ fn SubscriptionForm(
         if !live.with(Vec::is_empty) || busy.get_untracked() {
             return;
         }
+        if !pending_url.with_untracked(|u| u.trim().is_empty()) {
+            pending_error.set(Some(
+                "Add this webhook with \u{201c}Add webhook\u{201d} (or press Enter in the field), or clear the field, before saving.".to_owned(),
+            ));
+            focus_by_id("webhook-url");
+            return;
+        }
         busy.set(true);
+        server_error.set(None);
         let d = draft.get_untracked();
         let before = original.get_value();
         let id = editing_id.get_value();
@@ -190,7 +198,7 @@ fn SubscriptionForm(
             <TextField name="description" label="Description" value=description error=msg("description") hint="At most 255 characters." />
             <TextField name="metadata" label="Metadata" value=metadata error=msg("metadata") multiline=true hint="At most 4096 characters." />
             <SourcesPicker sources=sources live=live server_error=server_error />
-            <DestinationsPicker selected=dest_ids error=msg("destination_ids") />
+            <DestinationsPicker selected=dest_ids error=msg("destination_ids") pending_url=pending_url pending_error=pending_error />
             {move || server_error.get().map(|e| view! { <ErrorView error=e title="The subscription was not saved" /> })}
             <div class="actions">
                 <button type="submit" class="primary" disabled=move || busy.get() || unchanged() || !live.with(Vec::is_empty)>
@@ -250,7 +258,7 @@ pub fn SourcesPicker(
                         <code>{t.clone()}</code>
                         <button type="button" class="link" aria-label=format!("Remove {t}")
                             on:click=move |_| sources.update(|s| s.retain(|x| *x != t2))>"×"</button>
-                        <span class="error">{error}</span>
+                        <span class="error">{error.map(|m| message(&m))}</span>
                     </li>
                 }
             })
@@ -262,7 +270,7 @@ pub fn SourcesPicker(
             <ul class="chips">
                 {chips}
             </ul>
-            <p class="error" role="alert">{list_error}</p>
+            <p class="error" role="alert">{move || list_error().map(|m| message(&m))}</p>
             <div class="field">
                 <label for="source-picker">"Add from the catalogue"</label>
                 <select id="source-picker" on:change=move |ev| {
@@ -288,7 +296,7 @@ pub fn SourcesPicker(
                     <button type="button" disabled=move || free_error().is_some() || free.with(|f| f.trim().is_empty())
                         on:click=move |_| { add(free.get_untracked().trim().to_owned()); free.set(String::new()); }>"Add"</button>
                 </div>
-                <p class="error" role="alert">{free_error}</p>
+                <p class="error" role="alert">{move || free_error().map(|m| message(&m))}</p>
             </div>
         </fieldset>
     }
@@ -298,6 +306,8 @@ pub fn SourcesPicker(
 fn DestinationsPicker(
     selected: RwSignal<Vec<String>>,
     #[prop(into)] error: Signal<Option<String>>,
+    pending_url: RwSignal<String>,
+    pending_error: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let reload = RwSignal::new(0);
     let list = fetch_into::<EventDestinationList>(
@@ -305,7 +315,7 @@ fn DestinationsPicker(
             format!(
                 "{}{}",
                 paths::EVENT_DESTINATIONS,
-                paths::list_query(Some(100), None)
+                paths::list_query(Some(PAGE_SIZE), None)
             )
         },
         reload,
@@ -343,18 +353,23 @@ fn DestinationsPicker(
                     </ul>
                 }.into_any(),
             }}
-            <p class="error" role="alert">{error}</p>
-            <NewWebhook on_created=on_created />
+            <p class="error" role="alert">{move || error.get().map(|m| message(&m))}</p>
+            <NewWebhook on_created=on_created url=pending_url pending_error=pending_error />
         </fieldset>
     }
 }
 
 /// A small inline form for a webhook destination (not a nested `<form>`: it lives in one).
+/// Enter in its field adds the webhook; it never submits the subscription form around it.
 #[component]
-fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
+fn NewWebhook(
+    on_created: Callback<EventDestination>,
+    url: RwSignal<String>,
+    /// Set by the subscription form when it was saved with a URL still in this field.
+    pending_error: RwSignal<Option<String>>,
+) -> impl IntoView {
     let api = use_api();
     let app = use_app();
-    let url = RwSignal::new(String::new());
     let server_error = RwSignal::new(None::<ApiError>);
     let request = Memo::new(move |_| EventDestinationCreate {
         description: None,
@@ -372,12 +387,22 @@ fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
             return None;
         }
         live.with(|l| server_error.with(|s| message_for("target.webhook.url", l, s.as_ref())))
+            .or_else(|| pending_error.get())
     };
-    let create = move |_| {
+    let busy = RwSignal::new(false);
+    let can_add =
+        move || !url.with(|u| u.trim().is_empty()) && live.with(Vec::is_empty) && !busy.get();
+    let create = move || {
+        if !can_add() {
+            return;
+        }
+        busy.set(true);
+        server_error.set(None);
         let body = request.get_untracked();
         spawn_local(async move {
             let result: Result<EventDestination, ApiError> =
                 api.post(paths::EVENT_DESTINATIONS, &body).await;
+            busy.try_set(false);
             match result {
                 Ok(d) => {
                     app.toast(
@@ -386,6 +411,7 @@ fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
                     );
                     url.try_set(String::new());
                     server_error.try_set(None);
+                    pending_error.try_set(None);
                     on_created.run(d);
                 }
                 Err(e) => {
@@ -398,12 +424,31 @@ fn NewWebhook(on_created: Callback<EventDestination>) -> impl IntoView {
         <div class="field new-webhook">
             <label for="webhook-url">"New webhook destination URL"</label>
             <div class="copy-row">
-                <input id="webhook-url" type="url" class="mono" placeholder="https://example.com/hooks/tunnel" bind:value=url />
-                <button type="button" disabled=move || url.with(String::is_empty) || !live.with(Vec::is_empty) on:click=create>"Add webhook"</button>
+                <input id="webhook-url" type="url" class="mono" placeholder="https://example.com/hooks/tunnel" bind:value=url
+                    aria-invalid=move || error().is_some().to_string() aria-describedby="webhook-url-error"
+                    on:input=move |_| pending_error.set(None)
+                    on:keydown=move |ev| if ev.key() == "Enter" {
+                        ev.prevent_default();
+                        create();
+                    } />
+                <button type="button" disabled=move || !can_add() on:click=move |_| create()>
+                    {move || if busy.get() { "Adding…" } else { "Add webhook" }}
+                </button>
             </div>
-            <p class="error" role="alert">{error}</p>
+            <p class="error" id="webhook-url-error" role="alert">{move || error().map(|m| message(&m))}</p>
             {move || server_error.get().filter(|e| !e.has_field_errors()).map(|e| view! { <ErrorView error=e /> })}
         </div>
+    }
+}
+
+/// Moves focus to the element with this id (a field the user must look at).
+fn focus_by_id(id: &str) {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+    {
+        let _ = el.focus();
     }
 }
 
@@ -414,12 +459,12 @@ pub fn SubscriptionNew() -> impl IntoView {
     let on_saved = Callback::new(move |s: EventSubscription| {
         app.toast(format!("Event subscription {} created.", s.id), false);
         navigate(
-            &format!("/event-subscriptions/{}", s.id),
+            &routes::event_subscription(&s.id),
             NavigateOptions::default(),
         );
     });
     view! {
-        <p class="crumbs"><A href="/event-subscriptions">"Event subscriptions"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::EVENT_SUBSCRIPTIONS>"Event subscriptions"</A>" / new"</p>
         <h1>"New event subscription"</h1>
         <SubscriptionForm original=None on_saved=on_saved />
     }
@@ -431,8 +476,8 @@ pub fn SubscriptionDetail() -> impl IntoView {
     let reload = RwSignal::new(0);
     let sub = fetch_into::<EventSubscription>(move || paths::event_subscription(&id.get()), reload);
     view! {
-        <p class="crumbs"><A href="/event-subscriptions">"Event subscriptions"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(sub.get(), move |s: EventSubscription| view! { <SubscriptionView sub=s reload=reload /> })}
+        <p class="crumbs"><A href=routes::EVENT_SUBSCRIPTIONS>"Event subscriptions"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {move || render_load(sub.get(), reload, move |s: EventSubscription| view! { <SubscriptionView sub=s reload=reload /> })}
     }
 }
 
@@ -457,7 +502,7 @@ fn SubscriptionView(sub: EventSubscription, reload: RwSignal<u32>) -> impl IntoV
             match api.delete(&paths::event_subscription(&id)).await {
                 Ok(()) => {
                     app.toast(format!("Event subscription {id} deleted."), false);
-                    navigate("/event-subscriptions", NavigateOptions::default());
+                    navigate(routes::EVENT_SUBSCRIPTIONS, NavigateOptions::default());
                 }
                 Err(e) => {
                     delete_error.try_set(Some(e));
@@ -472,8 +517,8 @@ fn SubscriptionView(sub: EventSubscription, reload: RwSignal<u32>) -> impl IntoV
         </div>
         {move || delete_error.get().map(|e| view! { <ErrorView error=e title="The subscription was not deleted" /> })}
         <dl class="props card">
-            <dt>"ID"</dt><dd class="mono">{sub.id.clone()}</dd>
-            <dt>"URI"</dt><dd class="mono">{sub.uri.clone()}</dd>
+            <dt>"ID"</dt><dd><CopyValue value=sub.id.clone() what="ID" /></dd>
+            <dt>"URI"</dt><dd><CopyValue value=sub.uri.clone() what="URI" /></dd>
             <dt>"Created"</dt><dd>{short_time(&sub.created_at)}</dd>
             <dt>"Sources"</dt><dd><ul class="acl-list">{sub.sources.iter().map(|s| view! { <li><code>{s.event_type.clone()}</code></li> }).collect_view()}</ul></dd>
             <dt>"Destinations"</dt><dd><ul class="acl-list">{sub.destinations.iter().map(|d| view! { <li><code>{d.id.clone()}</code></li> }).collect_view()}</ul></dd>

@@ -33,6 +33,10 @@ where
     Effect::new(move |_| {
         reload.track();
         let path = path();
+        // A retry after a failure shows the spinner again, so the click visibly does something.
+        if state.with_untracked(|s| matches!(s, Load::Failed(_))) {
+            state.set(Load::Loading);
+        }
         // Keep what is shown while refreshing (only a first load shows the spinner), and leave
         // the DOM alone when a refresh brings nothing new, so focus and selection survive it.
         spawn_local(async move {

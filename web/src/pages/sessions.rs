@@ -6,8 +6,10 @@ use super::{fetch_into, short_time, use_api, use_id};
 use crate::api::{Api, ApiError};
 use crate::components::confirm::ConfirmDialog;
 use crate::components::error_view::ErrorView;
+use crate::components::list::{NameCell, resource_list};
 use crate::components::loading::{Load, render_load};
-use crate::components::pager::{Pager, PagerNav};
+use crate::components::names::RefName;
+use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -23,7 +25,6 @@ use tunnel_core::resources::tunnel_session::{
     AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows,
 };
 
-const PAGE_SIZE: u32 = 50;
 /// How often lists and details refresh while the tab is visible.
 const REFRESH: Duration = Duration::from_secs(3);
 
@@ -59,44 +60,40 @@ fn refresh_while_visible(reload: RwSignal<u32>) {
 
 #[component]
 pub fn SessionList() -> impl IntoView {
-    let pager = Pager::new();
     let reload = RwSignal::new(0);
     refresh_while_visible(reload);
-    let page = fetch_into::<Page>(
-        move || pager.path(paths::TUNNEL_SESSIONS, PAGE_SIZE),
+    let list = resource_list::<Page, _, _>(
+        paths::TUNNEL_SESSIONS,
         reload,
+        &[
+            "Tunnel session",
+            "Credential",
+            "Agent",
+            "IP",
+            "Region",
+            "Started",
+        ],
+        "No tunnel sessions online. Start an agent with a credential's authtoken.",
+        |s: TunnelSession| {
+            let title = format!("{} agent {}", s.os, s.agent_version);
+            view! {
+                <tr data-id=s.id.clone()>
+                    <NameCell href=routes::session(&s.id) name=title id=s.id.clone() untitled="Agent" />
+                    <td><RefName path=paths::credential(&s.credential.id) id=s.credential.id.clone() href=routes::credential(&s.credential.id) /></td>
+                    <td>{s.agent_version}</td>
+                    <td><code>{s.ip}</code></td>
+                    <td>{s.region}</td>
+                    <td class="time">{short_time(&s.started_at)}</td>
+                </tr>
+            }
+        },
     );
-    let next =
-        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"Tunnel sessions"</h1>
             <span class="hint">"Online agents; refreshed every 3 s while this page is visible."</span>
         </div>
-        {move || render_load(page.get(), |p: Page| {
-            if p.tunnel_sessions.is_empty() {
-                return view! { <p class="empty">"No tunnel sessions online. Start an agent with a credential's authtoken."</p> }.into_any();
-            }
-            view! {
-                <div class="table-wrap"><table>
-                    <thead><tr><th>"ID"</th><th>"Agent"</th><th>"OS"</th><th>"IP"</th><th>"Region"</th><th>"Credential"</th><th>"Started"</th></tr></thead>
-                    <tbody>
-                        {p.tunnel_sessions.into_iter().map(|s| view! {
-                            <tr>
-                                <td><A href=format!("/sessions/{}", s.id) attr:class="mono">{s.id.clone()}</A></td>
-                                <td>{s.agent_version}</td>
-                                <td>{s.os}</td>
-                                <td class="mono">{s.ip}</td>
-                                <td>{s.region}</td>
-                                <td><A href=format!("/credentials/{}", s.credential.id) attr:class="mono">{s.credential.id.clone()}</A></td>
-                                <td>{short_time(&s.started_at)}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table></div>
-            }.into_any()
-        })}
-        <PagerNav pager=pager next=next />
+        {list}
     }
 }
 
@@ -110,19 +107,19 @@ pub fn SessionDetail() -> impl IntoView {
     let api = use_api();
     let on_done = Callback::new(move |cmd: AgentCommand| {
         if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
-            navigate("/sessions", NavigateOptions::default());
+            navigate(routes::SESSIONS, NavigateOptions::default());
         }
     });
     // Keep the actions mounted across refreshes (their countdown and dialogs live there); only
     // the session's fields are re-rendered.
     let current = Memo::new(move |_| session.with(|s| s.ready().cloned()));
     view! {
-        <p class="crumbs"><A href="/sessions">"Sessions"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        <p class="crumbs"><A href=routes::SESSIONS>"Sessions"</A>" / " <span class="mono">{move || id.get()}</span></p>
         {move || match session.get() {
             Load::Failed(e) if e.status == 404 => view! {
                 <p class="empty">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
             }.into_any(),
-            other => render_load(other, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
+            other => render_load(other, reload, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
         }}
         {move || current.get().map(|s| {
             let runner = api_runner(api, s.id.clone());
@@ -143,7 +140,7 @@ fn SessionProps(session: TunnelSession) -> impl IntoView {
             <dt>"Region"</dt><dd>{session.region}</dd>
             <dt>"Transport"</dt><dd>{session.transport}</dd>
             <dt>"Started"</dt><dd>{short_time(&session.started_at)}</dd>
-            <dt>"Credential"</dt><dd><A href=format!("/credentials/{}", session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
+            <dt>"Credential"</dt><dd><A href=routes::credential(&session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{session.metadata}</pre></dd>
         </dl>
     }

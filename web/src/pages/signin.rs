@@ -1,9 +1,11 @@
 //! Sign-in: base URL and API key. The key goes to `sessionStorage` (and `localStorage` only
 //! with "remember"); it is never put in a URL, so the form is handled in code, not submitted.
 
+use crate::api::{SignInProblem, check_sign_in};
 use crate::session::{self, Auth, DEFAULT_BASE_URL};
 use crate::state::use_app;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -11,31 +13,55 @@ pub fn SignIn() -> impl IntoView {
     let base_url = RwSignal::new(DEFAULT_BASE_URL.to_owned());
     let api_key = RwSignal::new(String::new());
     let remember = RwSignal::new(session::is_remembered());
-    let error = RwSignal::new(None::<String>);
+    let base_error = RwSignal::new(None::<String>);
+    let key_error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let base_ref = NodeRef::<leptos::html::Input>::new();
+    let key_ref = NodeRef::<leptos::html::Input>::new();
+    let fail = move |problem: SignInProblem| {
+        let (message, error, field) = match problem {
+            SignInProblem::BaseUrl(m) => (m, base_error, base_ref),
+            SignInProblem::ApiKey(m) => (m, key_error, key_ref),
+        };
+        error.try_set(Some(message));
+        if let Some(input) = field.get_untracked() {
+            let _ = input.focus();
+        }
+    };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        if busy.get_untracked() {
+            return;
+        }
+        base_error.set(None);
+        key_error.set(None);
         let key = api_key.get_untracked().trim().to_owned();
         let base = base_url.get_untracked().trim().to_owned();
         if key.is_empty() {
-            error.set(Some("Enter an API key.".into()));
+            fail(SignInProblem::ApiKey("Enter an API key.".into()));
             return;
         }
         if key.chars().any(char::is_whitespace) {
-            error.set(Some("An API key has no spaces.".into()));
+            fail(SignInProblem::ApiKey("An API key has no spaces.".into()));
             return;
         }
-        let base = if base.is_empty() {
-            DEFAULT_BASE_URL.to_owned()
-        } else {
-            base
-        };
-        app.sign_in(
-            Auth {
-                base_url: base,
-                api_key: key,
+        let auth = Auth {
+            base_url: if base.is_empty() {
+                DEFAULT_BASE_URL.to_owned()
+            } else {
+                base
             },
-            remember.get_untracked(),
-        );
+            api_key: key,
+        };
+        busy.set(true);
+        spawn_local(async move {
+            let checked = check_sign_in(&auth).await;
+            busy.try_set(false);
+            match checked {
+                Ok(()) => app.sign_in(auth, remember.get_untracked()),
+                Err(problem) => fail(problem),
+            }
+        });
     };
     view! {
         <main class="signin">
@@ -43,23 +69,30 @@ pub fn SignIn() -> impl IntoView {
                 <h1>"Tunnel Console"</h1>
                 <p class="lead">"Sign in with an API key to manage credentials, SSH CAs, tunnel sessions, TLS edges and event subscriptions."</p>
                 {move || app.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
-                <div class="field">
+                <div class="field" class:invalid=move || base_error.with(Option::is_some)>
                     <label for="signin-base">"API base URL"</label>
-                    <input id="signin-base" type="text" bind:value=base_url autocomplete="url" />
-                    <p class="hint">"Default: " <code>"/api"</code> " on this server."</p>
+                    <input id="signin-base" type="text" bind:value=base_url autocomplete="url" node_ref=base_ref
+                        aria-invalid=move || base_error.with(Option::is_some).to_string()
+                        aria-describedby="signin-base-hint signin-base-error" />
+                    <p class="hint" id="signin-base-hint">"Default: " <code>"/api"</code> " on this server."</p>
+                    <p class="error" id="signin-base-error" role="alert">{move || base_error.get()}</p>
                 </div>
-                <div class="field">
+                <div class="field" class:invalid=move || key_error.with(Option::is_some)>
                     <label for="signin-key">"API key"</label>
                     <input id="signin-key" type="password" bind:value=api_key autocomplete="current-password"
-                        spellcheck="false" />
-                    <p class="error" role="alert">{move || error.get()}</p>
+                        spellcheck="false" node_ref=key_ref
+                        aria-invalid=move || key_error.with(Option::is_some).to_string()
+                        aria-describedby="signin-key-error" />
+                    <p class="error" id="signin-key-error" role="alert">{move || key_error.get()}</p>
                 </div>
                 <label class="check">
                     <input id="signin-remember" type="checkbox" bind:checked=remember />
                     " Remember on this device"
                 </label>
                 <p class="hint">"Without this the key is forgotten when the tab closes. Sign out removes it."</p>
-                <button type="submit" class="primary">"Sign in"</button>
+                <button type="submit" class="primary" disabled=move || busy.get()>
+                    {move || if busy.get() { "Checking…" } else { "Sign in" }}
+                </button>
             </form>
         </main>
     }

@@ -4,11 +4,13 @@
 use super::{fetch_into, non_empty, short_time, use_api, use_id};
 use crate::api::ApiError;
 use crate::components::confirm::ConfirmDialog;
+use crate::components::copy::CopyValue;
 use crate::components::copy_to_clipboard;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::list::{NameCell, resource_list};
 use crate::components::loading::render_load;
-use crate::components::pager::{Pager, PagerNav};
+use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -23,43 +25,29 @@ use tunnel_core::resources::ssh_ca::{
 };
 use tunnel_core::ssh::{DEFAULT_RSA_KEY_SIZE, EllipticCurve, KeySpec, KeyType, RSA_KEY_SIZES};
 
-const PAGE_SIZE: u32 = 20;
-
 #[component]
 pub fn SshCaList() -> impl IntoView {
-    let pager = Pager::new();
-    let page = fetch_into::<Page>(
-        move || pager.path(paths::SSH_CERTIFICATE_AUTHORITIES, PAGE_SIZE),
+    let list = resource_list::<Page, _, _>(
+        paths::SSH_CERTIFICATE_AUTHORITIES,
         RwSignal::new(0),
+        &["SSH certificate authority", "Key type", "Created"],
+        "No SSH certificate authorities yet.",
+        |c: Ca| {
+            view! {
+                <tr data-id=c.id.clone()>
+                    <NameCell href=routes::ssh_ca(&c.id) name=c.description id=c.id.clone() untitled="Untitled SSH CA" />
+                    <td>{c.key_type}</td>
+                    <td class="time">{short_time(&c.created_at)}</td>
+                </tr>
+            }
+        },
     );
-    let next =
-        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
     view! {
         <div class="page-head">
             <h1>"SSH certificate authorities"</h1>
-            <A href="/ssh-cas/new" attr:class="button primary">"New SSH CA"</A>
+            <A href=routes::SSH_CA_NEW attr:class="button primary">"New SSH CA"</A>
         </div>
-        {move || render_load(page.get(), |p: Page| {
-            if p.ssh_certificate_authorities.is_empty() {
-                return view! { <p class="empty">"No SSH certificate authorities yet."</p> }.into_any();
-            }
-            view! {
-                <div class="table-wrap"><table>
-                    <thead><tr><th>"ID"</th><th>"Description"</th><th>"Key type"</th><th>"Created"</th></tr></thead>
-                    <tbody>
-                        {p.ssh_certificate_authorities.into_iter().map(|c| view! {
-                            <tr>
-                                <td><A href=format!("/ssh-cas/{}", c.id) attr:class="mono">{c.id.clone()}</A></td>
-                                <td>{c.description}</td>
-                                <td>{c.key_type}</td>
-                                <td>{short_time(&c.created_at)}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table></div>
-            }.into_any()
-        })}
-        <PagerNav pager=pager next=next />
+        {list}
     }
 }
 
@@ -182,7 +170,7 @@ pub fn SshCaForm(
                 }
             })}
             <div class="actions">
-                <A href="/ssh-cas" attr:class="button">"Cancel"</A>
+                <A href=routes::SSH_CAS attr:class="button">"Cancel"</A>
                 <button type="submit" class="primary" disabled=move || busy.get() || !live.with(Vec::is_empty)>
                     {move || if busy.get() { "Generating…" } else { "Create SSH CA" }}
                 </button>
@@ -217,7 +205,7 @@ pub fn SshCaNew() -> impl IntoView {
             match result {
                 Ok(ca) => {
                     app.toast(format!("SSH CA {} created.", ca.id), false);
-                    navigate(&format!("/ssh-cas/{}", ca.id), NavigateOptions::default());
+                    navigate(&routes::ssh_ca(&ca.id), NavigateOptions::default());
                 }
                 Err(e) => {
                     server_error.try_set(Some(e));
@@ -226,7 +214,7 @@ pub fn SshCaNew() -> impl IntoView {
         });
     });
     view! {
-        <p class="crumbs"><A href="/ssh-cas">"SSH CAs"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / new"</p>
         <h1>"New SSH certificate authority"</h1>
         <p class="lead">"The server generates the private key and never returns it."</p>
         <SshCaForm on_submit=on_submit busy=busy server_error=server_error />
@@ -239,8 +227,8 @@ pub fn SshCaDetail() -> impl IntoView {
     let reload = RwSignal::new(0);
     let ca = fetch_into::<Ca>(move || paths::ssh_certificate_authority(&id.get()), reload);
     view! {
-        <p class="crumbs"><A href="/ssh-cas">"SSH CAs"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(ca.get(), move |c: Ca| view! { <SshCaView ca=c reload=reload /> })}
+        <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {move || render_load(ca.get(), reload, move |c: Ca| view! { <SshCaView ca=c reload=reload /> })}
     }
 }
 
@@ -275,6 +263,7 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
             return;
         }
         busy.set(true);
+        action_error.set(None);
         let body = request.get_untracked();
         let id = original.with_value(|o| o.id.clone());
         spawn_local(async move {
@@ -302,7 +291,7 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
             match api.delete(&paths::ssh_certificate_authority(&id)).await {
                 Ok(()) => {
                     app.toast(format!("SSH CA {id} deleted."), false);
-                    navigate("/ssh-cas", NavigateOptions::default());
+                    navigate(routes::SSH_CAS, NavigateOptions::default());
                 }
                 Err(e) => {
                     action_error.try_set(Some(e));
@@ -333,8 +322,8 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
             <button type="button" class="danger" on:click=move |_| confirm_delete.set(true)>"Delete"</button>
         </div>
         <dl class="props card">
-            <dt>"ID"</dt><dd class="mono">{ca.id.clone()}</dd>
-            <dt>"URI"</dt><dd class="mono">{ca.uri.clone()}</dd>
+            <dt>"ID"</dt><dd><CopyValue value=ca.id.clone() what="ID" /></dd>
+            <dt>"URI"</dt><dd><CopyValue value=ca.uri.clone() what="URI" /></dd>
             <dt>"Created"</dt><dd>{short_time(&ca.created_at)}</dd>
             <dt>"Key type"</dt><dd>{ca.key_type.clone()}</dd>
         </dl>

@@ -5,10 +5,13 @@
 use super::{fetch_into, non_empty, short_time, use_api, use_id};
 use crate::api::ApiError;
 use crate::components::confirm::ConfirmDialog;
+use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::list::{NameCell, PAGE_SIZE, resource_list};
 use crate::components::loading::{Load, render_load};
-use crate::components::pager::{Pager, PagerNav};
+use crate::components::names::RefName;
+use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -23,8 +26,6 @@ use tunnel_core::resources::tls_edge::{
 };
 use tunnel_core::{FieldError, Validate};
 
-const PAGE_SIZE: u32 = 20;
-
 /// Splits a comma- or newline-separated list, dropping empty entries.
 fn split_list(text: &str) -> Vec<String> {
     text.split([',', '\n'])
@@ -36,39 +37,33 @@ fn split_list(text: &str) -> Vec<String> {
 
 #[component]
 pub fn TlsEdgeList() -> impl IntoView {
-    let pager = Pager::new();
     let reload = RwSignal::new(0);
-    let page = fetch_into::<Page>(move || pager.path(paths::TLS_EDGES, PAGE_SIZE), reload);
-    let next =
-        Signal::derive(move || page.with(|p| p.ready().and_then(|p| p.next_page_uri.clone())));
+    let list = resource_list::<Page, _, _>(
+        paths::TLS_EDGES,
+        reload,
+        &["TLS edge", "Host:ports", "Backend", "Created"],
+        "No TLS edges yet. Create one below.",
+        |e: TlsEdge| {
+            view! {
+                <tr data-id=e.id.clone()>
+                    <NameCell href=routes::tls_edge(&e.id) name=e.description id=e.id.clone() untitled="Untitled TLS edge" />
+                    <td><ul class="inline-list">{e.hostports.into_iter().map(|h| view! { <li><code>{h}</code></li> }).collect_view()}</ul></td>
+                    <td>{match e.backend {
+                        Some(b) => view! {
+                            <RefName path=paths::tunnel_group_backend(&b.backend.id) id=b.backend.id.clone() />
+                            {(!b.enabled).then_some(" (disabled)")}
+                        }.into_any(),
+                        None => view! { <span class="muted">"None"</span> }.into_any(),
+                    }}</td>
+                    <td class="time">{short_time(&e.created_at)}</td>
+                </tr>
+            }
+        },
+    );
     view! {
         <div class="page-head"><h1>"TLS edges"</h1></div>
         <p class="lead">"Pick an edge to set the tunnel-group backend that serves its traffic."</p>
-        {move || render_load(page.get(), |p: Page| {
-            if p.tls_edges.is_empty() {
-                return view! { <p class="empty">"No TLS edges yet. Create one below."</p> }.into_any();
-            }
-            view! {
-                <div class="table-wrap"><table>
-                    <thead><tr><th>"ID"</th><th>"Description"</th><th>"Host:ports"</th><th>"Backend"</th><th>"Created"</th></tr></thead>
-                    <tbody>
-                        {p.tls_edges.into_iter().map(|e| view! {
-                            <tr>
-                                <td><A href=format!("/tls-edges/{}", e.id) attr:class="mono">{e.id.clone()}</A></td>
-                                <td>{e.description}</td>
-                                <td class="mono">{e.hostports.join(", ")}</td>
-                                <td>{match e.backend {
-                                    Some(b) => format!("{}{}", b.backend.id, if b.enabled { "" } else { " (disabled)" }),
-                                    None => "none".to_owned(),
-                                }}</td>
-                                <td>{short_time(&e.created_at)}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table></div>
-            }.into_any()
-        })}
-        <PagerNav pager=pager next=next />
+        {list}
         <NewEdgeForm reload=reload />
     }
 }
@@ -104,6 +99,7 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
             return;
         }
         busy.set(true);
+        server_error.set(None);
         let body = request.get_untracked();
         spawn_local(async move {
             let result: Result<TlsEdge, ApiError> = api.post(paths::TLS_EDGES, &body).await;
@@ -147,17 +143,17 @@ pub fn TlsEdgeDetail() -> impl IntoView {
             format!(
                 "{}{}",
                 paths::TUNNEL_GROUP_BACKENDS,
-                paths::list_query(Some(100), None)
+                paths::list_query(Some(PAGE_SIZE), None)
             )
         },
         backends_reload,
     );
     view! {
-        <p class="crumbs"><A href="/tls-edges">"TLS edges"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(edge.get(), move |e: TlsEdge| view! {
+        <p class="crumbs"><A href=routes::TLS_EDGES>"TLS edges"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {move || render_load(edge.get(), reload, move |e: TlsEdge| view! {
             <h1>{if e.description.is_empty() { e.id.clone() } else { e.description.clone() }}</h1>
             <dl class="props card">
-                <dt>"ID"</dt><dd class="mono">{e.id.clone()}</dd>
+                <dt>"ID"</dt><dd><CopyValue value=e.id.clone() what="ID" /></dd>
                 <dt>"Host:ports"</dt><dd class="mono">{e.hostports.join(", ")}</dd>
                 <dt>"Created"</dt><dd>{short_time(&e.created_at)}</dd>
             </dl>
@@ -208,6 +204,7 @@ fn BackendModule(
             return;
         }
         busy.set(true);
+        server_error.set(None);
         let body = request.get_untracked();
         let path = paths::tls_edge_backend(&edge_id.get_value());
         spawn_local(async move {
@@ -302,7 +299,9 @@ fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
         .into_iter()
         .map(|pair| match pair.split_once('=') {
             Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-            None => Err(format!("`{pair}` is not of the form key=value")),
+            None => Err(format!(
+                "Write each label as key=value; \u{201c}{pair}\u{201d} is not."
+            )),
         })
         .collect()
 }

@@ -1,0 +1,217 @@
+//! Long valid values never make a page scroll sideways (at 1280 px and at 375 px), referenced
+//! resources are shown by name, the phone header is one row with a menu, and the credential
+//! list does not shift when its table arrives.
+
+use fantoccini::Client;
+use serde_json::json;
+use tunnel_e2e::api::Api;
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
+use tunnel_e2e::pages::{self, sign_in::sign_in};
+
+/// Opens `route` and checks, once `text` shows, that nothing is wider than the viewport.
+async fn check_no_sideways_scroll(
+    browser: &Browser,
+    server: &Server,
+    route: &str,
+    text: &str,
+    shot: &str,
+) -> anyhow::Result<()> {
+    let client = &browser.client;
+    client.goto(&format!("{}{route}", server.url())).await?;
+    pages::wait_for_text(client, text).await?;
+    // Let late content (names of references, pickers) arrive.
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let (page, viewport) = pages::page_widths(client).await?;
+    browser.screenshot(shot).await?;
+    assert!(
+        page <= viewport,
+        "{route} is {page} px wide in a {viewport} px viewport"
+    );
+    Ok(())
+}
+
+async fn header_height(client: &Client) -> anyhow::Result<f64> {
+    let h = client
+        .execute(
+            "return document.querySelector('header.topbar').getBoundingClientRect().height;",
+            vec![],
+        )
+        .await?;
+    Ok(h.as_f64().unwrap_or(0.0))
+}
+
+#[tokio::test]
+async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let long_url = format!(
+        "https://hooks.example.com/{}?token={}",
+        "segment/".repeat(40),
+        "x".repeat(120)
+    );
+    let destination = api
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": long_url}}, "format": "json"}),
+        )
+        .await?;
+    let dest_id = destination["id"].as_str().unwrap_or_default().to_owned();
+    let long_description = "d".repeat(255);
+    let subscription = api
+        .create(
+            "/event_subscriptions",
+            json!({"description": long_description, "sources": [{"type": "credential_created.v0"}],
+                   "destination_ids": [dest_id]}),
+        )
+        .await?;
+    let sub_id = subscription["id"].as_str().unwrap_or_default().to_owned();
+    let host = format!("{}.example.com", "h".repeat(60));
+    let edge = api
+        .create(
+            "/edges/tls",
+            json!({"description": "long host edge", "hostports": [format!("{host}:443")]}),
+        )
+        .await?;
+    let edge_id = edge["id"].as_str().unwrap_or_default().to_owned();
+    let backend = api
+        .create(
+            "/backends/tunnel_group",
+            json!({"description": "named backend", "labels": {"env": "prod"}}),
+        )
+        .await?;
+    let backend_id = backend["id"].as_str().unwrap_or_default().to_owned();
+    api.call(
+        hyper::Method::PUT,
+        &format!("/edges/tls/{edge_id}/backend"),
+        Some(json!({"backend_id": backend_id})),
+    )
+    .await?;
+    api.create(
+        "/credentials",
+        json!({"description": "x".repeat(255),
+               "acl": [format!("bind:*.{}", "a".repeat(60)), "bind:app.example.com", "bind:host.example.com:8443", "bind:env=prod"]}),
+    )
+    .await?;
+
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+
+    for (width, height) in [(1280, 900), (375, 740)] {
+        pages::set_viewport(client, width, height).await?;
+        let pages_to_check = [
+            ("/credentials", "bind:app.example.com"),
+            ("/event-subscriptions", "credential_created.v0"),
+            ("/event-subscriptions/new", "New webhook destination URL"),
+            (
+                &*format!("/event-subscriptions/{sub_id}"),
+                "Only the fields you change are sent",
+            ),
+            ("/tls-edges", "long host edge"),
+            (&*format!("/tls-edges/{edge_id}"), "Backend module"),
+        ];
+        for (route, text) in pages_to_check {
+            let shot = format!("layout-{width}{}", route.replace('/', "-"));
+            check_no_sideways_scroll(&browser, &server, route, text, &shot).await?;
+        }
+    }
+
+    // Names, not only ids: the subscription list shows the destination's URL, the edge list
+    // the backend's description, the credential list the rules themselves.
+    pages::set_viewport(client, 1280, 900).await?;
+    client
+        .goto(&format!("{}/event-subscriptions", server.url()))
+        .await?;
+    pages::wait_for_text(client, "hooks.example.com/segment").await?;
+    client.goto(&format!("{}/tls-edges", server.url())).await?;
+    pages::wait_for_text(client, "named backend").await?;
+    client
+        .goto(&format!("{}/credentials", server.url()))
+        .await?;
+    pages::wait_for_text(client, "bind:host.example.com:8443").await?;
+    assert!(!pages::page_text(client).await?.contains("rule(s)"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_phone_header_is_one_row_with_a_menu() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    pages::set_viewport(client, 375, 740).await?;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "Authtokens that tunnel agents use").await?;
+    let height = header_height(client).await?;
+    assert!(height < 70.0, "the phone header is {height} px tall");
+    assert!(
+        !pages::has_button(client, "Sign out").await?,
+        "behind the menu"
+    );
+    pages::click_button(client, "Menu").await?;
+    pages::wait_for_text(client, "Sign out").await?;
+    browser.screenshot("mobile-menu-open").await?;
+    pages::click_button(client, "TLS edges").await?;
+    pages::wait_for_text(client, "Pick an edge").await?;
+    assert!(
+        !pages::has_button(client, "Sign out").await?,
+        "the menu closes on navigation"
+    );
+    let (page, viewport) = pages::page_widths(client).await?;
+    assert!(page <= viewport, "{page} > {viewport}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_credential_list_does_not_shift_when_its_rows_arrive() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    for i in 0..100 {
+        api.create(
+            "/credentials",
+            json!({"description": format!("shift {i:03}"), "acl": ["bind:*.example.com"]}),
+        )
+        .await?;
+    }
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "shift 099").await?;
+    // A fresh document: the layout shifts from the first paint to 100 rows shown.
+    client.refresh().await?;
+    pages::wait_for_text(client, "shift 000").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let shift = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; let total = 0;
+             new PerformanceObserver((list) => {
+               for (const e of list.getEntries()) { if (!e.hadRecentInput) total += e.value; }
+             }).observe({type: 'layout-shift', buffered: true});
+             setTimeout(() => done(total), 200);",
+            vec![],
+        )
+        .await?;
+    let shift = shift.as_f64().unwrap_or(f64::MAX);
+    assert!(shift < 0.1, "cumulative layout shift {shift}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_said_plainly_with_retry() -> anyhow::Result<()> {
+    let mut server = Server::start(&[])?;
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "Authtokens that tunnel agents use").await?;
+    server.stop();
+    pages::click_button(client, "SSH CAs").await?;
+    pages::wait_for_text(client, "Cannot reach the server").await?;
+    assert!(!pages::page_text(client).await?.contains("TypeError"));
+    assert!(
+        !pages::has_button(client, "Next →").await?,
+        "no pager under an error"
+    );
+    browser.screenshot("offline-retry").await?;
+    pages::click_button(client, "Retry").await?;
+    pages::wait_for_text(client, "Cannot reach the server").await?;
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! Names for references: a list row that points at another resource (a session's credential, a
+//! subscription's destinations, an edge's backend) shows that resource's description, with the
+//! id under it, instead of a bare id.
+//!
+//! Each referenced resource is fetched once per app (the cache lives in the app state), so a
+//! list refreshed every few seconds does not refetch its names. A name that cannot be loaded
+//! leaves the id alone on show.
+
+use crate::api::Api;
+use crate::state::use_app;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::components::A;
+use serde::Deserialize;
+
+/// What a name is made from: the description of any resource, else a webhook's URL.
+#[derive(Debug, Deserialize, PartialEq)]
+struct Named {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    target: Option<Target>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Target {
+    #[serde(default)]
+    webhook: Option<Webhook>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Webhook {
+    url: String,
+}
+
+impl Named {
+    fn name(self) -> String {
+        if !self.description.is_empty() {
+            return self.description;
+        }
+        self.target
+            .and_then(|t| t.webhook)
+            .map(|w| w.url)
+            .unwrap_or_default()
+    }
+}
+
+/// The resource at API `path` (id `id`) by name, linked to `href` when given.
+#[component]
+pub fn RefName(
+    #[prop(into)] path: String,
+    #[prop(into)] id: String,
+    #[prop(optional, into)] href: Option<String>,
+) -> impl IntoView {
+    let app = use_app();
+    let names = app.names;
+    if !names.with_untracked(|n| n.contains_key(&path)) {
+        names.update(|n| {
+            n.insert(path.clone(), None);
+        });
+        let api = Api::new(app);
+        let path = path.clone();
+        spawn_local(async move {
+            let name = api.get::<Named>(&path).await.ok().map(Named::name);
+            names.try_update(|n| {
+                n.insert(path, name);
+            });
+        });
+    }
+    let key = path.clone();
+    let name = Memo::new(move |_| {
+        names
+            .with(|n| n.get(&key).cloned().flatten())
+            .filter(|n| !n.is_empty())
+    });
+    let label = {
+        let id = id.clone();
+        move || name.get().unwrap_or_else(|| id.clone())
+    };
+    let main = match href {
+        Some(href) => view! { <A href=href attr:class="name">{label}</A> }.into_any(),
+        None => view! { <span class="name">{label}</span> }.into_any(),
+    };
+    view! {
+        <span class="ref-name">
+            {main}
+            {move || name.with(Option::is_some).then(|| view! { <code class="id">{id.clone()}</code> })}
+        </span>
+    }
+}
