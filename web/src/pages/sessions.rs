@@ -292,8 +292,9 @@ pub fn SessionActions(
             {move || confirm.get().map(|cmd| view! {
                 <ConfirmDialog
                     title=format!("{} this agent?", label(cmd))
-                    message=format!("Send `{}` to the agent of session {}.", cmd.as_str(), id.get_value())
+                    message=format!("This sends the {} command to the agent of session {}.", cmd.as_str(), id.get_value())
                     confirm_label=label(cmd)
+                    safe=cmd != AgentCommand::Stop
                     notes=notes(cmd)
                     on_confirm=Callback::new(move |_| run(cmd))
                     on_cancel=Callback::new(move |_| confirm.set(None)) />
