@@ -49,7 +49,8 @@ use tunnel_core::paths::{API_PREFIX, OPERATION_ID_HEADER, VERSION_HEADER};
 /// The application: the API under `/api`, the agent channel, and the console at `/`.
 pub fn app(state: AppState) -> Router {
     // JSON compresses well (a page of 100 credentials shrinks about 5x); small bodies are left
-    // as they are by the layer's default predicate.
+    // as they are by the layer's default predicate. On this router only: the agent channel's
+    // WebSocket upgrade is never wrapped.
     let mut api = api::router()
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)

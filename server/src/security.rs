@@ -3,12 +3,16 @@
 //! - Everywhere: `X-Content-Type-Options: nosniff` (a JSON error is never run as a script),
 //!   `Referrer-Policy: no-referrer` (console URLs hold resource ids), `X-Frame-Options: DENY`
 //!   and CSP `frame-ancestors 'none'` (no clickjacking of a signed-in console).
-//! - API (`/api…`): `default-src 'none'`: such a response never needs to load anything.
+//! - The API (`/api` and `/api/…`) and the agent channel (`/agent/v1/connect`):
+//!   `default-src 'none'`: such a response is never a page and never needs to load anything.
+//!   Whole path segments: `/apiary` is not the API but a client route, answered with the
+//!   console's page, which the API's policy would blank.
 //! - Everything else, that is the console (its pages, its files, the `index.html` fallback, and
 //!   every status: 200, 304, 404): a CSP that lets the trunk-built Leptos app run and nothing
 //!   else. Chosen by path, never by content type: a `304 Not Modified` to a reload has no
 //!   `Content-Type`, and the browser applies the CSP of the 304 to the page it had cached, so
-//!   a stricter policy there blanks the console on every reload.
+//!   a stricter policy there blanks the console on every reload. The console's JS, WASM and CSS
+//!   get it too: a CSP on a non-HTML response restricts nothing, and one rule is simpler.
 //!   - `script-src 'self' 'wasm-unsafe-eval' 'sha256-…'`: the app's JS module, compiling its
 //!     WebAssembly, and trunk's inline bootstrap `<script type="module">` by hash. That script
 //!     is static for a given build but names the hashed file names of the build, so its hash
@@ -33,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-/// CSP of the API's responses.
+/// CSP of the API's and the agent channel's responses.
 pub const API_CSP: &str = "default-src 'none'; frame-ancestors 'none'";
 
 /// The console's CSP without the hashes of the inline scripts.
@@ -142,12 +146,20 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Whether `path` is answered by the API or the agent channel (never by the console): the
+/// same paths the router gives to them, compared by whole segments.
+pub fn is_api_path(path: &str) -> bool {
+    use tunnel_core::paths::{AGENT_CONNECT, API_PREFIX};
+    path == AGENT_CONNECT
+        || path
+            .strip_prefix(API_PREFIX)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// The middleware: adds the headers to every response (a handler's own values are kept).
 pub async fn headers(console: Arc<ConsoleCsp>, request: Request, next: Next) -> Response {
-    let api = request
-        .uri()
-        .path()
-        .starts_with(tunnel_core::paths::API_PREFIX);
+    // Decided from the request, before the response exists: a 304 says nothing of what it is.
+    let api = is_api_path(request.uri().path());
     let mut response = next.run(request).await;
     let csp = if api {
         HeaderValue::from_static(API_CSP)
@@ -187,6 +199,22 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn api_paths_are_whole_segments() {
+        for path in ["/api", "/api/", "/api/credentials", "/agent/v1/connect"] {
+            assert!(is_api_path(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/apiary",
+            "/api.txt",
+            "/credentials/api",
+            "/agent/v1/connect/x",
+        ] {
+            assert!(!is_api_path(path), "{path}");
+        }
     }
 
     #[test]

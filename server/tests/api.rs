@@ -864,6 +864,8 @@ fn session(
             region: "local".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
             transport: "tunnel/v2".into(),
+            agent_update_target: None,
+            agent_update_checks: true,
         },
         account_id: account.into(),
         credential_id: credential.into(),

@@ -1,7 +1,8 @@
 //! Regression tests of the HTTP side's hardening: CORS origins checked before anything starts,
 //! JSON errors for undecodable path ids, the body `id` of the TLS edge backend PUT, the limit on
 //! concurrent key generations, references re-checked inside the write transaction, security
-//! headers (with the console's CSP), and the default console directory.
+//! headers (the console's CSP by path, 304s included), the console's 404 for missing files,
+//! gzip of the API's JSON (never of the agent channel), and the default console directory.
 
 mod common;
 
@@ -319,7 +320,7 @@ async fn a_backend_deleted_after_the_check_is_a_400_not_a_500() {
     assert_eq!(r.field(), "backend_id");
 }
 
-// --- 7. Security headers --------------------------------------------------------------------
+// --- 7. Security headers, console serving, compression --------------------------------------
 
 fn header<'a>(r: &'a common::Resp, name: &str) -> &'a str {
     r.headers
@@ -339,15 +340,21 @@ fn assert_common_headers(r: &common::Resp) {
     );
 }
 
-#[tokio::test]
-async fn every_response_has_the_security_headers() {
+/// The inline bootstrap script of the test console, as trunk writes one.
+const INLINE_SCRIPT: &str = "\nimport init from '/app.js';\nawait init();\n";
+/// Its CSP hash source, computed outside the server (in Python:
+/// `base64.b64encode(hashlib.sha256(INLINE_SCRIPT.encode()).digest())`).
+const INLINE_SCRIPT_HASH: &str = "'sha256-mStLiw5ufhC4Rn65S+yuobFT1L6YIq0IsINW02YqTpc='";
+
+/// An app serving a console directory shaped like trunk's output: `index.html` with an inline
+/// module script, and the JS file it loads. The directory lives as long as the returned guard.
+async fn console_app() -> (tempfile::TempDir, TestApp, String) {
     let dir = tempfile::tempdir().unwrap();
-    let script = "\nimport init from '/app.js';\nawait init();\n";
-    std::fs::write(
-        dir.path().join("index.html"),
-        format!("<html><head><script type=\"module\">{script}</script><link rel=\"modulepreload\" href=\"/app.js\"></head></html>"),
-    )
-    .unwrap();
+    let index = format!(
+        "<html><head><script type=\"module\">{INLINE_SCRIPT}</script>\
+         <link rel=\"modulepreload\" href=\"/app.js\"></head></html>"
+    );
+    std::fs::write(dir.path().join("index.html"), &index).unwrap();
     std::fs::write(
         dir.path().join("app.js"),
         "export default function init() {}",
@@ -355,100 +362,53 @@ async fn every_response_has_the_security_headers() {
     .unwrap();
     let mut config = Config::in_memory();
     config.console_dir = Some(dir.path().to_owned());
-    let app = TestApp::with_config(config).await;
+    (dir, TestApp::with_config(config).await, index)
+}
 
-    // The API, success and errors alike: nothing to load.
+/// Asserts the console's CSP: the app may run (its WASM too), its inline bootstrap by hash.
+fn assert_console_csp(r: &common::Resp, what: &str) {
+    assert_common_headers(r);
+    let csp = header(r, "content-security-policy");
+    assert!(
+        csp.starts_with("default-src 'none'; script-src 'self' 'wasm-unsafe-eval' "),
+        "{what}: {csp}"
+    );
+    assert!(csp.contains(INLINE_SCRIPT_HASH), "{what}: {csp}");
+    assert!(csp.contains("style-src 'self'"), "{what}: {csp}");
+    assert!(
+        csp.contains("connect-src 'self' http: https:"),
+        "{what}: {csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"), "{what}: {csp}");
+}
+
+#[tokio::test]
+async fn every_response_has_the_security_headers() {
+    let (dir, app, _) = console_app().await;
+
+    // The API, success and errors alike, and the agent channel: nothing to load.
     for r in [
         app.get("/credentials").send(&app).await,
         app.get("/credentials/%FF").send(&app).await,
         app.get("/nowhere").send(&app).await,
         app.get("/openapi.json").send(&app).await,
+        app.get("/api").outside_api().send(&app).await,
+        app.get("/api/").outside_api().send(&app).await,
+        app.get("/agent/v1/connect").outside_api().send(&app).await,
     ] {
         assert_common_headers(&r);
         assert_eq!(
             header(&r, "content-security-policy"),
-            "default-src 'none'; frame-ancestors 'none'"
+            tunnel_server::security::API_CSP
         );
     }
 
-    // The console page: the app may run, its inline bootstrap by hash, nothing inline else.
-    for path in ["/", "/credentials/cr_x"] {
+    // The console: its page (also at client routes, whatever their first letters) and its files.
+    for path in ["/", "/credentials/cr_x", "/apiary", "/app.js"] {
         let r = app.get(path).outside_api().send(&app).await;
         assert_eq!(r.status, 200, "{path}");
-        assert_common_headers(&r);
-        let csp = header(&r, "content-security-policy");
-        assert!(
-            csp.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-"),
-            "{csp}"
-        );
-        assert!(csp.contains("style-src 'self'"), "{csp}");
-        assert!(csp.contains("connect-src 'self' http: https:"), "{csp}");
-        assert!(!csp.contains("unsafe-inline"), "{csp}");
-        assert!(
-            csp.contains(&tunnel_server::security::console_csp(&r.text)),
-            "{csp}"
-        );
+        assert_console_csp(&r, path);
     }
-    let r = app.get("/app.js").outside_api().send(&app).await;
-    assert_eq!(r.status, 200);
-    assert_common_headers(&r);
-
-    // A reload revalidates: the 304 (which has no content type) carries the console's CSP
-    // too, since the browser applies it to the page it cached. Pages, client routes and files.
-    let console_csp = header(
-        &app.get("/").outside_api().send(&app).await,
-        "content-security-policy",
-    )
-    .to_owned();
-    for path in ["/", "/credentials", "/credentials/cr_x", "/app.js"] {
-        let first = app.get(path).outside_api().send(&app).await;
-        for (name, validator) in [
-            ("if-modified-since", "last-modified"),
-            ("if-none-match", "etag"),
-        ] {
-            let Some(value) = first.headers.get(validator).and_then(|v| v.to_str().ok()) else {
-                continue;
-            };
-            let again = app
-                .get(path)
-                .outside_api()
-                .header(name, value)
-                .send(&app)
-                .await;
-            assert_eq!(again.status, 304, "{path} with {name}");
-            assert_common_headers(&again);
-            assert_eq!(
-                header(&again, "content-security-policy"),
-                console_csp,
-                "{path} with {name}"
-            );
-        }
-        assert!(
-            first.headers.contains_key("last-modified") || first.headers.contains_key("etag"),
-            "{path} can be revalidated"
-        );
-    }
-
-    // A missing file is a 404 (never the console's page); an extension-less path is a route.
-    for path in [
-        "/robots.txt",
-        "/favicon.ico",
-        "/assets/missing.js",
-        "/credentials/x.png",
-    ] {
-        let r = app.get(path).outside_api().send(&app).await;
-        assert_eq!(r.status, 404, "{path}: {}", r.text);
-        assert!(!r.text.contains("<script"), "{path}");
-        assert_common_headers(&r);
-    }
-    assert_eq!(
-        app.get("/tunnel_sessions/ts_1")
-            .outside_api()
-            .send(&app)
-            .await
-            .status,
-        200
-    );
 
     // A rebuilt console (new inline script) gets the new hash without a restart.
     let before = header(
@@ -467,6 +427,87 @@ async fn every_response_has_the_security_headers() {
 }
 
 #[tokio::test]
+async fn a_revalidated_console_response_keeps_the_console_csp() {
+    // A reload revalidates what the browser cached. The 304 has no content type, and the
+    // browser applies its CSP to the cached page: the API's policy there blocks the stylesheet,
+    // the scripts and the WASM (a blank console). Pages, client routes and files alike.
+    let (_dir, app, _) = console_app().await;
+    for path in ["/", "/credentials", "/credentials/cr_x", "/app.js"] {
+        let first = app.get(path).outside_api().send(&app).await;
+        assert_eq!(first.status, 200, "{path}");
+        assert_console_csp(&first, path);
+        let last_modified = header(&first, "last-modified");
+        assert!(!last_modified.is_empty(), "{path} has no Last-Modified");
+        let mut revalidations = vec![("if-modified-since", last_modified)];
+        // tower-http sends no ETag today; should it start to, `If-None-Match` is checked too.
+        if let Some(etag) = first.headers.get("etag").and_then(|v| v.to_str().ok()) {
+            revalidations.push(("if-none-match", etag));
+        }
+        for (name, value) in revalidations {
+            let again = app
+                .get(path)
+                .outside_api()
+                .header(name, value)
+                .send(&app)
+                .await;
+            assert_eq!(again.status, 304, "{path} with {name}");
+            assert!(again.bytes.is_empty(), "{path} with {name}");
+            assert_console_csp(&again, path);
+            assert_eq!(
+                header(&again, "content-security-policy"),
+                header(&first, "content-security-policy"),
+                "{path} with {name}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_missing_file_is_a_404_and_an_extensionless_path_is_a_client_route() {
+    let (_dir, app, index) = console_app().await;
+    // A path whose last segment has an extension names a file: when there is none, a short
+    // text 404 (never the console's page, which would answer robots.txt with HTML).
+    for path in [
+        "/robots.txt",
+        "/favicon.ico",
+        "/foo.js",
+        "/x/y.png",
+        "/assets/missing.js",
+        "/credentials/x.png",
+    ] {
+        let r = app.get(path).outside_api().send(&app).await;
+        assert_eq!(r.status, 404, "{path}: {}", r.text);
+        assert!(
+            header(&r, "content-type").starts_with("text/plain"),
+            "{path}: {:?}",
+            r.headers
+        );
+        assert!(
+            r.text.len() < 100 && !r.text.contains('<'),
+            "{path}: {}",
+            r.text
+        );
+        assert_console_csp(&r, path);
+    }
+    // Ids and route names have no dots: such paths are the console's client routes.
+    for path in [
+        "/credentials/cr_abc",
+        "/tunnel_sessions",
+        "/tunnel_sessions/ts_1",
+        "/credentials/",
+    ] {
+        let r = app.get(path).outside_api().send(&app).await;
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(r.text, index, "{path}");
+        assert!(
+            header(&r, "content-type").starts_with("text/html"),
+            "{path}"
+        );
+        assert_console_csp(&r, path);
+    }
+}
+
+#[tokio::test]
 async fn the_csp_allows_the_inline_script_of_the_built_console() {
     // The real `trunk build` output, when present in the checkout: its one inline script is
     // what the hash must cover (the e2e tests check that Chromium runs the app under it).
@@ -482,19 +523,30 @@ async fn the_csp_allows_the_inline_script_of_the_built_console() {
     );
 }
 
+/// The body as JSON, gunzipped first when the response says it is gzip.
+fn decoded_json(r: &common::Resp) -> Value {
+    if header(r, "content-encoding") != "gzip" {
+        return serde_json::from_slice(&r.bytes).unwrap();
+    }
+    let mut decoded = Vec::new();
+    flate2::read::GzDecoder::new(r.bytes.as_slice())
+        .read_to_end(&mut decoded)
+        .unwrap();
+    serde_json::from_slice(&decoded).unwrap()
+}
+
 #[tokio::test]
 async fn api_json_is_compressed_for_clients_that_accept_it() {
     let app = TestApp::new().await;
-    for i in 0..40 {
-        app.create(
-            "/credentials",
-            json!({"description": format!("compressible credential number {i}")}),
-        )
-        .await;
+    for i in 0..30 {
+        let description = format!("a credential with a long, compressible description, no. {i}");
+        app.create("/credentials", json!({ "description": description }))
+            .await;
     }
     let plain = app.get("/credentials").send(&app).await;
     assert_eq!(plain.status, 200);
     assert!(plain.headers.get("content-encoding").is_none());
+    assert_eq!(plain.json["credentials"].as_array().unwrap().len(), 30);
     let gz = app
         .get("/credentials")
         .header("accept-encoding", "gzip")
@@ -502,21 +554,62 @@ async fn api_json_is_compressed_for_clients_that_accept_it() {
         .await;
     assert_eq!(gz.status, 200);
     assert_eq!(header(&gz, "content-encoding"), "gzip");
+    assert!(header(&gz, "vary").contains("accept-encoding"));
     assert!(gz.headers.contains_key("operation-id"));
-    let mut decoded = Vec::new();
-    flate2::read::GzDecoder::new(gz.text_bytes().as_slice())
-        .read_to_end(&mut decoded)
-        .unwrap();
-    let decoded: Value = serde_json::from_slice(&decoded).unwrap();
-    assert_eq!(decoded, plain.json);
-    // Errors keep their operation id when compressed too.
-    let err = app
-        .get("/credentials/cr_missing")
+    assert!(gz.bytes.len() * 3 < plain.bytes.len(), "barely compressed");
+    assert_eq!(decoded_json(&gz), plain.json);
+    // Errors keep their operation id, in the header and in the (compressed or not) body.
+    for path in ["/credentials/cr_missing", "/nowhere"] {
+        let err = app
+            .get(path)
+            .header("accept-encoding", "gzip")
+            .send(&app)
+            .await;
+        assert_eq!(err.status, 404, "{path}");
+        let body = decoded_json(&err);
+        assert!(
+            body["details"]["operation_id"]
+                .as_str()
+                .is_some_and(|op| op.starts_with("op_") && op == header(&err, "operation-id")),
+            "{path}: {body} {:?}",
+            err.headers
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_agent_channel_is_never_compressed() {
+    // An upgrade request for the agent WebSocket from a client that accepts gzip. In-process
+    // there is no connection to upgrade, so axum answers a text rejection long enough for the
+    // compression layer's predicate: had the channel been wrapped, it would come back gzipped.
+    let (_dir, app, _) = console_app().await;
+    let r = app
+        .get("/agent/v1/connect")
+        .outside_api()
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
         .header("accept-encoding", "gzip")
         .send(&app)
         .await;
-    assert_eq!(err.status, 404);
-    assert!(err.headers.contains_key("operation-id"));
+    assert!(
+        r.status >= 400 && r.status < 500,
+        "{}: {}",
+        r.status,
+        r.text
+    );
+    assert!(r.bytes.len() >= 32, "{}", r.text);
+    assert!(
+        r.headers.get("content-encoding").is_none(),
+        "{:?}",
+        r.headers
+    );
+    assert!(
+        !header(&r, "vary").contains("accept-encoding"),
+        "{:?}",
+        r.headers
+    );
 }
 
 // --- 8. The default console directory -------------------------------------------------------

@@ -363,6 +363,8 @@ fn session(os: &str) -> TunnelSession {
         region: "local".into(),
         started_at: "2026-11-22T00:00:00Z".into(),
         transport: "tunnel/v2".into(),
+        agent_update_target: Some("3.4.1".into()),
+        agent_update_checks: true,
     }
 }
 
@@ -391,10 +393,14 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     assert!(!is_disabled(&root, ".cmd-restart"));
     assert!(text(&root, ".session-actions").contains("major version"));
 
-    // Update asks for confirmation first, with the major-version caveat.
+    // Update asks for confirmation first, naming both versions, with the major-version caveat;
+    // its confirm button is not the destructive one.
     click(&root, ".cmd-update").await;
     assert!(sent.borrow().is_empty());
+    assert!(text(&root, "[role=alertdialog]").contains("Update the agent from 3.4.0 to 3.4.1?"));
     assert!(text(&root, "[role=alertdialog]").contains("stays on 3.x"));
+    assert!(find(&root, "[role=alertdialog] .confirm.primary").is_some());
+    assert!(find(&root, "[role=alertdialog] .confirm.danger").is_none());
     click(&root, "[role=alertdialog] .confirm").await;
     tick().await;
     assert_eq!(*sent.borrow(), [AgentCommand::Update]);
@@ -454,6 +460,70 @@ async fn windows_agents_cannot_restart_and_command_errors_are_shown() {
     assert_eq!(text(&root, ".operation-id"), "op_77");
     // A failed update starts no countdown.
     assert_eq!(text(&root, ".countdown"), "");
+}
+
+#[wasm_bindgen_test]
+async fn update_is_offered_only_with_a_target_and_says_why_not() {
+    let sent = Rc::new(RefCell::new(Vec::new()));
+    let mount = |session: TunnelSession| {
+        let root = container();
+        let runner = recording_runner(sent.clone(), Ok(()));
+        let state = AppState::new(None);
+        let handle = leptos::mount::mount_to(root.clone(), move || {
+            provide_context(state);
+            view! { <SessionActions session=session.clone() runner=runner on_done=Callback::new(|_| ()) /> }
+        });
+        (Element::from(root), handle)
+    };
+
+    // A target: Update is enabled and the target is named.
+    let (root, _with_target) = mount(session("linux"));
+    tick().await;
+    assert!(text(&root, ".agent-version").contains("Agent version 3.4.0"));
+    assert_eq!(text(&root, ".update-status"), "Update available: 3.4.1");
+    assert!(!is_disabled(&root, ".cmd-update"));
+    // Restart and update are not styled as destructive; stop is.
+    assert!(!get(&root, ".cmd-restart").class_list().contains("danger"));
+    assert!(!get(&root, ".cmd-update").class_list().contains("danger"));
+    assert!(get(&root, ".cmd-stop").class_list().contains("danger"));
+
+    // No target: disabled, and the reason is on the page as text, not only in a tooltip.
+    let mut latest = session("linux");
+    latest.agent_version = "3.4.1".into();
+    latest.agent_update_target = None;
+    let (root, _up_to_date) = mount(latest);
+    tick().await;
+    assert!(text(&root, ".agent-version").contains("Agent version 3.4.1"));
+    assert!(
+        text(&root, ".update-status").contains("Up to date (latest 3.* version)"),
+        "{}",
+        text(&root, ".update-status")
+    );
+    assert!(is_disabled(&root, ".cmd-update"));
+    assert_eq!(
+        get(&root, ".cmd-update")
+            .get_attribute("aria-describedby")
+            .as_deref(),
+        Some("update-status")
+    );
+    click(&root, ".cmd-update").await;
+    assert!(find(&root, "[role=alertdialog]").is_none());
+    // Restart is still offered, with a confirm button that is not red.
+    click(&root, ".cmd-restart").await;
+    assert!(find(&root, "[role=alertdialog] .confirm.primary").is_some());
+    assert!(find(&root, "[role=alertdialog] .confirm.danger").is_none());
+    assert!(text(&root, "[role=alertdialog]").contains("Restart this agent?"));
+    press_escape().await;
+
+    // Update checks disabled on the agent: disabled too, and it says so.
+    let mut disabled = session("linux");
+    disabled.agent_update_target = None;
+    disabled.agent_update_checks = false;
+    let (root, _checks_off) = mount(disabled);
+    tick().await;
+    assert!(text(&root, ".update-status").contains("Update checks are disabled on this agent"));
+    assert!(is_disabled(&root, ".cmd-update"));
+    assert!(sent.borrow().is_empty());
 }
 
 // ---------------------------------------------------------------- API error display

@@ -1,4 +1,17 @@
 //! Tunnel sessions (online agents) and the body of the agent commands.
+//!
+//! `TunnelSession` carries two fields beyond the spec (extensions, marked as such in the OpenAPI
+//! document), so a client can tell before sending `update` whether it can succeed:
+//! - `agent_update_target`: the version an `update` of this session would move the agent to —
+//!   the newest release of the agent's own major version in the server's `--agent-latest`
+//!   catalogue, if newer than `agent_version`. `null` when there is none (up to date), when the
+//!   agent's version does not parse, or when the agent disabled update checks.
+//! - `agent_update_checks`: whether the agent said in its hello that update checks are enabled
+//!   (`false` for an agent started with `--no-update-check`, which refuses every update).
+//!
+//! Both default when absent (`null`; `true`), so JSON from a server without them still decodes.
+//! Neither follows an update in progress: the agent reports its new version, and gets a new
+//! target, only in the session it opens after the restart.
 
 use super::{Ref, list_page};
 use serde::{Deserialize, Serialize};
@@ -15,6 +28,19 @@ pub struct TunnelSession {
     pub region: String,
     pub started_at: String,
     pub transport: String,
+    /// Extension: the version `update` would move the agent to; `None` (JSON `null`) when
+    /// nothing newer exists in its major version or update checks are off (see the module doc).
+    #[serde(default)]
+    pub agent_update_target: Option<String>,
+    /// Extension: whether the agent accepts updates at all (its hello's `update_checks`).
+    #[serde(default = "enabled")]
+    pub agent_update_checks: bool,
+}
+
+/// What a session without `agent_update_checks` (an older server) is taken to say: the
+/// agent's default.
+fn enabled() -> bool {
+    true
 }
 
 /// The body of restart, stop and update: a JSON object with no fields (a missing body is `{}`).
@@ -59,4 +85,31 @@ list_page!(
 /// Whether an OS name reported by an agent is Windows, where restart is not supported.
 pub fn is_windows(os: &str) -> bool {
     os.trim().to_ascii_lowercase().starts_with("windows")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_case;
+
+    #[test_case]
+    fn update_fields_are_written_and_default_when_absent() {
+        let json = serde_json::json!({
+            "id": "ts_1", "uri": "u", "agent_version": "3.4.0",
+            "credential": {"id": "cr_1", "uri": "u"}, "ip": "127.0.0.1", "metadata": "",
+            "os": "linux", "region": "local", "started_at": "t", "transport": "tunnel/v2"
+        });
+        let old: TunnelSession = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(old.agent_update_target, None);
+        assert!(old.agent_update_checks);
+        let written = serde_json::to_value(&old).unwrap();
+        assert_eq!(written["agent_update_target"], serde_json::Value::Null);
+        assert_eq!(written["agent_update_checks"], true);
+        let mut new = json;
+        new["agent_update_target"] = "3.4.1".into();
+        new["agent_update_checks"] = false.into();
+        let new: TunnelSession = serde_json::from_value(new).unwrap();
+        assert_eq!(new.agent_update_target.as_deref(), Some("3.4.1"));
+        assert!(!new.agent_update_checks);
+    }
 }

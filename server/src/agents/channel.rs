@@ -3,9 +3,10 @@
 //! One task per connection: it waits for the hello, checks the authtoken (credential token hash)
 //! and every bind against the credential's ACL with `tunnel-core` matching, then either refuses
 //! (one `Refused` frame with the error code and reason, then close) or opens a session `ts_…`
-//! in the registry and serves it: commands from the API go out as `Command` frames and come back
-//! as `Ack`s matched by `command_id`; pings keep the link alive and detect dead peers. Whatever
-//! ends the connection removes the session at once (DESIGN §7).
+//! in the registry, with the update target the server picks for it once and for all, and serves
+//! it: commands from the API go out as `Command` frames and come back as `Ack`s matched by
+//! `command_id`; pings keep the link alive and detect dead peers. Whatever ends the connection
+//! removes the session at once (DESIGN §7).
 //!
 //! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped
 //! at [`MAX_AGENT_MESSAGE_BYTES`]; at most `Timings::max_pending_hellos` connections may wait
@@ -13,6 +14,7 @@
 //! an agent that stops reading loses its session instead of blocking its task (and with it the
 //! heartbeats that would have noticed).
 
+use super::commands::session_update_target;
 use super::registry::{Control, LiveSession};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -196,6 +198,12 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSe
         region: state.config.region.clone(),
         started_at,
         transport: TRANSPORT.to_owned(),
+        agent_update_target: session_update_target(
+            &hello.agent_version,
+            hello.update_checks,
+            &state.config.agent_latest,
+        ),
+        agent_update_checks: hello.update_checks,
     };
     let live = LiveSession {
         session,

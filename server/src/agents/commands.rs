@@ -10,8 +10,14 @@
 //!
 //! Who decides what: the server names the update target from its `--agent-latest` catalogue
 //! (same major version only, `None` when nothing newer is known); the agent, which alone knows
-//! its configuration and whether it is updating, decides every update refusal and says which.
-//! Restart on Windows is refused by both: here from the reported OS, and by the agent.
+//! whether it is updating, decides every update refusal and says which. Restart on Windows is
+//! refused by both: here from the reported OS, and by the agent.
+//!
+//! The target is chosen once, when the session opens ([`session_update_target`]), and shown as
+//! the session's `agent_update_target`, so what a client sees before sending `update` is the
+//! target the command carries. An agent whose hello disabled update checks gets none: it would
+//! refuse any target, and its own refusal (update checks disabled) takes precedence over "no
+//! target", so the outcome of the command does not change.
 
 use super::registry::CommandError;
 use crate::api::Path;
@@ -78,19 +84,13 @@ pub async fn deliver(
         return Err(ApiError::new(ErrorCode::RestartUnsupported, msg)
             .with_detail("session_id", id.to_owned()));
     }
-    let current = Version::parse(&session.agent_version);
     let target = match command {
-        AgentCommand::Update => current.and_then(|v| update_target(v, &state.config.agent_latest)),
+        AgentCommand::Update => session.agent_update_target.clone(),
         _ => None,
     };
     match state
         .registry
-        .command(
-            &caller.account_id,
-            id,
-            command,
-            target.map(|v| v.to_string()),
-        )
+        .command(&caller.account_id, id, command, target)
         .await
     {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
@@ -123,6 +123,23 @@ pub async fn deliver(
     }
 }
 
+/// The version an `update` of a session would move its agent to: the newest release of the
+/// agent's major version in `latest` (the `--agent-latest` catalogue) if newer than
+/// `agent_version`; `None` when there is none, the version does not parse, or the agent's hello
+/// disabled update checks. The session's `agent_update_target`, and what `update` sends.
+pub fn session_update_target(
+    agent_version: &str,
+    update_checks: bool,
+    latest: &[Version],
+) -> Option<String> {
+    if !update_checks {
+        return None;
+    }
+    Version::parse(agent_version)
+        .and_then(|current| update_target(current, latest))
+        .map(|target| target.to_string())
+}
+
 /// A sentence for each refusal, with what the caller can do about it.
 fn refusal_message(refusal: Refusal, os: &str, version: &str) -> String {
     match refusal {
@@ -149,5 +166,23 @@ fn refusal_message(refusal: Refusal, os: &str, version: &str) -> String {
             "The agent has already updated and must be restarted before it can update again."
                 .to_owned()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_gets_the_newest_of_its_major_unless_update_checks_are_off() {
+        let latest = tunnel_core::version::parse_catalogue("3.4.1,2.9.0").unwrap();
+        let target = |v: &str, checks| session_update_target(v, checks, &latest);
+        assert_eq!(target("3.4.0", true).as_deref(), Some("3.4.1"));
+        assert_eq!(target("2.1.0", true).as_deref(), Some("2.9.0"));
+        assert_eq!(target("3.4.1", true), None);
+        assert_eq!(target("4.0.0", true), None);
+        assert_eq!(target("3.4", true), None);
+        assert_eq!(target("3.4.0", false), None);
+        assert_eq!(session_update_target("3.4.0", true, &[]), None);
     }
 }

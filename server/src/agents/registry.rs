@@ -302,6 +302,8 @@ mod tests {
                 region: "local".into(),
                 started_at: "2026-01-01T00:00:00Z".into(),
                 transport: "tunnel/v2".into(),
+                agent_update_target: Some("3.4.1".into()),
+                agent_update_checks: true,
             },
             account_id: account.into(),
             credential_id: credential.into(),

@@ -185,6 +185,8 @@ fn samples() -> BTreeMap<&'static str, Value> {
         region: "local".into(),
         started_at: "t".into(),
         transport: "tunnel/v2".into(),
+        agent_update_target: s("3.4.2"),
+        agent_update_checks: true,
     };
     let module = TlsEdgeBackend {
         enabled: true,
@@ -409,7 +411,25 @@ fn samples() -> BTreeMap<&'static str, Value> {
 }
 
 /// Fields that are `null` in some responses.
-const NULLABLE: &[&str] = &["token", "next_page_uri", "backend"];
+const NULLABLE: &[&str] = &["token", "next_page_uri", "backend", "agent_update_target"];
+
+/// Properties beyond the spec (DESIGN §8b): (schema, property, description). Each is marked
+/// with `x-extension: true` and described, so a client can tell them from the spec's fields.
+const EXTENSIONS: &[(&str, &str, &str)] = &[
+    (
+        "TunnelSession",
+        "agent_update_target",
+        "Extension. The version an update of this session would move the agent to: the newest \
+         release of its major version known to the server, if newer than agent_version. null when \
+         there is none (up to date) or when the agent disabled update checks.",
+    ),
+    (
+        "TunnelSession",
+        "agent_update_checks",
+        "Extension. Whether the agent accepts updates (false for an agent started with \
+         --no-update-check, which refuses every update).",
+    ),
+];
 
 /// A JSON schema describing `value`'s shape. Responses list every property as required.
 fn schema_of(value: &Value, required: bool) -> Value {
@@ -453,7 +473,7 @@ fn is_list(op: &Operation) -> bool {
 /// The whole document, with `servers` set to `{base_url}`.
 pub fn build(base_url: &str) -> Value {
     let samples = samples();
-    let schemas: Map<String, Value> = samples
+    let mut schemas: Map<String, Value> = samples
         .iter()
         .map(|(name, v)| {
             let request = ["Create", "Update", "Replace", "Request"]
@@ -462,6 +482,15 @@ pub fn build(base_url: &str) -> Value {
             (name.to_string(), schema_of(v, !request))
         })
         .collect();
+    for (schema, property, description) in EXTENSIONS {
+        if let Some(p) = schemas
+            .get_mut(*schema)
+            .and_then(|found| found["properties"].get_mut(*property))
+        {
+            p["description"] = json!(description);
+            p["x-extension"] = json!(true);
+        }
+    }
     let mut paths_obj = Map::new();
     for op in OPERATIONS {
         let mut parameters = vec![
@@ -527,6 +556,21 @@ pub fn build(base_url: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extensions_are_marked_and_the_update_target_is_nullable() {
+        let doc = build("http://x/api");
+        let session = &doc["components"]["schemas"]["TunnelSession"]["properties"];
+        for (_, property, _) in EXTENSIONS {
+            assert_eq!(session[property]["x-extension"], true, "{property}");
+        }
+        assert_eq!(
+            session["agent_update_target"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(session["agent_update_checks"]["type"], "boolean");
+        assert!(session["agent_version"].get("x-extension").is_none());
+    }
 
     #[test]
     fn every_referenced_schema_exists_and_operations_are_unique() {

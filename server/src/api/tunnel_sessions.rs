@@ -1,5 +1,7 @@
 //! Tunnel sessions (spec part 4): list and get, read from the live registry; the agent commands
 //! (restart, stop, update) are delivered over the agent channel by `agents::commands`.
+//! Sessions are served as the registry holds them, with the `agent_update_target` and
+//! `agent_update_checks` extensions the channel set when the session opened.
 
 use super::Path;
 use crate::auth::Caller;

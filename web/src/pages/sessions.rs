@@ -1,6 +1,9 @@
 //! Tunnel sessions: the online agents, refreshed every few seconds while the page is visible;
 //! detail with restart / stop / update, each confirmed. After a successful update restart stays
 //! disabled for `UPDATE_RESTART_WAIT_SECS` with a visible countdown (spec part 4, rule 3).
+//! Update is offered only when the session names an update target (the server's
+//! `agent_update_target` extension); otherwise the page says why (up to date, or update checks
+//! disabled on the agent) instead of letting the agent refuse after a confirmation.
 
 use super::{fetch_into, short_time, use_api, use_id};
 use crate::api::{Api, ApiError};
@@ -24,6 +27,7 @@ use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
     AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows,
 };
+use tunnel_core::version::Version;
 
 /// How often lists and details refresh while the tab is visible.
 const REFRESH: Duration = Duration::from_secs(3);
@@ -130,11 +134,13 @@ pub fn SessionDetail() -> impl IntoView {
 
 #[component]
 fn SessionProps(session: TunnelSession) -> impl IntoView {
+    let update_target = update_target_text(&session);
     view! {
         <h1 class="mono">{session.id.clone()}</h1>
         <dl class="props card">
             <dt>"URI"</dt><dd class="mono">{session.uri}</dd>
             <dt>"Agent version"</dt><dd>{session.agent_version}</dd>
+            <dt>"Update target"</dt><dd class="update-target">{update_target}</dd>
             <dt>"OS"</dt><dd>{session.os}</dd>
             <dt>"IP"</dt><dd class="mono">{session.ip}</dd>
             <dt>"Region"</dt><dd>{session.region}</dd>
@@ -143,6 +149,62 @@ fn SessionProps(session: TunnelSession) -> impl IntoView {
             <dt>"Credential"</dt><dd><A href=routes::credential(&session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{session.metadata}</pre></dd>
         </dl>
+    }
+}
+
+/// Where the agent stands on updates, as the server sees it (`agent_update_checks`, then
+/// `agent_update_target`): what `update` would do, before anyone asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UpdateStatus {
+    /// The agent's hello disabled update checks: it refuses every update.
+    ChecksDisabled,
+    /// The server would move the agent to this version.
+    Available(String),
+    /// Nothing newer in the agent's major version (`None`: the version does not parse, so no
+    /// major version can be named).
+    UpToDate { major: Option<u32> },
+}
+
+impl UpdateStatus {
+    fn of(session: &TunnelSession) -> UpdateStatus {
+        if !session.agent_update_checks {
+            return UpdateStatus::ChecksDisabled;
+        }
+        match &session.agent_update_target {
+            Some(target) => UpdateStatus::Available(target.clone()),
+            None => UpdateStatus::UpToDate {
+                major: Version::parse(&session.agent_version).map(|v| v.major),
+            },
+        }
+    }
+
+    /// The sentence next to the commands; when no update is possible it is also the reason
+    /// the Update button is disabled.
+    fn sentence(&self) -> String {
+        match self {
+            UpdateStatus::ChecksDisabled => {
+                "Update checks are disabled on this agent, so it cannot be updated from here. Start it without --no-update-check to allow updates.".to_owned()
+            }
+            UpdateStatus::Available(target) => format!("Update available: {target}"),
+            UpdateStatus::UpToDate { major: Some(major) } => {
+                format!("Up to date (latest {major}.* version): there is nothing to update to.")
+            }
+            UpdateStatus::UpToDate { major: None } => {
+                "No newer version is known for this agent version: there is nothing to update to."
+                    .to_owned()
+            }
+        }
+    }
+}
+
+/// The value of the "Update target" property.
+fn update_target_text(session: &TunnelSession) -> String {
+    match UpdateStatus::of(session) {
+        UpdateStatus::Available(target) => target,
+        UpdateStatus::UpToDate { .. } => "None (up to date)".to_owned(),
+        UpdateStatus::ChecksDisabled => {
+            "None (update checks are disabled on this agent)".to_owned()
+        }
     }
 }
 
@@ -185,8 +247,18 @@ fn label(cmd: AgentCommand) -> &'static str {
     }
 }
 
-/// Restart, stop and update for one session, with confirmation, caveats, errors, and the wait
-/// after an update.
+/// The question of the confirmation; for update it names both versions.
+fn confirm_title(cmd: AgentCommand, version: &str, target: Option<&str>) -> String {
+    match (cmd, target) {
+        (AgentCommand::Update, Some(target)) => {
+            format!("Update the agent from {version} to {target}?")
+        }
+        _ => format!("{} this agent?", label(cmd)),
+    }
+}
+
+/// Restart, stop and update for one session, with the agent's version and update target,
+/// confirmation, caveats, errors, and the wait after an update.
 #[component]
 pub fn SessionActions(
     session: TunnelSession,
@@ -201,6 +273,14 @@ pub fn SessionActions(
         .next()
         .unwrap_or("")
         .to_owned();
+    let version = StoredValue::new(session.agent_version.clone());
+    let status = UpdateStatus::of(&session);
+    // Only a target the server would send can succeed; without one Update stays disabled and
+    // the status sentence says why (the agent would answer 409 after a confirmation).
+    let target = StoredValue::new(match &status {
+        UpdateStatus::Available(target) => Some(target.clone()),
+        _ => None,
+    });
     let id = StoredValue::new(session.id.clone());
     let confirm = RwSignal::new(None::<AgentCommand>);
     let busy = RwSignal::new(None::<AgentCommand>);
@@ -252,15 +332,23 @@ pub fn SessionActions(
     };
     let button = move |cmd: AgentCommand| {
         let disabled = move || {
-            busy.with(Option::is_some) || (cmd == AgentCommand::Restart && (windows || left() > 0))
+            busy.with(Option::is_some)
+                || match cmd {
+                    AgentCommand::Restart => windows || left() > 0,
+                    AgentCommand::Update => target.with_value(Option::is_none),
+                    AgentCommand::Stop => false,
+                }
         };
         let text = move || match (busy.get(), cmd) {
             (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
             (_, AgentCommand::Restart) if left() > 0 => format!("Restart ({} s)", left()),
             _ => label(cmd).to_owned(),
         };
+        // Only stop is destructive (the agent does not come back by itself); restart and
+        // update are disruptive but recoverable, so they are not styled as danger.
         view! {
             <button type="button" class=format!("cmd-{}", cmd.as_str()) class:danger=cmd == AgentCommand::Stop
+                aria-describedby=(cmd == AgentCommand::Update).then_some("update-status")
                 disabled=disabled on:click=move |_| confirm.set(Some(cmd))>{text}</button>
         }
     };
@@ -277,6 +365,8 @@ pub fn SessionActions(
     view! {
         <section class="card session-actions" aria-labelledby="actions-title">
             <h2 id="actions-title">"Agent commands"</h2>
+            <p class="agent-version">"Agent version " {version.get_value()}</p>
+            <p id="update-status" class="update-status">{status.sentence()}</p>
             <div class="actions">
                 {button(AgentCommand::Restart)}
                 {button(AgentCommand::Update)}
@@ -291,10 +381,10 @@ pub fn SessionActions(
             {move || error.get().map(|e| view! { <ErrorView error=e title="The agent command failed" /> })}
             {move || confirm.get().map(|cmd| view! {
                 <ConfirmDialog
-                    title=format!("{} this agent?", label(cmd))
+                    title=confirm_title(cmd, &version.get_value(), target.get_value().as_deref())
                     message=format!("This sends the {} command to the agent of session {}.", cmd.as_str(), id.get_value())
                     confirm_label=label(cmd)
-                    safe=cmd != AgentCommand::Stop
+                    safe=matches!(cmd, AgentCommand::Restart | AgentCommand::Update)
                     notes=notes(cmd)
                     on_confirm=Callback::new(move |_| run(cmd))
                     on_cancel=Callback::new(move |_| confirm.set(None)) />
