@@ -7,7 +7,7 @@
 //! - [`acl`]: ACL bind rules: parsing and matching (the edge cases are decided there).
 //! - [`limits`]: field limits in the spec's units (bytes or characters), page sizes.
 //! - [`ssh`]: SSH CA key type / curve / size combinations and defaults.
-//! - [`events`]: event type form and catalogue.
+//! - [`event_types`]: event type form and catalogue.
 //! - [`version`]: agent versions and the never-cross-a-major update rule.
 //! - [`errors`]: the error body, the catalogue of stable error codes, the crate's error enum.
 //! - [`resources`]: wire types of every resource, request and list page, with `validate()`.
@@ -17,7 +17,7 @@
 pub mod acl;
 pub mod agent_protocol;
 pub mod errors;
-pub mod events;
+pub mod event_types;
 pub mod ids;
 pub mod limits;
 pub mod paths;

@@ -2,7 +2,7 @@
 
 use super::{Ref, Validate, check_id, check_text, list_page};
 use crate::errors::FieldError;
-use crate::events::check_known;
+use crate::event_types::check_known;
 use crate::ids::IdKind;
 use crate::limits::{
     EVENT_SUBSCRIPTION_DESCRIPTION, EVENT_SUBSCRIPTION_METADATA, MAX_EVENT_DESTINATIONS,

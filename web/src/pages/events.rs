@@ -19,7 +19,7 @@ use leptos::task::spawn_local;
 use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
-use tunnel_core::events::{CATALOGUE, check_form};
+use tunnel_core::event_types::{CATALOGUE, check_form};
 use tunnel_core::paths;
 use tunnel_core::resources::event_destination::{
     EventDestination, EventDestinationCreate, EventDestinationList, EventTarget, WebhookTarget,
