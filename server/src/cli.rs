@@ -1,42 +1,14 @@
-//! The commands of the binary (DESIGN §6, §11): `serve`, and the operator commands that work on
-//! the same database (`account create`, `account list`, `user create`). `main.rs` only parses
-//! the command line and calls these.
+//! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
+//! operator commands that work on the same database (`account create`, `account list`,
+//! `user create`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
+//! and calls these.
 
-use crate::config::Config;
+use crate::config::ServeOptions;
 use crate::state::AppState;
 use crate::store::{DatabaseUrl, Store};
 use anyhow::Context as _;
 use serde_json::json;
 use std::net::SocketAddr;
-
-/// The options of `serve`, already parsed from flags and `TUNNEL_*` variables.
-#[derive(Clone)]
-pub struct ServeOptions {
-    pub listen: SocketAddr,
-    pub database: String,
-    pub public_url: Option<String>,
-    pub console_dir: Option<std::path::PathBuf>,
-    pub region: String,
-    pub agent_latest: String,
-    pub cors_origins: Vec<String>,
-    pub server_key: Option<String>,
-    pub bootstrap_api_key: Option<String>,
-}
-
-/// Never prints the server key or the bootstrap key.
-impl std::fmt::Debug for ServeOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServeOptions")
-            .field("listen", &self.listen)
-            .field("database", &self.database)
-            .field("public_url", &self.public_url)
-            .field("console_dir", &self.console_dir)
-            .field("region", &self.region)
-            .field("agent_latest", &self.agent_latest)
-            .field("cors_origins", &self.cors_origins)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Runs the server until Ctrl-C / SIGTERM.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
@@ -44,20 +16,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
     let listen = listener.local_addr()?;
-    let config = Config {
-        listen,
-        database: DatabaseUrl::parse(&opts.database)?,
-        public_url: match &opts.public_url {
-            Some(url) => Config::parse_public_url(url)?,
-            None => Config::default_public_url(listen),
-        },
-        console_dir: opts.console_dir.clone(),
-        region: opts.region.clone(),
-        agent_latest: tunnel_core::version::parse_catalogue(&opts.agent_latest)
-            .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
-        cors_origins: Config::parse_cors_origins(&opts.cors_origins)?,
-        server_key: opts.server_key.clone(),
-    };
+    let config = opts.config(listen)?;
     if let Some(dir) = &config.console_dir
         && !dir.join("index.html").is_file()
     {
@@ -84,7 +43,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// DESIGN §6: with a bootstrap key, make sure an admin holds exactly it; otherwise, on an empty
+/// docs/accounts.md: with a bootstrap key, make sure an admin holds exactly it; otherwise, on an empty
 /// database, create the default account and print its admin key once.
 pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow::Result<()> {
     if let Some(key) = bootstrap_api_key.map(str::trim).filter(|k| !k.is_empty()) {

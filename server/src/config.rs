@@ -1,11 +1,97 @@
-//! The server's configuration, parsed once from the `serve` flags (DESIGN §11) and shared
-//! read-only through `AppState`.
+//! The options of `serve` (docs/command-line.md): [`ServeOptions`], the one struct both the
+//! command line and the `TUNNEL_*` environment variables fill, turned once into the runtime
+//! [`Config`] that `AppState` shares read-only.
 
 use crate::store::DatabaseUrl;
+use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use tunnel_core::version::Version;
 
+/// `--database`, shared by `serve` and the operator commands that open the same database.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseOption {
+    /// sqlite://<file> (created if missing) or sqlite::memory:.
+    #[arg(
+        long,
+        env = "TUNNEL_DATABASE",
+        default_value = "sqlite://data/tunnel.db"
+    )]
+    pub database: String,
+}
+
+/// The options of `serve`, from flags or their `TUNNEL_<FLAG>` variables. The doc comments of
+/// the fields are the `--help` text.
+#[derive(Clone, Args)]
+pub struct ServeOptions {
+    #[arg(long, env = "TUNNEL_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseOption,
+    /// Base URL of the API in every `uri` (default http://<listen>/api).
+    #[arg(long, env = "TUNNEL_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Directory of the built console (`trunk build`), served at `/`.
+    #[arg(long, env = "TUNNEL_CONSOLE_DIR", default_value = "dist")]
+    pub console_dir: PathBuf,
+    /// Region reported for tunnel sessions.
+    #[arg(long, env = "TUNNEL_REGION", default_value = "local")]
+    pub region: String,
+    /// Latest agent version per major version, comma-separated (e.g. 3.4.1,2.9.0).
+    #[arg(long, env = "TUNNEL_AGENT_LATEST", default_value = "")]
+    pub agent_latest: String,
+    /// Origin allowed by CORS (repeatable; comma-separated in the env variable).
+    #[arg(
+        long = "cors-origin",
+        env = "TUNNEL_CORS_ORIGIN",
+        value_delimiter = ','
+    )]
+    pub cors_origin: Vec<String>,
+    /// Server key sealing SSH CA private keys, 64 hex digits (default: <data dir>/server.key).
+    #[arg(long, env = "TUNNEL_SERVER_KEY", hide_env_values = true)]
+    pub server_key: Option<String>,
+    /// Make sure an admin of the default account holds exactly this API key.
+    #[arg(long, env = "TUNNEL_BOOTSTRAP_API_KEY", hide_env_values = true)]
+    pub bootstrap_api_key: Option<String>,
+}
+
+/// Never prints the server key or the bootstrap key.
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("public_url", &self.public_url)
+            .field("console_dir", &self.console_dir)
+            .field("region", &self.region)
+            .field("agent_latest", &self.agent_latest)
+            .field("cors_origin", &self.cors_origin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServeOptions {
+    /// The runtime configuration of a server whose listener is bound to `listen` (the real
+    /// address, so a `--listen` port 0 shows as the port it got in the default public URL).
+    pub fn config(&self, listen: SocketAddr) -> anyhow::Result<Config> {
+        Ok(Config {
+            listen,
+            database: DatabaseUrl::parse(&self.database.database)?,
+            public_url: match &self.public_url {
+                Some(url) => Config::parse_public_url(url)?,
+                None => Config::default_public_url(listen),
+            },
+            console_dir: Some(self.console_dir.clone()),
+            region: self.region.clone(),
+            agent_latest: tunnel_core::version::parse_catalogue(&self.agent_latest)
+                .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
+            cors_origins: Config::parse_cors_origins(&self.cors_origin)?,
+            server_key: self.server_key.clone(),
+        })
+    }
+}
+
+/// The server's configuration at run time, checked and normalised.
 #[derive(Clone)]
 pub struct Config {
     /// Address of the one listener.
@@ -54,6 +140,11 @@ impl Config {
             shown.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
         format!("http://{shown}{}", tunnel_core::paths::API_PREFIX)
+    }
+
+    /// The absolute `uri` of an API path (`{base_url}` + path).
+    pub fn uri(&self, path: &str) -> String {
+        format!("{}{path}", self.public_url)
     }
 
     /// An in-memory configuration, as used by tests.

@@ -1,9 +1,9 @@
-//! The server's one error type and its one mapping to the wire (DESIGN §4): the JSON
+//! The server's one error type and its one mapping to the wire (docs/errors.md): the JSON
 //! [`ErrorBody`] with a stable code, `details.field` where a field is at fault, and the operation
 //! id in the body and in the `Operation-Id` header. 5xx bodies never carry internals: the cause
 //! is logged with the operation id instead, so an operator can match a report to the log.
 
-use crate::store::{Deleted, ReferenceError};
+use crate::store;
 use axum::extract::rejection::PathRejection;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -145,28 +145,14 @@ impl ApiError {
     }
 }
 
-impl ApiError {
-    /// The answer to deleting a resource others may reference: `Ok` when it was deleted, 404
-    /// when it does not exist in the account, 409 while still in use (`in_use` says by what and
-    /// what to do, e.g. "used by an event subscription; remove it from the subscription first").
-    pub fn check_deleted(outcome: Deleted, kind: IdKind, id: &str, in_use: &str) -> ApiResult<()> {
-        match outcome {
-            Deleted::Yes => Ok(()),
-            Deleted::NotFound => Err(ApiError::not_found(kind, id)),
-            Deleted::InUse => Err(ApiError::new(
-                ErrorCode::InUse,
-                format!("{} `{id}` is {in_use}.", kind.noun()),
-            )),
-        }
-    }
-}
-
-/// A write naming a resource that does not exist in the account: 400 on the naming field (a
-/// body id, DESIGN §8), whether the handler's check or the write transaction found it missing.
-impl From<ReferenceError> for ApiError {
-    fn from(e: ReferenceError) -> ApiError {
+/// The one mapping of the store's errors: a missing row is a 404 (never 403: no leak), a write
+/// naming a resource that does not exist in the account a 400 on the naming field (a body id,
+/// docs/api/README.md), a delete of a resource still in use a 409, and a database failure a 500.
+impl From<store::Error> for ApiError {
+    fn from(e: store::Error) -> ApiError {
         match e {
-            ReferenceError::Missing { field, kind, id } => {
+            store::Error::NotFound { kind, id } => ApiError::not_found(kind, &id),
+            store::Error::Missing { field, kind, id } => {
                 let shown: String = id.chars().take(64).collect();
                 ApiError::new(
                     ErrorCode::ReferenceNotFound,
@@ -174,7 +160,10 @@ impl From<ReferenceError> for ApiError {
                 )
                 .with_field(field)
             }
-            ReferenceError::Db(e) => e.into(),
+            store::Error::InUse { kind, id, by } => {
+                ApiError::new(ErrorCode::InUse, format!("{} `{id}` is {by}.", kind.noun()))
+            }
+            store::Error::Database(e) => ApiError::Internal(e.into()),
         }
     }
 }
@@ -205,12 +194,6 @@ impl From<PathRejection> for ApiError {
             // A route declared without the parameters its handler extracts: a bug of ours.
             other => ApiError::Internal(anyhow::anyhow!("path extraction: {other}")),
         }
-    }
-}
-
-impl From<sqlx::Error> for ApiError {
-    fn from(e: sqlx::Error) -> ApiError {
-        ApiError::Internal(e.into())
     }
 }
 

@@ -1,4 +1,4 @@
-//! The request-body extractor (DESIGN §4): JSON only (415 otherwise), at most 1 MiB (413),
+//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB (413),
 //! malformed JSON 400, unknown fields 400 naming the field and the accepted ones, and a missing
 //! body read as `{}` (every request type of the API accepts `{}`; required fields are then
 //! reported by validation, with their field name).

@@ -1,19 +1,21 @@
 //! `tunnel-server`: a self-hostable implementation of the Tunnel Management API (axum + tokio,
 //! embedded SQLite), serving the browser console too, and the operator CLI.
 //!
-//! Code map:
-//! - [`app`]: the whole HTTP application, used by `main` and by the tests alike.
-//! - [`config`]: the parsed `serve` flags. [`state`]: what every handler sees.
-//! - [`auth`]: the `Caller` extractor: `Service-Version`, Bearer API key, query parameters.
-//! - [`json`]: the JSON body extractor (415, 413, malformed JSON, unknown fields).
-//! - [`error`]: the one error type and its one mapping to the wire error body.
-//! - [`paging`]: `limit` / `before_id` and `next_page_uri`.
-//! - [`security`]: security headers (CSP, nosniff, framing, referrer) on every response.
-//! - [`api`]: one module per API area, each with its `router()`; `api::openapi` describes them.
-//! - [`store`]: ALL the SQL (and migrations); nothing else knows the database.
-//! - [`keys`]: SSH CA key generation and sealing of private keys at rest.
-//! - [`agents`]: live tunnel sessions, the agent channel and the agent commands.
-//! - [`cli`]: `serve` and the operator commands (accounts, users, bootstrap key).
+//! Code map, in layers (a module imports only from the layers below it, so there is no import
+//! circle):
+//! - HTTP: [`app`] (the whole application, used by `main` and by the tests alike), [`api`] (one
+//!   module per API area with its `router()`, the generic resource handlers, the agent channel's
+//!   WebSocket upgrade, and `api::openapi` describing them), [`auth`] (the `Caller` extractor:
+//!   `Service-Version`, Bearer API key, query parameters), [`json`] (the JSON body extractor),
+//!   [`paging`] (`limit` / `before_id` and `next_page_uri`), [`security`] (security headers).
+//! - Errors: [`error`], the one error type and its one mapping to the wire error body; the store's
+//!   and the agent service's failures convert into it.
+//! - Services: [`agents`] (live tunnel sessions, the agent channel, the delivery of agent
+//!   commands: no routing, nothing of `api`), [`keys`] (SSH CA key generation and sealing).
+//! - Data: [`store`], ALL the SQL (and migrations), with its own error type; nothing else knows the
+//!   database.
+//! - Setup: [`config`] (the `serve` options and the runtime configuration), [`state`] (what every
+//!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key).
 //!
 //! Invariants: secrets (authtokens, API keys, private keys) are never logged and are stored only
 //! hashed or sealed; every query is scoped by the caller's account; 5xx bodies carry no
@@ -63,7 +65,7 @@ pub fn app(state: AppState) -> Router {
         .nest(API_PREFIX, api)
         // `nest` covers `/api` and `/api/…` but not `/api/`, which would reach the console.
         .route("/api/", axum::routing::any(route_not_found))
-        .merge(agents::channel::router());
+        .merge(api::agent_channel::router());
     let console_csp = std::sync::Arc::new(security::ConsoleCsp::new(
         state.config.console_dir.as_deref(),
     ));
@@ -149,7 +151,7 @@ async fn no_console() -> Response {
         .into_response()
 }
 
-/// CORS for a console served from elsewhere (DESIGN §2): only the configured origins, with the
+/// CORS for a console served from elsewhere (docs/api/README.md): only the configured origins, with the
 /// API's request headers; `Operation-Id` is exposed so the console can show it.
 ///
 /// The origins were checked by [`config::Config::parse_cors_origins`]; a `*` that reached here

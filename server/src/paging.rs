@@ -1,4 +1,4 @@
-//! List pages (DESIGN §5): `limit` (1..=100, default 100) and `before_id`, newest first,
+//! List pages (docs/api/README.md, lists and paging): `limit` (1..=100, default 100) and `before_id`, newest first,
 //! keyset pagination on the id, and an absolute `next_page_uri` (or `null` on the last page).
 //! Also the one check of query parameters: lists accept exactly these two, other operations
 //! none (unknown parameters are a 400).
@@ -70,20 +70,6 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
         }
     }
     Ok(page)
-}
-
-/// Cuts the `limit + 1` rows fetched to one page, and builds its `next_page_uri`.
-pub fn finish<T>(
-    state: &AppState,
-    list_path: &str,
-    page: &PageQuery,
-    mut rows: Vec<T>,
-    id: impl Fn(&T) -> &str,
-) -> (Vec<T>, Option<String>) {
-    let more = rows.len() > page.limit as usize;
-    rows.truncate(page.limit as usize);
-    let next = next_page_uri(state, list_path, page.limit, more, rows.last().map(id));
-    (rows, next)
 }
 
 /// The absolute uri of the next page, `None` on the last page.

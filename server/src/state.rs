@@ -1,5 +1,6 @@
-//! The state every handler sees: the store, the configuration, the live tunnel sessions and
-//! the key vault and the limit on concurrent key generations. Cheap to clone (everything is shared behind `Arc`s or pools).
+//! The state every handler sees: the store, the configuration, the live tunnel sessions, the
+//! key vault and the limit on concurrent key generations. Cheap to clone (everything is shared
+//! behind `Arc`s or pools).
 
 use crate::agents::Registry;
 use crate::config::Config;
@@ -35,6 +36,6 @@ impl AppState {
 
     /// The absolute `uri` of an API path (`{base_url}` + path).
     pub fn uri(&self, path: &str) -> String {
-        format!("{}{path}", self.config.public_url)
+        self.config.uri(path)
     }
 }

@@ -1,4 +1,6 @@
-//! The agent channel, server side: `GET /agent/v1/connect` upgraded to a WebSocket.
+//! The agent channel, server side: what happens on a WebSocket once `GET /agent/v1/connect` was
+//! upgraded (the upgrade itself is an HTTP route of `api::agent_channel`, which hands the
+//! socket to [`serve`]).
 //!
 //! One task per connection: it waits for the hello, checks the authtoken (credential token hash)
 //! and every bind against the credential's ACL with `tunnel-core` matching, then either refuses
@@ -6,35 +8,27 @@
 //! in the registry, with the update target the server picks for it once and for all, and serves
 //! it: commands from the API go out as `Command` frames and come back as `Ack`s matched by
 //! `command_id`; pings keep the link alive and detect dead peers. Whatever ends the connection
-//! removes the session at once (DESIGN §7).
+//! removes the session at once (docs/agent-channel.md).
 //!
 //! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped
-//! at [`MAX_AGENT_MESSAGE_BYTES`]; at most `Timings::max_pending_hellos` connections may wait
+//! at `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most `Timings::max_pending_hellos` connections may wait
 //! for their hello (further upgrades get a 503); every write to the agent has a time limit, so
 //! an agent that stops reading loses its session instead of blocking its task (and with it the
 //! heartbeats that would have noticed).
 
 use super::commands::session_update_target;
-use super::registry::{Control, LiveSession};
-use crate::error::ApiError;
-use crate::state::AppState;
-use axum::Router;
-use axum::extract::State;
-use axum::extract::connect_info::ConnectInfo;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::Extensions;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use super::registry::{Control, LiveSession, Registry};
+use crate::config::Config;
+use crate::store::Store;
+use axum::extract::ws::{Message, WebSocket};
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 use tunnel_core::acl::Acl;
 use tunnel_core::agent_protocol::{AgentMessage, Hello, Refusal, ServerMessage};
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
-use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
-use tunnel_core::paths::AGENT_CONNECT;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
 use tunnel_core::resources::{Ref, Validate};
 
@@ -43,36 +37,13 @@ pub const TRANSPORT: &str = "tunnel/v2";
 /// Silent heartbeat intervals after which the peer counts as gone.
 const SILENT_HEARTBEATS: u32 = 3;
 
-/// The route of the agent channel (outside `/api`, no API key: the hello carries the token).
-pub fn router() -> Router<AppState> {
-    Router::new().route(AGENT_CONNECT, get(connect))
-}
-
-async fn connect(
-    State(state): State<AppState>,
-    extensions: Extensions,
-    ws: WebSocketUpgrade,
-) -> Response {
-    // Taken before the upgrade, so a refused connection never becomes a WebSocket.
-    let Some(slot) = state.registry.hello_slot() else {
-        return too_many_waiting();
-    };
-    // The peer address is there when the server is served with connect info (as `serve` and
-    // the socket tests do); in-process router tests have no peer.
-    let ip = extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_canonical().to_string())
-        .unwrap_or_else(|| "unknown".to_owned());
-    // The frame bound too: a single frame may otherwise be up to 16 MiB (the default) before
-    // the message bound is even looked at.
-    ws.max_message_size(MAX_AGENT_MESSAGE_BYTES)
-        .max_frame_size(MAX_AGENT_MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(state, socket, ip, slot))
-}
-
-/// 503 with the API's JSON error body and its own code.
-fn too_many_waiting() -> Response {
-    ApiError::new(ErrorCode::AgentsBusy, ErrorCode::AgentsBusy.title()).into_response()
+/// What a connection needs of the server: the live sessions, the credentials (to check the
+/// authtoken) and the configuration (region, update catalogue, base URL of the `uri`s).
+#[derive(Debug, Clone)]
+pub struct Channel {
+    pub registry: Registry,
+    pub store: Store,
+    pub config: Arc<Config>,
 }
 
 /// The write to the agent did not complete (error or time limit): the session is lost.
@@ -96,9 +67,9 @@ fn encode(msg: &ServerMessage) -> Message {
 }
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
-async fn refuse(state: &AppState, mut socket: WebSocket, code: ErrorCode, msg: String) {
+async fn refuse(channel: &Channel, mut socket: WebSocket, code: ErrorCode, msg: String) {
     tracing::info!(error_code = code.as_str(), %msg, "agent refused");
-    let limit = state.registry.timings().send_timeout;
+    let limit = channel.registry.timings().send_timeout;
     let refused = ServerMessage::Refused {
         error_code: code.as_str().to_owned(),
         msg,
@@ -111,10 +82,10 @@ async fn refuse(state: &AppState, mut socket: WebSocket, code: ErrorCode, msg: S
 /// Waits for the hello (text frames only; pings are answered by the WebSocket layer).
 async fn read_hello(
     socket: &mut WebSocket,
-    state: &AppState,
+    channel: &Channel,
 ) -> Result<Hello, (ErrorCode, String)> {
     let invalid = |msg: String| (ErrorCode::InvalidHello, msg);
-    let deadline = tokio::time::Instant::now() + state.registry.timings().hello_timeout;
+    let deadline = tokio::time::Instant::now() + channel.registry.timings().hello_timeout;
     loop {
         let next = tokio::time::timeout_at(deadline, socket.recv())
             .await
@@ -151,27 +122,32 @@ fn check_hello(hello: &Hello) -> Result<(), String> {
 
 /// Serves one connection from upgrade to close. `slot` is this connection's place among those
 /// waiting for a hello: released as soon as the hello is read.
-async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSemaphorePermit) {
-    let hello = read_hello(&mut socket, &state).await;
+pub async fn serve(
+    channel: Channel,
+    mut socket: WebSocket,
+    ip: String,
+    slot: OwnedSemaphorePermit,
+) {
+    let hello = read_hello(&mut socket, &channel).await;
     drop(slot);
     let hello = match hello {
         Ok(hello) => hello,
-        Err((code, msg)) => return refuse(&state, socket, code, msg).await,
+        Err((code, msg)) => return refuse(&channel, socket, code, msg).await,
     };
     if let Err(msg) = check_hello(&hello) {
-        return refuse(&state, socket, ErrorCode::InvalidHello, msg).await;
+        return refuse(&channel, socket, ErrorCode::InvalidHello, msg).await;
     }
     let binds = hello.parsed_binds();
-    let credential = match state.store.authenticate_authtoken(&hello.authtoken).await {
+    let credential = match channel.store.authenticate_authtoken(&hello.authtoken).await {
         Ok(Some(credential)) => credential,
         Ok(None) => {
             let msg = "The authtoken is unknown or its credential was deleted.".to_owned();
-            return refuse(&state, socket, ErrorCode::AgentAuthFailed, msg).await;
+            return refuse(&channel, socket, ErrorCode::AgentAuthFailed, msg).await;
         }
         Err(e) => {
             tracing::error!(error = %e, "authtoken lookup failed");
             let msg = "The server could not check the authtoken; try again later.".to_owned();
-            return refuse(&state, socket, ErrorCode::Internal, msg).await;
+            return refuse(&channel, socket, ErrorCode::Internal, msg).await;
         }
     };
     // A stored ACL was validated when it was written; one that no longer parses permits nothing.
@@ -179,29 +155,31 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSe
     for bind in &binds {
         if !acl.as_ref().is_some_and(|acl| acl.check(bind).is_allowed()) {
             let msg = format!("The credential's ACL does not permit binding `{bind}`.");
-            return refuse(&state, socket, ErrorCode::BindNotPermitted, msg).await;
+            return refuse(&channel, socket, ErrorCode::BindNotPermitted, msg).await;
         }
     }
 
-    let (id, started_at) = state.store.mint(IdKind::TunnelSession);
+    let (id, started_at) = channel.store.mint(IdKind::TunnelSession);
     let session = TunnelSession {
         id: id.clone(),
-        uri: state.uri(&tunnel_core::paths::tunnel_session(&id)),
+        uri: channel.config.uri(&tunnel_core::paths::tunnel_session(&id)),
         agent_version: hello.agent_version.clone(),
         credential: Ref {
             id: credential.id.clone(),
-            uri: state.uri(&tunnel_core::paths::credential(&credential.id)),
+            uri: channel
+                .config
+                .uri(&tunnel_core::paths::credential(&credential.id)),
         },
         ip,
         metadata: hello.metadata.clone(),
         os: hello.os.clone(),
-        region: state.config.region.clone(),
+        region: channel.config.region.clone(),
         started_at,
         transport: TRANSPORT.to_owned(),
         agent_update_target: session_update_target(
             &hello.agent_version,
             hello.update_checks,
-            &state.config.agent_latest,
+            &channel.config.agent_latest,
         ),
         agent_update_checks: hello.update_checks,
     };
@@ -210,13 +188,13 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSe
         account_id: credential.account_id.clone(),
         credential_id: credential.id.clone(),
     };
-    let control = state.registry.open(live);
-    let limit = state.registry.timings().send_timeout;
+    let control = channel.registry.open(live);
+    let limit = channel.registry.timings().send_timeout;
     // A credential deleted between the token check and the registration: its delete removes
     // the row before it closes the credential's sessions, so either it saw this session or the
     // row is already gone now.
-    if let Ok(None) = state.store.authenticate_authtoken(&hello.authtoken).await {
-        state.registry.remove(&id);
+    if let Ok(None) = channel.store.authenticate_authtoken(&hello.authtoken).await {
+        channel.registry.remove(&id);
         let msg = format!(
             "The credential {} of this session was deleted.",
             credential.id
@@ -235,9 +213,9 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSe
         session_id: id.clone(),
     };
     if send(&mut socket, encode(&welcome), limit).await.is_ok() {
-        hold(&state, &id, socket, control).await;
+        hold(&channel, &id, socket, control).await;
     }
-    state.registry.remove(&id);
+    channel.registry.remove(&id);
     tracing::info!(session_id = %id, "tunnel session closed");
 }
 
@@ -246,12 +224,12 @@ async fn serve(state: AppState, mut socket: WebSocket, ip: String, slot: OwnedSe
 /// Returning drops every pending reply unanswered, which the API reports as "the session
 /// ended" (404), never as a timeout.
 async fn hold(
-    state: &AppState,
+    channel: &Channel,
     id: &str,
     mut socket: WebSocket,
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
-    let timings = state.registry.timings();
+    let timings = channel.registry.timings();
     let limit = timings.send_timeout;
     let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -273,7 +251,7 @@ async fn hold(
                                 // is gone by the time the API answers 204, not a moment later,
                                 // and any other command in flight will never be answered.
                                 if ack.refused.is_none() && command != AgentCommand::Update {
-                                    state.registry.remove(id);
+                                    channel.registry.remove(id);
                                     leaving = true;
                                     pending.clear();
                                 }

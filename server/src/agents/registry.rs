@@ -1,5 +1,5 @@
 //! The registry of live tunnel sessions: in memory, because only connected sessions exist
-//! (DESIGN §7) and a restart of the server disconnects every agent anyway.
+//! (docs/agent-channel.md) and a restart of the server disconnects every agent anyway.
 //!
 //! Sessions are kept in a map ordered by `(account id, session id)`: ids sort by creation time,
 //! so one account's sessions are one contiguous range, "newest first" is a reverse walk of it
@@ -247,7 +247,7 @@ impl Registry {
     }
 
     /// Removes (and returns) every session opened with `credential_id` and tells their
-    /// connections to close: deleting a credential disconnects its sessions (DESIGN §7).
+    /// connections to close: deleting a credential disconnects its sessions (docs/agent-channel.md).
     /// Credential deletion is rare, so a scan of every session is acceptable here.
     pub fn close_credential(&self, credential_id: &str) -> Vec<LiveSession> {
         let removed: Vec<Entry> = {

@@ -1,19 +1,19 @@
-//! Event subscriptions (spec part 4), and a GET for each source `uri` they return.
+//! Event subscriptions (docs/api/event_subscriptions.md): create and update (destinations
+//! checked to be the account's), the generic list, get and delete, and a GET for each source
+//! `uri` they return.
 
+use super::resource::{self, Resource};
 use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
-use crate::paging;
 use crate::state::AppState;
 use crate::store::{SubscriptionChanges, SubscriptionRow};
-use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
-use axum::routing::get;
+use axum::extract::State;
+use axum::routing::{get, patch};
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
 use tunnel_core::errors::{ErrorCode, FieldError};
-use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::event_subscription::{
@@ -22,45 +22,78 @@ use tunnel_core::resources::event_subscription::{
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(paths::EVENT_SUBSCRIPTIONS, get(list).post(create))
-        .route(
-            &paths::event_subscription("{id}"),
-            get(read).patch(update).delete(delete),
-        )
+    resource::router::<Subscriptions>()
+        .route(&Subscriptions::path("{id}"), patch(update))
         .route(
             &paths::event_source("{id}", "{event_type}"),
             get(read_source),
         )
 }
 
+/// The event subscriptions of an account.
+#[derive(Debug)]
+pub struct Subscriptions;
+
+impl Resource for Subscriptions {
+    const PATH: &'static str = paths::EVENT_SUBSCRIPTIONS;
+    type Row = SubscriptionRow;
+    type Page = EventSubscriptionList;
+    type Create = EventSubscriptionCreate;
+
+    fn path(id: &str) -> String {
+        paths::event_subscription(id)
+    }
+
+    fn wire(state: &AppState, row: SubscriptionRow) -> EventSubscription {
+        EventSubscription {
+            uri: state.uri(&Self::path(&row.id)),
+            sources: row
+                .sources
+                .iter()
+                .map(|t| source(state, &row.id, t))
+                .collect(),
+            destinations: row
+                .destination_ids
+                .into_iter()
+                .map(|id| Ref {
+                    uri: state.uri(&paths::event_destination(&id)),
+                    id,
+                })
+                .collect(),
+            id: row.id,
+            created_at: row.created_at,
+            description: row.description,
+            metadata: row.metadata,
+        }
+    }
+
+    async fn create(
+        state: &AppState,
+        caller: &Caller,
+        req: EventSubscriptionCreate,
+    ) -> ApiResult<EventSubscription> {
+        let destination_ids = req.destination_ids.unwrap_or_default();
+        check_destinations(state, caller, &destination_ids).await?;
+        let (description, metadata) = (text(&req.description), text(&req.metadata));
+        let sources = types(req.sources.as_deref().unwrap_or_default());
+        let row = state
+            .store
+            .create_subscription(
+                &caller.account_id,
+                description,
+                metadata,
+                &sources,
+                &destination_ids,
+            )
+            .await?;
+        Ok(Self::wire(state, row))
+    }
+}
+
 fn source(state: &AppState, subscription_id: &str, event_type: &str) -> EventSource {
     EventSource {
         event_type: event_type.to_owned(),
         uri: state.uri(&paths::event_source(subscription_id, event_type)),
-    }
-}
-
-fn wire(state: &AppState, row: SubscriptionRow) -> EventSubscription {
-    EventSubscription {
-        uri: state.uri(&paths::event_subscription(&row.id)),
-        sources: row
-            .sources
-            .iter()
-            .map(|t| source(state, &row.id, t))
-            .collect(),
-        destinations: row
-            .destination_ids
-            .into_iter()
-            .map(|id| Ref {
-                uri: state.uri(&paths::event_destination(&id)),
-                id,
-            })
-            .collect(),
-        id: row.id,
-        created_at: row.created_at,
-        description: row.description,
-        metadata: row.metadata,
     }
 }
 
@@ -100,60 +133,8 @@ fn types(sources: &[EventSourceReplace]) -> Vec<String> {
     sources.iter().map(|s| s.event_type.clone()).collect()
 }
 
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    JsonBody(req): JsonBody<EventSubscriptionCreate>,
-) -> ApiResult<(StatusCode, Json<EventSubscription>)> {
-    req.validate()?;
-    let destination_ids = req.destination_ids.unwrap_or_default();
-    check_destinations(&state, &caller, &destination_ids).await?;
-    let row = state
-        .store
-        .create_subscription(
-            &caller.account_id,
-            text(&req.description),
-            text(&req.metadata),
-            &types(req.sources.as_deref().unwrap_or_default()),
-            &destination_ids,
-        )
-        .await?;
-    Ok((StatusCode::CREATED, Json(wire(&state, row))))
-}
-
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(query): RawQuery,
-) -> ApiResult<Json<EventSubscriptionList>> {
-    let page = paging::parse(query.as_deref(), IdKind::EventSubscription)?;
-    let rows = state
-        .store
-        .list_subscriptions(&caller.account_id, &page)
-        .await?;
-    let (rows, next_page_uri) =
-        paging::finish(&state, paths::EVENT_SUBSCRIPTIONS, &page, rows, |r| &r.id);
-    Ok(Json(EventSubscriptionList {
-        event_subscriptions: rows.into_iter().map(|r| wire(&state, r)).collect(),
-        uri: state.uri(paths::EVENT_SUBSCRIPTIONS),
-        next_page_uri,
-    }))
-}
-
 async fn find(state: &AppState, caller: &Caller, id: &str) -> ApiResult<SubscriptionRow> {
-    state
-        .store
-        .get_subscription(&caller.account_id, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(IdKind::EventSubscription, id))
-}
-
-async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> ApiResult<Json<EventSubscription>> {
-    Ok(Json(wire(&state, find(&state, &caller, &id).await?)))
+    Ok(state.store.get(&caller.account_id, id).await?)
 }
 
 async fn read_source(
@@ -195,22 +176,6 @@ async fn update(
     let row = state
         .store
         .update_subscription(&caller.account_id, &id, changes)
-        .await?
-        .ok_or_else(|| ApiError::not_found(IdKind::EventSubscription, &id))?;
-    Ok(Json(wire(&state, row)))
-}
-
-async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
-    if !state
-        .store
-        .delete_subscription(&caller.account_id, &id)
-        .await?
-    {
-        return Err(ApiError::not_found(IdKind::EventSubscription, &id));
-    }
-    Ok(StatusCode::NO_CONTENT)
+        .await?;
+    Ok(Json(Subscriptions::wire(&state, row)))
 }

@@ -1,12 +1,16 @@
-//! The API under `/api`: one module per area, each with its own `router()`, merged here. Every
-//! handler takes the [`crate::auth::Caller`] extractor (version + API key + query check) and
-//! scopes everything by the caller's account.
+//! The HTTP routes: the API under `/api`, one module per area (docs/api/<area>.md), each with
+//! its own `router()`, merged here; the generic handlers of stored resources ([`resource`]); the
+//! OpenAPI document; and, outside `/api`, the agent channel's upgrade ([`agent_channel`]).
+//! Every API handler takes the [`crate::auth::Caller`] extractor (version + API key + query
+//! check) and scopes everything by the caller's account.
 
+pub mod agent_channel;
 pub mod backends;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;
 pub mod openapi;
+pub mod resource;
 pub mod ssh_cas;
 pub mod tls_edges;
 pub mod tunnel_sessions;
@@ -51,7 +55,7 @@ where
     }
 }
 
-/// DESIGN §4 tolerance: a body `id` equal to the path id is accepted and ignored; another id is
+/// Tolerance (docs/api/README.md): a body `id` equal to the path id is accepted and ignored; another id is
 /// a mistake worth reporting rather than silently updating a different resource.
 pub(crate) fn check_body_id(body_id: &Option<String>, path_id: &str) -> Result<(), ApiError> {
     match body_id.as_deref() {

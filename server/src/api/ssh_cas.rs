@@ -1,16 +1,16 @@
-//! SSH certificate authorities (spec part 4): real key pairs generated on the blocking pool
-//! (a bounded number at once, 503 when busy), private keys sealed at rest and never returned.
+//! SSH certificate authorities (docs/api/ssh_cas.md): real key pairs generated on the blocking
+//! pool (a bounded number at once, 503 when busy), private keys sealed at rest and never
+//! returned; update (description, metadata), and the generic list, get and delete.
 
+use super::resource::{self, Resource};
 use super::{Path, check_body_id, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::json::JsonBody;
-use crate::paging;
 use crate::state::AppState;
 use crate::store::SshCaRow;
-use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
-use axum::routing::get;
+use axum::extract::State;
+use axum::routing::patch;
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
 use tunnel_core::ids::IdKind;
@@ -21,85 +21,60 @@ use tunnel_core::resources::ssh_ca::{
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(paths::SSH_CERTIFICATE_AUTHORITIES, get(list).post(create))
-        .route(
-            &paths::ssh_certificate_authority("{id}"),
-            get(read).patch(update).delete(delete),
-        )
+    resource::router::<SshCas>().route(&SshCas::path("{id}"), patch(update))
 }
 
-fn wire(state: &AppState, row: SshCaRow) -> SshCertificateAuthority {
-    SshCertificateAuthority {
-        uri: state.uri(&paths::ssh_certificate_authority(&row.id)),
-        id: row.id,
-        created_at: row.created_at,
-        description: row.description,
-        metadata: row.metadata,
-        public_key: row.public_key,
-        key_type: row.key_type,
+/// The SSH certificate authorities of an account.
+#[derive(Debug)]
+pub struct SshCas;
+
+impl Resource for SshCas {
+    const PATH: &'static str = paths::SSH_CERTIFICATE_AUTHORITIES;
+    type Row = SshCaRow;
+    type Page = SshCertificateAuthorityList;
+    type Create = SshCertificateAuthorityCreate;
+
+    fn path(id: &str) -> String {
+        paths::ssh_certificate_authority(id)
     }
-}
 
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    JsonBody(req): JsonBody<SshCertificateAuthorityCreate>,
-) -> ApiResult<(StatusCode, Json<SshCertificateAuthority>)> {
-    req.validate()?;
-    let spec = req.key_spec().map_err(ApiError::Invalid)?;
-    let key = state.keygen.generate(spec).await?;
-    let (id, created_at) = state.store.mint(IdKind::SshCertificateAuthority);
-    let sealed = state.keys.seal(key.private_openssh.as_bytes(), &id)?;
-    let row = state
-        .store
-        .insert_ssh_ca(
-            &caller.account_id,
-            &id,
-            &created_at,
-            text(&req.description),
-            text(&req.metadata),
-            spec.key_type().as_str(),
-            &key.public_line,
-            &sealed,
-        )
-        .await?;
-    tracing::info!(ssh_ca_id = %row.id, key_type = %row.key_type, "SSH certificate authority created");
-    Ok((StatusCode::CREATED, Json(wire(&state, row))))
-}
+    fn wire(state: &AppState, row: SshCaRow) -> SshCertificateAuthority {
+        SshCertificateAuthority {
+            uri: state.uri(&Self::path(&row.id)),
+            id: row.id,
+            created_at: row.created_at,
+            description: row.description,
+            metadata: row.metadata,
+            public_key: row.public_key,
+            key_type: row.key_type,
+        }
+    }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(query): RawQuery,
-) -> ApiResult<Json<SshCertificateAuthorityList>> {
-    let page = paging::parse(query.as_deref(), IdKind::SshCertificateAuthority)?;
-    let rows = state.store.list_ssh_cas(&caller.account_id, &page).await?;
-    let (rows, next_page_uri) = paging::finish(
-        &state,
-        paths::SSH_CERTIFICATE_AUTHORITIES,
-        &page,
-        rows,
-        |r| &r.id,
-    );
-    Ok(Json(SshCertificateAuthorityList {
-        ssh_certificate_authorities: rows.into_iter().map(|r| wire(&state, r)).collect(),
-        uri: state.uri(paths::SSH_CERTIFICATE_AUTHORITIES),
-        next_page_uri,
-    }))
-}
-
-async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> ApiResult<Json<SshCertificateAuthority>> {
-    let row = state
-        .store
-        .get_ssh_ca(&caller.account_id, &id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(IdKind::SshCertificateAuthority, &id))?;
-    Ok(Json(wire(&state, row)))
+    /// The id is minted before the key is sealed: the sealed key is bound to it.
+    async fn create(
+        state: &AppState,
+        caller: &Caller,
+        req: SshCertificateAuthorityCreate,
+    ) -> ApiResult<SshCertificateAuthority> {
+        let spec = req.key_spec().map_err(ApiError::Invalid)?;
+        let key = state.keygen.generate(spec).await?;
+        let (id, created_at) = state.store.mint(IdKind::SshCertificateAuthority);
+        let sealed = state.keys.seal(key.private_openssh.as_bytes(), &id)?;
+        let row = SshCaRow {
+            id,
+            created_at,
+            description: text(&req.description).to_owned(),
+            metadata: text(&req.metadata).to_owned(),
+            key_type: spec.key_type().as_str().to_owned(),
+            public_key: key.public_line,
+        };
+        let row = state
+            .store
+            .insert_ssh_ca(&caller.account_id, row, &sealed)
+            .await?;
+        tracing::info!(ssh_ca_id = %row.id, key_type = %row.key_type, "SSH certificate authority created");
+        Ok(Self::wire(state, row))
+    }
 }
 
 async fn update(
@@ -113,18 +88,6 @@ async fn update(
     let row = state
         .store
         .update_ssh_ca(&caller.account_id, &id, req.description, req.metadata)
-        .await?
-        .ok_or_else(|| ApiError::not_found(IdKind::SshCertificateAuthority, &id))?;
-    Ok(Json(wire(&state, row)))
-}
-
-async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
-    if !state.store.delete_ssh_ca(&caller.account_id, &id).await? {
-        return Err(ApiError::not_found(IdKind::SshCertificateAuthority, &id));
-    }
-    Ok(StatusCode::NO_CONTENT)
+        .await?;
+    Ok(Json(SshCas::wire(&state, row)))
 }

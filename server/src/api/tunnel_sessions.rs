@@ -1,50 +1,69 @@
-//! Tunnel sessions (spec part 4): list and get, read from the live registry; the agent commands
-//! (restart, stop, update) are delivered over the agent channel by `agents::commands`.
+//! Tunnel sessions (docs/api/tunnel_sessions.md): list and get, read from the live registry
+//! (not the store, so not the generic resource handlers; the list page is built the same way),
+//! and the agent commands `POST /tunnel_sessions/{id}/restart|stop|update`, which the agent
+//! service delivers (`agents::commands`) and this module answers.
+//!
 //! Sessions are served as the registry holds them, with the `agent_update_target` and
 //! `agent_update_checks` extensions the channel set when the session opened.
+//!
+//! A command is answered 204 once the agent acknowledged it; 404 for a session that is gone or
+//! belongs to another account, and for one that ended while the command was in flight or
+//! already accepted stop/restart (it is going away); 409 with the refusal's own error code
+//! (restart on Windows, and the four update cases); 504 only when the link is up but no
+//! acknowledgement came in time. The body is `{}` (a missing body counts as `{}`; unknown
+//! fields are a 400); an `id` equal to the path's is accepted and ignored, another is a 400 on
+//! field `id` (docs/api/README.md).
 
-use super::Path;
+use super::resource::Page;
+use super::{Path, check_body_id};
+use crate::agents::commands::{Undelivered, deliver};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use axum::extract::{RawQuery, State};
-use axum::routing::get;
+use axum::http::StatusCode;
+use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
+use tunnel_core::agent_protocol::Refusal;
+use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
-use tunnel_core::resources::tunnel_session::{TunnelSession, TunnelSessionList};
+use tunnel_core::resources::tunnel_session::{
+    AgentCommand, AgentCommandRequest, TunnelSession, TunnelSessionList,
+};
+use tunnel_core::version::Version;
 
+/// The list and get routes, and the three command routes, built from `tunnel_core::paths` with
+/// the router's `{id}` placeholder so they cannot drift from the URIs the API hands out.
 pub fn router() -> Router<AppState> {
-    Router::new()
+    let router = Router::new()
         .route(paths::TUNNEL_SESSIONS, get(list))
-        .route(&paths::tunnel_session("{id}"), get(read))
-        .merge(crate::agents::commands::router())
+        .route(&paths::tunnel_session("{id}"), get(read));
+    AgentCommand::ALL
+        .into_iter()
+        .fold(router, |router, command| {
+            router.route(
+                &paths::tunnel_session_command("{id}", command),
+                command_route(command),
+            )
+        })
 }
 
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> ApiResult<Json<TunnelSessionList>> {
+) -> ApiResult<Json<Page<TunnelSessionList>>> {
     let page = paging::parse(query.as_deref(), IdKind::TunnelSession)?;
     let (sessions, more) = state.registry.list(
         &caller.account_id,
         page.limit as usize,
         page.before_id.as_deref(),
     );
-    let next_page_uri = paging::next_page_uri(
-        &state,
-        paths::TUNNEL_SESSIONS,
-        page.limit,
-        more,
-        sessions.last().map(|s| s.id.as_str()),
-    );
-    Ok(Json(TunnelSessionList {
-        tunnel_sessions: sessions,
-        uri: state.uri(paths::TUNNEL_SESSIONS),
-        next_page_uri,
-    }))
+    let path = paths::TUNNEL_SESSIONS;
+    Ok(Json(Page::new(&state, path, &page, sessions, more)))
 }
 
 async fn read(
@@ -57,4 +76,83 @@ async fn read(
         .get(&caller.account_id, &id)
         .map(Json)
         .ok_or_else(|| ApiError::not_found(IdKind::TunnelSession, &id))
+}
+
+/// `POST …/{command}`: the body is `{}` (or names the path's own id), then the command goes out.
+fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
+    post(
+        move |State(state): State<AppState>,
+              caller: Caller,
+              Path(id): Path<String>,
+              JsonBody(body): JsonBody<AgentCommandRequest>| async move {
+            check_body_id(&body.id, &id)?;
+            deliver(&state.registry, &caller.account_id, &id, command)
+                .await
+                .map_err(|why| undelivered(&id, command, why))?;
+            ApiResult::Ok(StatusCode::NO_CONTENT)
+        },
+    )
+}
+
+/// The answer to a command the agent did not accept.
+fn undelivered(id: &str, command: AgentCommand, why: Undelivered) -> ApiError {
+    let shown: String = id.chars().take(64).collect();
+    match why {
+        Undelivered::NotFound => ApiError::not_found(IdKind::TunnelSession, id),
+        // Gone, not slow: a 504 would invite a retry that can only find nothing.
+        Undelivered::Ended => ApiError::new(
+            ErrorCode::NotFound,
+            format!(
+                "Tunnel session `{shown}` ended before the agent acknowledged the {} command.",
+                command.as_str()
+            ),
+        )
+        .with_detail("id", shown),
+        Undelivered::Timeout(after) => ApiError::new(
+            ErrorCode::AgentTimeout,
+            format!(
+                "The agent did not acknowledge the {} command within {} s.",
+                command.as_str(),
+                after.as_secs_f64()
+            ),
+        ),
+        Undelivered::Refused {
+            refusal,
+            os,
+            agent_version,
+        } => ApiError::new(
+            refusal.code(),
+            refusal_message(refusal, &os, &agent_version),
+        )
+        .with_detail("session_id", id.to_owned()),
+    }
+}
+
+/// A sentence for each refusal, with what the caller can do about it.
+fn refusal_message(refusal: Refusal, os: &str, version: &str) -> String {
+    match refusal {
+        Refusal::RestartUnsupported => {
+            format!(
+                "The agent runs on `{os}`; restart is not supported on Windows. Restart it by hand."
+            )
+        }
+        Refusal::NoUpdateAvailable => {
+            let major =
+                Version::parse(version).map_or_else(|| "?".to_owned(), |v| v.major.to_string());
+            format!(
+                "No agent version newer than {version} is available in major version {major}; \
+                 moving to another major version must be done manually."
+            )
+        }
+        Refusal::UpdateChecksDisabled => {
+            "The agent's configuration disabled update checks.".to_owned()
+        }
+        Refusal::UpdateInProgress => {
+            "The agent is currently updating; try again when it has finished.".to_owned()
+        }
+        Refusal::UpdatedNotRestarted => {
+            "The agent has already updated and must be restarted before it can update again."
+                .to_owned()
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Accounts, principals (users and bots) and their API keys.
 
-use super::{Result, Store, hash_matches, hash_secret, lookup_of, new_token};
-use sqlx::Row as _;
+use super::records::exists;
+use super::{Error, Result, Store, hash_matches, hash_secret, lookup_of, new_token};
+use sqlx::{Row as _, SqliteConnection};
 use tunnel_core::ids::IdKind;
 
 /// Who an API key authenticates.
@@ -36,16 +37,25 @@ pub const DEFAULT_ACCOUNT_NAME: &str = "default";
 impl Store {
     /// A new account with one admin user and its API key.
     pub async fn create_account(&self, name: &str) -> Result<NewPrincipal> {
-        let (account_id, created_at) = self.mint(IdKind::Account);
+        let account_id = self.insert_account(name).await?;
+        self.create_principal(&account_id, true, false)
+            .await?
+            .ok_or(Error::NotFound {
+                kind: IdKind::Account,
+                id: account_id,
+            })
+    }
+
+    /// A new account without principals; returns its id.
+    async fn insert_account(&self, name: &str) -> Result<String> {
+        let (id, created_at) = self.mint(IdKind::Account);
         sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)")
-            .bind(&account_id)
+            .bind(&id)
             .bind(name)
             .bind(&created_at)
             .execute(&self.pool)
             .await?;
-        self.create_principal(&account_id, true, false)
-            .await?
-            .ok_or(sqlx::Error::RowNotFound)
+        Ok(id)
     }
 
     /// `(account_id, name)` of every account, oldest first.
@@ -72,28 +82,14 @@ impl Store {
         if exists.is_none() {
             return Ok(None);
         }
-        let (principal_id, created_at) = self.mint(if bot { IdKind::Bot } else { IdKind::User });
-        let (key_id, _) = self.mint(IdKind::ApiKey);
-        let api_key = new_token(&key_id).expose();
+        let key = self.mint(IdKind::ApiKey);
+        let api_key = new_token(&key.0).expose();
+        let kind = if bot { IdKind::Bot } else { IdKind::User };
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, ?, ?)",
-        )
-        .bind(&principal_id)
-        .bind(account_id)
-        .bind(admin)
-        .bind(&created_at)
-        .execute(&mut *tx)
-        .await?;
-        insert_api_key(
-            &mut tx,
-            &key_id,
-            &api_key,
-            &principal_id,
-            account_id,
-            &created_at,
-        )
-        .await?;
+        let principal_id = self
+            .insert_principal(&mut tx, kind, account_id, admin)
+            .await?;
+        insert_api_key(&mut tx, &key, &api_key, &principal_id, account_id).await?;
         tx.commit().await?;
         Ok(Some(NewPrincipal {
             account_id: account_id.to_owned(),
@@ -109,7 +105,7 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// Makes sure an admin of the default account holds exactly `api_key` (DESIGN §6,
+    /// Makes sure an admin of the default account holds exactly `api_key` (docs/accounts.md,
     /// `TUNNEL_BOOTSTRAP_API_KEY`). Returns `true` when something was created.
     pub async fn ensure_bootstrap_key(&self, api_key: &str) -> Result<bool> {
         if self.authenticate_api_key(api_key).await?.is_some() {
@@ -122,42 +118,19 @@ impl Store {
                 .await?;
         let account_id = match account_id {
             Some(id) => id,
-            None => {
-                let (id, created_at) = self.mint(IdKind::Account);
-                sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)")
-                    .bind(&id)
-                    .bind(DEFAULT_ACCOUNT_NAME)
-                    .bind(&created_at)
-                    .execute(&self.pool)
-                    .await?;
-                id
-            }
+            None => self.insert_account(DEFAULT_ACCOUNT_NAME).await?,
         };
-        let (principal_id, created_at) = self.mint(IdKind::User);
-        let (key_id, _) = self.mint(IdKind::ApiKey);
+        let key = self.mint(IdKind::ApiKey);
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, 1, ?)",
-        )
-        .bind(&principal_id)
-        .bind(&account_id)
-        .bind(&created_at)
-        .execute(&mut *tx)
-        .await?;
+        let principal_id = self
+            .insert_principal(&mut tx, IdKind::User, &account_id, true)
+            .await?;
         // A key with the same lookup but another secret is replaced: the operator's env wins.
         sqlx::query("DELETE FROM api_keys WHERE lookup = ?")
             .bind(lookup_of(api_key))
             .execute(&mut *tx)
             .await?;
-        insert_api_key(
-            &mut tx,
-            &key_id,
-            api_key,
-            &principal_id,
-            &account_id,
-            &created_at,
-        )
-        .await?;
+        insert_api_key(&mut tx, &key, api_key, &principal_id, &account_id).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -186,23 +159,41 @@ impl Store {
 
     /// Whether `principal_id` is a user or bot of `account_id`.
     pub async fn principal_exists(&self, account_id: &str, principal_id: &str) -> Result<bool> {
-        let found: Option<String> =
-            sqlx::query_scalar("SELECT id FROM principals WHERE account_id = ? AND id = ?")
-                .bind(account_id)
-                .bind(principal_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(found.is_some())
+        let mut conn = self.pool.acquire().await?;
+        exists(&mut conn, "principals", account_id, principal_id).await
+    }
+
+    /// A new user or bot (`kind`) of `account_id`, inside the caller's transaction; returns its
+    /// id.
+    async fn insert_principal(
+        &self,
+        conn: &mut SqliteConnection,
+        kind: IdKind,
+        account_id: &str,
+        admin: bool,
+    ) -> Result<String> {
+        let (id, created_at) = self.mint(kind);
+        sqlx::query(
+            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(admin)
+        .bind(&created_at)
+        .execute(conn)
+        .await?;
+        Ok(id)
     }
 }
 
+/// Stores the hash of `api_key` for `principal_id`, under the minted `(id, created_at)` of its
+/// record.
 async fn insert_api_key(
-    tx: &mut sqlx::SqliteConnection,
-    key_id: &str,
+    tx: &mut SqliteConnection,
+    (key_id, created_at): &(String, String),
     api_key: &str,
     principal_id: &str,
     account_id: &str,
-    created_at: &str,
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO api_keys (id, lookup, secret_hash, principal_id, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -1,12 +1,10 @@
-//! Tunnel credentials (authtokens): rows, the token hash, and authtoken authentication for the
-//! agent channel.
+//! Tunnel credentials (authtokens): rows, the token hash, authtoken authentication for the
+//! agent channel, and bulk seeding for benchmarks.
 
-use super::{
-    PageQuery, Result, Store, fetch_one, fetch_page, hash_matches, hash_secret, json_col,
-    lookup_of, new_token, to_json,
-};
-use sqlx::Row as _;
+use super::records::{Record, insert, insert_sql, json_col, to_json};
+use super::{Result, Store, hash_matches, hash_secret, lookup_of, new_token};
 use sqlx::sqlite::SqliteRow;
+use sqlx::{Row as _, SqliteConnection};
 use tunnel_core::ids::IdKind;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,15 +50,44 @@ pub struct AuthtokenCredential {
     pub acl: Vec<String>,
 }
 
-fn row(r: &SqliteRow) -> Result<CredentialRow> {
-    Ok(CredentialRow {
-        id: r.try_get("id")?,
-        created_at: r.try_get("created_at")?,
-        description: r.try_get("description")?,
-        metadata: r.try_get("metadata")?,
-        acl: json_col(r, "acl")?,
-        owner_id: r.try_get("owner_id")?,
-    })
+impl Record for CredentialRow {
+    const TABLE: &'static str = "credentials";
+    const KIND: IdKind = IdKind::Credential;
+
+    fn decode(r: &SqliteRow) -> Result<CredentialRow> {
+        Ok(CredentialRow {
+            id: r.try_get("id")?,
+            created_at: r.try_get("created_at")?,
+            description: r.try_get("description")?,
+            metadata: r.try_get("metadata")?,
+            acl: json_col(r, "acl")?,
+            owner_id: r.try_get("owner_id")?,
+        })
+    }
+}
+
+/// Stores `row` of `account_id` with the hash of its `token`: the one `INSERT` of a credential,
+/// for creation and seeding alike (the same statement text every time, so each connection
+/// keeps it prepared).
+async fn insert_credential(
+    conn: &mut SqliteConnection,
+    account_id: &str,
+    row: &CredentialRow,
+    token: &str,
+) -> Result<()> {
+    let sql = insert_sql::<CredentialRow>(&["lookup", "secret_hash", "acl", "owner_id"]);
+    insert(
+        &sql,
+        account_id,
+        [&row.id, &row.created_at, &row.description, &row.metadata],
+    )
+    .bind(lookup_of(token))
+    .bind(hash_secret(token))
+    .bind(to_json(&row.acl))
+    .bind(&row.owner_id)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 impl Store {
@@ -74,21 +101,6 @@ impl Store {
     ) -> Result<NewCredential> {
         let (id, created_at) = self.mint(IdKind::Credential);
         let token = new_token(&id).expose();
-        sqlx::query(
-            "INSERT INTO credentials (id, account_id, lookup, secret_hash, created_at, description, metadata, acl, owner_id)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(account_id)
-        .bind(lookup_of(&token))
-        .bind(hash_secret(&token))
-        .bind(&created_at)
-        .bind(description)
-        .bind(metadata)
-        .bind(to_json(&acl))
-        .bind(owner_id)
-        .execute(&self.pool)
-        .await?;
         let row = CredentialRow {
             id,
             created_at,
@@ -97,40 +109,18 @@ impl Store {
             acl: acl.to_vec(),
             owner_id: owner_id.to_owned(),
         };
+        let mut conn = self.pool.acquire().await?;
+        insert_credential(&mut conn, account_id, &row, &token).await?;
         Ok(NewCredential { row, token })
     }
 
-    pub async fn get_credential(
-        &self,
-        account_id: &str,
-        id: &str,
-    ) -> Result<Option<CredentialRow>> {
-        fetch_one(&self.pool, "credentials", account_id, id)
-            .await?
-            .as_ref()
-            .map(row)
-            .transpose()
-    }
-
-    pub async fn list_credentials(
-        &self,
-        account_id: &str,
-        page: &PageQuery,
-    ) -> Result<Vec<CredentialRow>> {
-        fetch_page(&self.pool, "credentials", account_id, page)
-            .await?
-            .iter()
-            .map(row)
-            .collect()
-    }
-
-    /// Applies a partial update; `None` when the credential does not exist in the account.
+    /// Applies a partial update.
     pub async fn update_credential(
         &self,
         account_id: &str,
         id: &str,
         changes: CredentialChanges,
-    ) -> Result<Option<CredentialRow>> {
+    ) -> Result<CredentialRow> {
         let done = sqlx::query(
             "UPDATE credentials SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
              acl = COALESCE(?, acl) WHERE account_id = ? AND id = ?",
@@ -142,14 +132,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.get_credential(account_id, id).await
-    }
-
-    pub async fn delete_credential(&self, account_id: &str, id: &str) -> Result<bool> {
-        super::delete_row(&self.pool, "credentials", account_id, id).await
+        self.updated(account_id, id, done.rows_affected()).await
     }
 
     /// The credential of a presented authtoken, or `None` when the token is unknown, malformed
@@ -212,7 +195,7 @@ impl Store {
         let now_ms = u64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or_default();
         let first_ms = now_ms.saturating_sub(count);
         let mut ids = tunnel_core::ids::IdGenerator::default();
-        let acl = to_json(&["bind:*.example.com"]);
+        let acl = vec!["bind:*.example.com".to_owned()];
         let mut done = 0;
         let (mut middle_id, mut deep_id) = (String::new(), String::new());
         while done < count {
@@ -234,22 +217,15 @@ impl Store {
                         .map(super::rfc3339)
                         .unwrap_or_else(|_| super::rfc3339(now));
                 let token = new_token(&id).expose();
-                // The same statement text every time: sqlx keeps it prepared per connection.
-                sqlx::query(
-                    "INSERT INTO credentials (id, account_id, lookup, secret_hash, created_at, description, metadata, acl, owner_id)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                )
-                .bind(&id)
-                .bind(account_id)
-                .bind(lookup_of(&token))
-                .bind(hash_secret(&token))
-                .bind(&created_at)
-                .bind(format!("seeded credential {i}"))
-                .bind("")
-                .bind(&acl)
-                .bind(&owner)
-                .execute(&mut *tx)
-                .await?;
+                let row = CredentialRow {
+                    id,
+                    created_at,
+                    description: format!("seeded credential {i}"),
+                    metadata: String::new(),
+                    acl: acl.clone(),
+                    owner_id: owner.clone(),
+                };
+                insert_credential(&mut tx, account_id, &row, &token).await?;
             }
             tx.commit().await?;
             done += batch;

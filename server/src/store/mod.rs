@@ -7,26 +7,42 @@
 //! the binary (`server/migrations/`) and run at start by [`Store::open`].
 //!
 //! The store also mints ids and timestamps, so every row's id sorts like its `created_at`.
+//!
+//! Files: this one opens the database, runs migrations and keeps the secret helpers; `error`
+//! is the store's one error type (nothing outside the store sees the database's); `records`
+//! holds what every resource table shares (paging, get, delete, reference checks, the common
+//! `INSERT`); then one module per API area, named like it (`credentials`, `ssh_cas`,
+//! `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), and `accounts` for
+//! accounts, principals and API keys. Tunnel sessions are not stored: they live in
+//! `agents::Registry`.
 
 mod accounts;
+mod backends;
 mod credentials;
-mod edges;
-mod events;
+mod error;
+mod event_destinations;
+mod event_subscriptions;
+mod records;
 mod ssh_cas;
+mod tls_edges;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
+pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
-pub use edges::{BackendRow, ReferenceError, TlsEdgeRow};
-pub use events::{DestinationRow, SubscriptionChanges, SubscriptionRow};
+pub use error::{DatabaseError, Error, ReferenceError, Result};
+pub use event_destinations::DestinationRow;
+pub use event_subscriptions::{SubscriptionChanges, SubscriptionRow};
+pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
+pub use tls_edges::TlsEdgeRow;
 
 use anyhow::Context as _;
 use rand::RngCore as _;
 use sha2::{Digest as _, Sha256};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
-use sqlx::{Row as _, SqlitePool};
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use std::path::PathBuf;
 use std::str::FromStr as _;
 use std::sync::{Arc, Mutex};
@@ -36,8 +52,9 @@ use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
 /// Migrations, in order. A migration is never edited once released: add a new one.
 const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/0001_initial.sql"))];
 
-/// The result type of store operations: database failures are internal errors for the API.
-pub type Result<T> = std::result::Result<T, sqlx::Error>;
+/// Log targets of the database library that are too chatty at `info` (every statement):
+/// `main` quiets them, without having to know which library the store uses.
+pub const QUIET_LOG_TARGETS: &str = "sqlx=warn";
 
 /// Where the database lives, as given by `--database`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,43 +181,7 @@ impl Store {
     /// read-then-write transactions wait for each other (busy timeout) instead of one failing
     /// with "database is locked" when it upgrades its read lock.
     async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        self.pool.begin_with("BEGIN IMMEDIATE").await
-    }
-
-    /// Deletes row `id` of `table` in the account unless `count_users` (one `?`: the id) counts
-    /// references to it, in one write transaction so no reference can appear in between.
-    /// `table` and `count_users` are constants of this module, never caller input.
-    async fn delete_unless_used(
-        &self,
-        table: &'static str,
-        count_users: &'static str,
-        account_id: &str,
-        id: &str,
-    ) -> Result<Deleted> {
-        let mut tx = self.write_tx().await?;
-        let exists: Option<String> = sqlx::query_scalar(&format!(
-            "SELECT id FROM {table} WHERE account_id = ? AND id = ?"
-        ))
-        .bind(account_id)
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if exists.is_none() {
-            return Ok(Deleted::NotFound);
-        }
-        let users: i64 = sqlx::query_scalar(count_users)
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if users > 0 {
-            return Ok(Deleted::InUse);
-        }
-        sqlx::query(&format!("DELETE FROM {table} WHERE id = ?"))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Deleted::Yes)
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.
@@ -223,7 +204,7 @@ impl Store {
     }
 }
 
-/// RFC 3339 in UTC with `Z`, to the second (DESIGN §3).
+/// RFC 3339 in UTC with `Z`, to the second (docs/ids.md).
 pub fn rfc3339(t: time::OffsetDateTime) -> String {
     let t = t.replace_nanosecond(0).unwrap_or(t);
     t.format(&time::format_description::well_known::Rfc3339)
@@ -247,7 +228,7 @@ pub(crate) fn hash_secret(token: &str) -> Vec<u8> {
 }
 
 /// The lookup part of a presented secret: the record's id suffix for our own format; for a
-/// bootstrap key of another shape, a digest of it (so such keys still work, DESIGN §6).
+/// bootstrap key of another shape, a digest of it (so such keys still work, docs/accounts.md).
 pub(crate) fn lookup_of(token: &str) -> String {
     match SecretToken::parse(token) {
         Some(t) => t.lookup,
@@ -262,81 +243,4 @@ pub(crate) fn lookup_of(token: &str) -> String {
 pub(crate) fn hash_matches(stored: &[u8], presented: &str) -> bool {
     use subtle::ConstantTimeEq as _;
     stored.ct_eq(&hash_secret(presented)).into()
-}
-
-/// Parameters of one list page (see `paging.rs`).
-#[derive(Debug, Clone)]
-pub struct PageQuery {
-    pub limit: u32,
-    pub before_id: Option<String>,
-}
-
-/// Keyset pagination: newest first, `limit + 1` rows so the caller knows whether more exist.
-async fn fetch_page(
-    pool: &SqlitePool,
-    table: &str,
-    account_id: &str,
-    page: &PageQuery,
-) -> Result<Vec<SqliteRow>> {
-    // `table` is always a literal from this module, never input. Two statements rather than one
-    // with `(? IS NULL OR id < ?)`: SQLite plans a statement once, and with that OR it cannot use
-    // `id < ?` as a range on the (account_id, id) index, so it walked the index from the newest
-    // row and filtered; a deep page cost O(rows newer than before_id) (34× the first page at
-    // 100 k credentials, `cargo xtask bench`). With `id < ?` alone the search starts at
-    // `before_id`, and every page costs the same whatever the total (DESIGN §5).
-    let sql = match page.before_id {
-        Some(_) => format!(
-            "SELECT * FROM {table} WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?"
-        ),
-        None => format!("SELECT * FROM {table} WHERE account_id = ? ORDER BY id DESC LIMIT ?"),
-    };
-    let mut query = sqlx::query(&sql).bind(account_id);
-    if let Some(before_id) = page.before_id.as_deref() {
-        query = query.bind(before_id);
-    }
-    query.bind(i64::from(page.limit) + 1).fetch_all(pool).await
-}
-
-/// Deletes one row of the account; `true` when it existed.
-async fn delete_row(pool: &SqlitePool, table: &str, account_id: &str, id: &str) -> Result<bool> {
-    let sql = format!("DELETE FROM {table} WHERE account_id = ? AND id = ?");
-    Ok(sqlx::query(&sql)
-        .bind(account_id)
-        .bind(id)
-        .execute(pool)
-        .await?
-        .rows_affected()
-        > 0)
-}
-
-async fn fetch_one(
-    pool: &SqlitePool,
-    table: &str,
-    account_id: &str,
-    id: &str,
-) -> Result<Option<SqliteRow>> {
-    let sql = format!("SELECT * FROM {table} WHERE account_id = ? AND id = ?");
-    sqlx::query(&sql)
-        .bind(account_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-}
-
-fn json_col<T: serde::de::DeserializeOwned>(row: &SqliteRow, col: &str) -> Result<T> {
-    let text: String = row.try_get(col)?;
-    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
-}
-
-/// The outcome of deleting a resource others may reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deleted {
-    Yes,
-    NotFound,
-    /// Still referenced (DESIGN §8: 409).
-    InUse,
 }

@@ -1,0 +1,55 @@
+//! The HTTP side of the agent channel (docs/agent-channel.md): `GET /agent/v1/connect`,
+//! outside `/api` and without an API key (the hello carries the authtoken), upgraded to a
+//! WebSocket that `agents::channel::serve` then serves.
+
+use crate::agents::channel::{self, Channel};
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::State;
+use axum::extract::connect_info::ConnectInfo;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::http::Extensions;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use std::net::SocketAddr;
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
+use tunnel_core::paths::AGENT_CONNECT;
+
+/// The route of the agent channel, merged next to `/api` rather than under it.
+pub fn router() -> Router<AppState> {
+    Router::new().route(AGENT_CONNECT, get(connect))
+}
+
+async fn connect(
+    State(state): State<AppState>,
+    extensions: Extensions,
+    ws: WebSocketUpgrade,
+) -> Response {
+    // Taken before the upgrade, so a refused connection never becomes a WebSocket.
+    let Some(slot) = state.registry.hello_slot() else {
+        return too_many_waiting();
+    };
+    // The peer address is there when the server is served with connect info (as `serve` and
+    // the socket tests do); in-process router tests have no peer.
+    let ip = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip().to_canonical().to_string())
+        .unwrap_or_else(|| "unknown".to_owned());
+    let link = Channel {
+        registry: state.registry,
+        store: state.store,
+        config: state.config,
+    };
+    // The frame bound too: a single frame may otherwise be up to 16 MiB (the default) before
+    // the message bound is even looked at.
+    ws.max_message_size(MAX_AGENT_MESSAGE_BYTES)
+        .max_frame_size(MAX_AGENT_MESSAGE_BYTES)
+        .on_upgrade(move |socket| channel::serve(link, socket, ip, slot))
+}
+
+/// 503 with the API's JSON error body and its own code.
+fn too_many_waiting() -> Response {
+    ApiError::new(ErrorCode::AgentsBusy, ErrorCode::AgentsBusy.title()).into_response()
+}

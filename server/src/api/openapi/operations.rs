@@ -1,0 +1,117 @@
+//! The table of the API's operations and the extension properties the document marks: data,
+//! one row per operation, kept apart from the code that turns it into the document.
+
+use tunnel_core::paths;
+
+/// One operation of the API.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    pub method: &'static str,
+    /// Path under `{base_url}`, with `{id}`-style parameters.
+    pub path: &'static str,
+    pub operation_id: &'static str,
+    pub summary: &'static str,
+    pub tag: &'static str,
+    pub request: Option<&'static str>,
+    pub status: u16,
+    pub response: Option<&'static str>,
+}
+
+// One row of the table below: positional on purpose, so the table reads as a table.
+#[allow(clippy::too_many_arguments)]
+const fn op(
+    method: &'static str,
+    path: &'static str,
+    operation_id: &'static str,
+    summary: &'static str,
+    tag: &'static str,
+    request: Option<&'static str>,
+    status: u16,
+    response: Option<&'static str>,
+) -> Operation {
+    Operation {
+        method,
+        path,
+        operation_id,
+        summary,
+        tag,
+        request,
+        status,
+        response,
+    }
+}
+
+const CRED: &str = "/credentials/{id}";
+const SSHCA: &str = "/ssh_certificate_authorities/{id}";
+const TS: &str = "/tunnel_sessions/{id}";
+const TS_RESTART: &str = "/tunnel_sessions/{id}/restart";
+const TS_STOP: &str = "/tunnel_sessions/{id}/stop";
+const TS_UPDATE: &str = "/tunnel_sessions/{id}/update";
+const EDGE: &str = "/edges/tls/{id}";
+const EDGE_BACKEND: &str = "/edges/tls/{id}/backend";
+const BACKEND: &str = "/backends/tunnel_group/{id}";
+const DEST: &str = "/event_destinations/{id}";
+const SUB: &str = "/event_subscriptions/{id}";
+const SOURCE: &str = "/event_subscriptions/{id}/sources/{event_type}";
+
+/// Every operation of the API. One row each, so kept out of rustfmt's reach.
+#[rustfmt::skip]
+pub const OPERATIONS: &[Operation] = &[
+    op("post", paths::CREDENTIALS, "createCredential", "Create Tunnel Credential (the only response with the token)", "Credentials", Some("CredentialCreate"), 201, Some("Credential")),
+    op("get", paths::CREDENTIALS, "listCredentials", "List Tunnel Credentials", "Credentials", None, 200, Some("CredentialList")),
+    op("get", CRED, "getCredential", "Get Tunnel Credential", "Credentials", None, 200, Some("Credential")),
+    op("patch", CRED, "updateCredential", "Update Tunnel Credential", "Credentials", Some("CredentialUpdate"), 200, Some("Credential")),
+    op("delete", CRED, "deleteCredential", "Delete Tunnel Credential (disconnects its sessions)", "Credentials", None, 204, None),
+    op("post", paths::SSH_CERTIFICATE_AUTHORITIES, "createSshCertificateAuthority", "Create SSH Certificate Authority", "SSH certificate authorities", Some("SshCertificateAuthorityCreate"), 201, Some("SshCertificateAuthority")),
+    op("get", paths::SSH_CERTIFICATE_AUTHORITIES, "listSshCertificateAuthorities", "List SSH Certificate Authorities", "SSH certificate authorities", None, 200, Some("SshCertificateAuthorityList")),
+    op("get", SSHCA, "getSshCertificateAuthority", "Get SSH Certificate Authority", "SSH certificate authorities", None, 200, Some("SshCertificateAuthority")),
+    op("patch", SSHCA, "updateSshCertificateAuthority", "Update SSH Certificate Authority", "SSH certificate authorities", Some("SshCertificateAuthorityUpdate"), 200, Some("SshCertificateAuthority")),
+    op("delete", SSHCA, "deleteSshCertificateAuthority", "Delete SSH Certificate Authority", "SSH certificate authorities", None, 204, None),
+    op("get", paths::TUNNEL_SESSIONS, "listTunnelSessions", "List Tunnel Sessions (online only)", "Tunnel sessions", None, 200, Some("TunnelSessionList")),
+    op("get", TS, "getTunnelSession", "Get Tunnel Session", "Tunnel sessions", None, 200, Some("TunnelSession")),
+    op("post", TS_RESTART, "restartTunnelAgent", "Restart Tunnel Agent (409 on Windows; it reconnects under a new session id)", "Tunnel sessions", Some("AgentCommandRequest"), 204, None),
+    op("post", TS_STOP, "stopTunnelAgent", "Stop Tunnel Agent", "Tunnel sessions", Some("AgentCommandRequest"), 204, None),
+    op("post", TS_UPDATE, "updateTunnelAgent", "Update Tunnel Agent (never across a major version; 409 with a distinct code per refusal)", "Tunnel sessions", Some("AgentCommandRequest"), 204, None),
+    op("post", paths::TLS_EDGES, "createTlsEdge", "Create TLS Edge", "TLS edges", Some("TlsEdgeCreate"), 201, Some("TlsEdge")),
+    op("get", paths::TLS_EDGES, "listTlsEdges", "List TLS Edges", "TLS edges", None, 200, Some("TlsEdgeList")),
+    op("get", EDGE, "getTlsEdge", "Get TLS Edge", "TLS edges", None, 200, Some("TlsEdge")),
+    op("delete", EDGE, "deleteTlsEdge", "Delete TLS Edge", "TLS edges", None, 204, None),
+    op("put", EDGE_BACKEND, "replaceTlsEdgeBackend", "Replace TLS Edge Backend Module", "TLS edges", Some("TlsEdgeBackendReplace"), 200, Some("TlsEdgeBackend")),
+    op("get", EDGE_BACKEND, "getTlsEdgeBackend", "Get TLS Edge Backend Module", "TLS edges", None, 200, Some("TlsEdgeBackend")),
+    op("delete", EDGE_BACKEND, "deleteTlsEdgeBackend", "Delete TLS Edge Backend Module", "TLS edges", None, 204, None),
+    op("post", paths::TUNNEL_GROUP_BACKENDS, "createTunnelGroupBackend", "Create Tunnel-Group Backend", "Backends", Some("TunnelGroupBackendCreate"), 201, Some("TunnelGroupBackend")),
+    op("get", paths::TUNNEL_GROUP_BACKENDS, "listTunnelGroupBackends", "List Tunnel-Group Backends", "Backends", None, 200, Some("TunnelGroupBackendList")),
+    op("get", BACKEND, "getTunnelGroupBackend", "Get Tunnel-Group Backend", "Backends", None, 200, Some("TunnelGroupBackend")),
+    op("delete", BACKEND, "deleteTunnelGroupBackend", "Delete Tunnel-Group Backend (409 while a TLS edge uses it)", "Backends", None, 204, None),
+    op("post", paths::EVENT_DESTINATIONS, "createEventDestination", "Create Event Destination", "Event destinations", Some("EventDestinationCreate"), 201, Some("EventDestination")),
+    op("get", paths::EVENT_DESTINATIONS, "listEventDestinations", "List Event Destinations", "Event destinations", None, 200, Some("EventDestinationList")),
+    op("get", DEST, "getEventDestination", "Get Event Destination", "Event destinations", None, 200, Some("EventDestination")),
+    op("delete", DEST, "deleteEventDestination", "Delete Event Destination (409 while a subscription uses it)", "Event destinations", None, 204, None),
+    op("post", paths::EVENT_SUBSCRIPTIONS, "createEventSubscription", "Create Event Subscription", "Event subscriptions", Some("EventSubscriptionCreate"), 201, Some("EventSubscription")),
+    op("get", paths::EVENT_SUBSCRIPTIONS, "listEventSubscriptions", "List Event Subscriptions", "Event subscriptions", None, 200, Some("EventSubscriptionList")),
+    op("get", SUB, "getEventSubscription", "Get Event Subscription", "Event subscriptions", None, 200, Some("EventSubscription")),
+    op("patch", SUB, "updateEventSubscription", "Update Event Subscription", "Event subscriptions", Some("EventSubscriptionUpdate"), 200, Some("EventSubscription")),
+    op("delete", SUB, "deleteEventSubscription", "Delete Event Subscription", "Event subscriptions", None, 204, None),
+    op("get", SOURCE, "getEventSource", "Get Event Subscription Source", "Event subscriptions", None, 200, Some("EventSource")),
+];
+
+/// Fields that are `null` in some responses.
+pub const NULLABLE: &[&str] = &["token", "next_page_uri", "backend", "agent_update_target"];
+
+/// Properties beyond the spec (docs/api/README.md, extensions): (schema, property, description). Each is marked
+/// with `x-extension: true` and described, so a client can tell them from the spec's fields.
+pub const EXTENSIONS: &[(&str, &str, &str)] = &[
+    (
+        "TunnelSession",
+        "agent_update_target",
+        "Extension. The version an update of this session would move the agent to: the newest \
+         release of its major version known to the server, if newer than agent_version. null when \
+         there is none (up to date) or when the agent disabled update checks.",
+    ),
+    (
+        "TunnelSession",
+        "agent_update_checks",
+        "Extension. Whether the agent accepts updates (false for an agent started with \
+         --no-update-check, which refuses every update).",
+    ),
+];

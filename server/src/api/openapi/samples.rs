@@ -1,0 +1,302 @@
+//! A sample value of every wire type, keyed by schema name, from which the document derives
+//! the schemas. Struct literals on purpose: a field added to a wire type fails to compile here
+//! until the sample has it, so the document cannot fall behind the code. Long because it names
+//! every field of every wire type once; there is nothing else in it.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tunnel_core::ErrorCode;
+use tunnel_core::resources::Ref;
+use tunnel_core::resources::backend::{
+    TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
+};
+use tunnel_core::resources::credential::{
+    Credential, CredentialCreate, CredentialList, CredentialUpdate,
+};
+use tunnel_core::resources::event_destination::{
+    EventDestination, EventDestinationCreate, EventDestinationList, EventTarget, WebhookTarget,
+};
+use tunnel_core::resources::event_subscription::{
+    EventSource, EventSourceReplace, EventSubscription, EventSubscriptionCreate,
+    EventSubscriptionList, EventSubscriptionUpdate,
+};
+use tunnel_core::resources::ssh_ca::{
+    SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityList,
+    SshCertificateAuthorityUpdate,
+};
+use tunnel_core::resources::tls_edge::{
+    TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList,
+};
+use tunnel_core::resources::tunnel_session::{
+    AgentCommandRequest, TunnelSession, TunnelSessionList,
+};
+
+fn to_value<T: Serialize>(v: T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn s(text: &str) -> Option<String> {
+    Some(text.to_owned())
+}
+
+/// A sample of every wire type, keyed by schema name. Struct literals on purpose (see above).
+pub fn samples() -> BTreeMap<&'static str, Value> {
+    let r = || Ref {
+        id: "id".into(),
+        uri: "uri".into(),
+    };
+    let credential = Credential {
+        id: "cr_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        token: s("token"),
+        acl: vec!["bind:example.com".into()],
+        owner_id: "usr_".into(),
+    };
+    let ssh_ca = SshCertificateAuthority {
+        id: "sshca_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        public_key: "ssh-ed25519 AAAA".into(),
+        key_type: "ed25519".into(),
+    };
+    let session = TunnelSession {
+        id: "ts_".into(),
+        uri: "uri".into(),
+        agent_version: "3.4.1".into(),
+        credential: r(),
+        ip: "127.0.0.1".into(),
+        metadata: "m".into(),
+        os: "linux".into(),
+        region: "local".into(),
+        started_at: "t".into(),
+        transport: "tunnel/v2".into(),
+        agent_update_target: s("3.4.2"),
+        agent_update_checks: true,
+    };
+    let module = TlsEdgeBackend {
+        enabled: true,
+        backend: r(),
+    };
+    let edge = TlsEdge {
+        id: "edgtls_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        hostports: vec!["example.com:443".into()],
+        backend: Some(module.clone()),
+    };
+    let backend = TunnelGroupBackend {
+        id: "bkdtg_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        labels: BTreeMap::from([("k".into(), "v".into())]),
+    };
+    let target = EventTarget {
+        webhook: Some(WebhookTarget {
+            url: "https://".into(),
+        }),
+    };
+    let destination = EventDestination {
+        id: "ed_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        format: "json".into(),
+        target: target.clone(),
+    };
+    let source = EventSource {
+        event_type: "ip_policy_created.v0".into(),
+        uri: "uri".into(),
+    };
+    let subscription = EventSubscription {
+        id: "esb_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        sources: vec![source.clone()],
+        destinations: vec![r()],
+    };
+    let replace = || {
+        Some(vec![EventSourceReplace {
+            event_type: "ip_policy_created.v0".into(),
+        }])
+    };
+    let next = s("uri");
+    BTreeMap::from([
+        ("Credential", to_value(&credential)),
+        (
+            "CredentialList",
+            to_value(CredentialList {
+                credentials: vec![credential],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "CredentialCreate",
+            to_value(CredentialCreate {
+                description: s("d"),
+                metadata: s("m"),
+                acl: Some(vec!["*".into()]),
+                owner_id: s("usr_"),
+            }),
+        ),
+        (
+            "CredentialUpdate",
+            to_value(CredentialUpdate {
+                id: s("cr_"),
+                description: s("d"),
+                metadata: s("m"),
+                acl: Some(vec!["*".into()]),
+            }),
+        ),
+        ("SshCertificateAuthority", to_value(&ssh_ca)),
+        (
+            "SshCertificateAuthorityList",
+            to_value(SshCertificateAuthorityList {
+                ssh_certificate_authorities: vec![ssh_ca],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "SshCertificateAuthorityCreate",
+            to_value(SshCertificateAuthorityCreate {
+                description: s("d"),
+                metadata: s("m"),
+                private_key_type: s("ecdsa"),
+                elliptic_curve: s("p256"),
+                key_size: Some(4096),
+            }),
+        ),
+        (
+            "SshCertificateAuthorityUpdate",
+            to_value(SshCertificateAuthorityUpdate {
+                id: s("sshca_"),
+                description: s("d"),
+                metadata: s("m"),
+            }),
+        ),
+        ("TunnelSession", to_value(&session)),
+        (
+            "TunnelSessionList",
+            to_value(TunnelSessionList {
+                tunnel_sessions: vec![session],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "AgentCommandRequest",
+            to_value(AgentCommandRequest::default()),
+        ),
+        ("TlsEdge", to_value(&edge)),
+        (
+            "TlsEdgeList",
+            to_value(TlsEdgeList {
+                tls_edges: vec![edge],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "TlsEdgeCreate",
+            to_value(TlsEdgeCreate {
+                description: s("d"),
+                metadata: s("m"),
+                hostports: Some(vec!["example.com:443".into()]),
+            }),
+        ),
+        ("TlsEdgeBackend", to_value(&module)),
+        (
+            "TlsEdgeBackendReplace",
+            to_value(TlsEdgeBackendReplace {
+                id: s("edgtls_"),
+                enabled: Some(true),
+                backend_id: "bkdtg_".into(),
+            }),
+        ),
+        ("TunnelGroupBackend", to_value(&backend)),
+        (
+            "TunnelGroupBackendList",
+            to_value(TunnelGroupBackendList {
+                backends: vec![backend],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "TunnelGroupBackendCreate",
+            to_value(TunnelGroupBackendCreate {
+                description: s("d"),
+                metadata: s("m"),
+                labels: Some(BTreeMap::from([("k".into(), "v".into())])),
+            }),
+        ),
+        ("EventDestination", to_value(&destination)),
+        (
+            "EventDestinationList",
+            to_value(EventDestinationList {
+                event_destinations: vec![destination],
+                uri: "u".into(),
+                next_page_uri: next.clone(),
+            }),
+        ),
+        (
+            "EventDestinationCreate",
+            to_value(EventDestinationCreate {
+                description: s("d"),
+                metadata: s("m"),
+                format: s("json"),
+                target,
+            }),
+        ),
+        ("EventSource", to_value(&source)),
+        ("EventSubscription", to_value(&subscription)),
+        (
+            "EventSubscriptionList",
+            to_value(EventSubscriptionList {
+                event_subscriptions: vec![subscription],
+                uri: "u".into(),
+                next_page_uri: next,
+            }),
+        ),
+        (
+            "EventSubscriptionCreate",
+            to_value(EventSubscriptionCreate {
+                metadata: s("m"),
+                description: s("d"),
+                sources: replace(),
+                destination_ids: Some(vec!["ed_".into()]),
+            }),
+        ),
+        (
+            "EventSubscriptionUpdate",
+            to_value(EventSubscriptionUpdate {
+                id: s("esb_"),
+                metadata: s("m"),
+                description: s("d"),
+                sources: replace(),
+                destination_ids: Some(vec!["ed_".into()]),
+            }),
+        ),
+        ("ErrorBody", {
+            let mut body = tunnel_core::ErrorBody::new(ErrorCode::InvalidField, "msg");
+            body.details.operation_id = "op_".into();
+            body.details.field = s("field");
+            body.details.errors = vec![tunnel_core::FieldError::new("field", "message")];
+            to_value(body)
+        }),
+    ])
+}

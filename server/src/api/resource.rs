@@ -1,0 +1,218 @@
+//! Create, list, get and delete, written once for every stored resource: an area describes its
+//! resource with a [`Resource`] (its paths, the store's row type, the wire's list page and
+//! create request, the row→wire mapping and the creation itself) and [`router`] routes the
+//! generic [`create`], [`list`], [`read`] and [`delete`] handlers; the area's own module keeps
+//! only what is particular to it (the creation, update, special routes).
+//!
+//! Lists follow docs/api/README.md (lists and paging): `limit` and `before_id`, newest first,
+//! and an absolute `next_page_uri`. A list page is written as the area's page type of
+//! `tunnel-core` ([`ListPage`]) is: the items under [`ListPage::FIELD`], `uri`, `next_page_uri`.
+
+use super::Path;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::json::JsonBody;
+use crate::paging;
+use crate::state::AppState;
+use crate::store::{PageQuery, Record};
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::ser::{Serialize, SerializeStruct as _, Serializer};
+use std::future::Future;
+use tunnel_core::resources::{ListPage, Validate};
+
+/// The wire type of a resource: the items of its list page.
+pub type Wire<R> = <<R as Resource>::Page as ListPage>::Item;
+
+/// A stored resource of an API area.
+pub trait Resource: Send + Sync + 'static {
+    /// The collection path (relative to the API prefix), e.g. `/credentials`.
+    const PATH: &'static str;
+    /// The store's row type, which also gives the resource's id kind ([`Record::KIND`]).
+    type Row: Record;
+    /// The list page of the wire; its items are the resource's wire type.
+    type Page: ListPage<Item: Serialize + Send + HasId>;
+    /// The create request of the wire.
+    type Create: DeserializeOwned + Validate + Send;
+
+    /// The path of one resource (relative to the API prefix), e.g. `/credentials/{id}`.
+    fn path(id: &str) -> String;
+
+    /// The wire form of a stored row.
+    fn wire(state: &AppState, row: Self::Row) -> Wire<Self>;
+
+    /// Creates a resource from a request already validated; the wire form of what was created.
+    fn create(
+        state: &AppState,
+        caller: &Caller,
+        request: Self::Create,
+    ) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
+
+    /// What else a delete does once the row is gone (credentials disconnect their sessions).
+    fn deleted(_state: &AppState, _id: &str) {}
+}
+
+/// The generic routes of `R`: `POST` and `GET` of the collection, `GET` and `DELETE` of one
+/// resource. An area adds its other methods and routes to it.
+pub fn router<R: Resource>() -> Router<AppState> {
+    Router::new()
+        .route(R::PATH, get(list::<R>).post(create::<R>))
+        .route(&R::path("{id}"), get(read::<R>).delete(delete::<R>))
+}
+
+/// Validates the request, creates the resource: 201 with its wire form.
+pub async fn create<R: Resource>(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(request): JsonBody<R::Create>,
+) -> ApiResult<(StatusCode, Json<Wire<R>>)> {
+    request.validate()?;
+    let created = R::create(&state, &caller, request).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// One page of the caller's resources.
+pub async fn list<R: Resource>(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> ApiResult<Json<Page<R::Page>>> {
+    let page = paging::parse(query.as_deref(), <R::Row as Record>::KIND)?;
+    let mut rows = state
+        .store
+        .list::<R::Row>(&caller.account_id, &page)
+        .await?;
+    let more = rows.len() > page.limit as usize;
+    rows.truncate(page.limit as usize);
+    let items = rows.into_iter().map(|row| R::wire(&state, row)).collect();
+    Ok(Json(Page::new(&state, R::PATH, &page, items, more)))
+}
+
+/// One resource of the caller's account (404 otherwise).
+pub async fn read<R: Resource>(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Wire<R>>> {
+    let row = state.store.get::<R::Row>(&caller.account_id, &id).await?;
+    Ok(Json(R::wire(&state, row)))
+}
+
+/// Deletes one resource of the caller's account: 204, 404, or 409 while it is in use.
+pub async fn delete<R: Resource>(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state
+        .store
+        .delete::<R::Row>(&caller.account_id, &id)
+        .await?;
+    R::deleted(&state, &id);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A list page on the wire, serialised exactly as the page type `P` of `tunnel-core` is (same
+/// properties, same order), without first building a `P`: `ListPage` names the items' property
+/// but offers no constructor.
+#[derive(Debug)]
+pub struct Page<P: ListPage> {
+    items: Vec<P::Item>,
+    uri: String,
+    next_page_uri: Option<String>,
+}
+
+impl<P: ListPage> Page<P> {
+    /// The page of `items` of the list at `list_path` (one page of `page`'s size); `more` says
+    /// whether items follow the last one.
+    pub fn new(
+        state: &AppState,
+        list_path: &str,
+        page: &PageQuery,
+        items: Vec<P::Item>,
+        more: bool,
+    ) -> Page<P>
+    where
+        P::Item: HasId,
+    {
+        let last = items.last().map(HasId::id);
+        let next_page_uri = paging::next_page_uri(state, list_path, page.limit, more, last);
+        Page {
+            uri: state.uri(list_path),
+            items,
+            next_page_uri,
+        }
+    }
+}
+
+impl<P: ListPage<Item: Serialize>> Serialize for Page<P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut page = serializer.serialize_struct("Page", 3)?;
+        page.serialize_field(P::FIELD, &self.items)?;
+        page.serialize_field("uri", &self.uri)?;
+        page.serialize_field("next_page_uri", &self.next_page_uri)?;
+        page.end()
+    }
+}
+
+/// A wire item with an id: the `before_id` of the next page is the last item's.
+pub trait HasId {
+    fn id(&self) -> &str;
+}
+
+macro_rules! has_id {
+    ($($wire:ty),* $(,)?) => {
+        $(impl HasId for $wire {
+            fn id(&self) -> &str {
+                &self.id
+            }
+        })*
+    };
+}
+
+has_id!(
+    tunnel_core::resources::credential::Credential,
+    tunnel_core::resources::ssh_ca::SshCertificateAuthority,
+    tunnel_core::resources::tunnel_session::TunnelSession,
+    tunnel_core::resources::tls_edge::TlsEdge,
+    tunnel_core::resources::backend::TunnelGroupBackend,
+    tunnel_core::resources::event_destination::EventDestination,
+    tunnel_core::resources::event_subscription::EventSubscription,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tunnel_core::resources::credential::{Credential, CredentialList};
+
+    #[test]
+    fn a_page_is_written_as_the_page_type_of_tunnel_core() {
+        let item = Credential {
+            id: "cr_1".into(),
+            uri: "u".into(),
+            created_at: "t".into(),
+            description: "d".into(),
+            metadata: "m".into(),
+            token: None,
+            acl: vec![],
+            owner_id: "usr_1".into(),
+        };
+        let page: Page<CredentialList> = Page {
+            items: vec![item.clone()],
+            uri: "l".into(),
+            next_page_uri: Some("n".into()),
+        };
+        let typed = CredentialList {
+            credentials: vec![item],
+            uri: "l".into(),
+            next_page_uri: Some("n".into()),
+        };
+        assert_eq!(
+            serde_json::to_string(&page).unwrap(),
+            serde_json::to_string(&typed).unwrap()
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! Event subscriptions. Their destinations live in a join table (in the order given), so that a
+//! destination in use cannot be deleted.
+
+use super::event_destinations::DestinationRow;
+use super::records::{Record, insert, insert_sql, json_col, require, to_json};
+use super::{Result, Store};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row as _, SqliteConnection};
+use tunnel_core::ids::IdKind;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionRow {
+    pub id: String,
+    pub created_at: String,
+    pub description: String,
+    pub metadata: String,
+    /// Event types, in the order given.
+    pub sources: Vec<String>,
+    /// Destination ids, in the order given.
+    pub destination_ids: Vec<String>,
+}
+
+/// The fields a PATCH may change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct SubscriptionChanges {
+    pub description: Option<String>,
+    pub metadata: Option<String>,
+    pub sources: Option<Vec<String>>,
+    pub destination_ids: Option<Vec<String>>,
+}
+
+impl Record for SubscriptionRow {
+    const TABLE: &'static str = "event_subscriptions";
+    const KIND: IdKind = IdKind::EventSubscription;
+
+    /// The row without its destinations, which [`Record::complete`] adds.
+    fn decode(r: &SqliteRow) -> Result<SubscriptionRow> {
+        Ok(SubscriptionRow {
+            id: r.try_get("id")?,
+            created_at: r.try_get("created_at")?,
+            description: r.try_get("description")?,
+            metadata: r.try_get("metadata")?,
+            sources: json_col(r, "sources")?,
+            destination_ids: Vec::new(),
+        })
+    }
+
+    async fn complete(
+        conn: &mut SqliteConnection,
+        mut rows: Vec<SubscriptionRow>,
+    ) -> Result<Vec<SubscriptionRow>> {
+        for row in &mut rows {
+            row.destination_ids = sqlx::query_scalar(
+                "SELECT destination_id FROM event_subscription_destinations WHERE subscription_id = ? ORDER BY position",
+            )
+            .bind(&row.id)
+            .fetch_all(&mut *conn)
+            .await?;
+        }
+        Ok(rows)
+    }
+}
+
+/// Replaces the destinations of a subscription, inside the caller's write transaction. Each id
+/// must be a destination of the account ([`require`]).
+async fn set_destinations(
+    conn: &mut SqliteConnection,
+    account_id: &str,
+    subscription_id: &str,
+    ids: &[String],
+) -> Result<()> {
+    sqlx::query("DELETE FROM event_subscription_destinations WHERE subscription_id = ?")
+        .bind(subscription_id)
+        .execute(&mut *conn)
+        .await?;
+    for (position, id) in ids.iter().enumerate() {
+        require::<DestinationRow>(conn, account_id, id, format!("destination_ids[{position}]"))
+            .await?;
+        sqlx::query("INSERT INTO event_subscription_destinations (subscription_id, position, destination_id) VALUES (?, ?, ?)")
+            .bind(subscription_id)
+            .bind(i64::try_from(position).unwrap_or(i64::MAX))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+impl Store {
+    pub async fn create_subscription(
+        &self,
+        account_id: &str,
+        description: &str,
+        metadata: &str,
+        sources: &[String],
+        destination_ids: &[String],
+    ) -> Result<SubscriptionRow> {
+        let (id, created_at) = self.mint(IdKind::EventSubscription);
+        let row = SubscriptionRow {
+            id,
+            created_at,
+            description: description.to_owned(),
+            metadata: metadata.to_owned(),
+            sources: sources.to_vec(),
+            destination_ids: destination_ids.to_vec(),
+        };
+        let sql = insert_sql::<SubscriptionRow>(&["sources"]);
+        let mut tx = self.write_tx().await?;
+        insert(
+            &sql,
+            account_id,
+            [&row.id, &row.created_at, &row.description, &row.metadata],
+        )
+        .bind(to_json(&row.sources))
+        .execute(&mut *tx)
+        .await?;
+        set_destinations(&mut tx, account_id, &row.id, destination_ids).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn update_subscription(
+        &self,
+        account_id: &str,
+        id: &str,
+        changes: SubscriptionChanges,
+    ) -> Result<SubscriptionRow> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE event_subscriptions SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
+             sources = COALESCE(?, sources) WHERE account_id = ? AND id = ?",
+        )
+        .bind(changes.description)
+        .bind(changes.metadata)
+        .bind(changes.sources.as_ref().map(to_json))
+        .bind(account_id)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() > 0
+            && let Some(ids) = &changes.destination_ids
+        {
+            set_destinations(&mut tx, account_id, id, ids).await?;
+        }
+        tx.commit().await?;
+        self.updated(account_id, id, done.rows_affected()).await
+    }
+}
