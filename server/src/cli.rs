@@ -3,7 +3,7 @@
 //! `user create`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
 //! and calls these.
 
-use crate::config::ServeOptions;
+use crate::config::{Secret, ServeOptions};
 use crate::state::AppState;
 use crate::store::{DatabaseUrl, Store};
 use anyhow::Context as _;
@@ -23,7 +23,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(dir = %dir.display(), "--console-dir has no index.html; the console will not load");
     }
     let state = AppState::open(config).await?;
-    bootstrap(&state.store, opts.bootstrap_api_key.as_deref()).await?;
+    bootstrap(&state.store, opts.bootstrap_api_key.as_ref().map(Secret::expose)).await?;
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
     let app = crate::app(state.clone());
     // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),

@@ -22,7 +22,7 @@ pub struct DatabaseOption {
 
 /// The options of `serve`, from flags or their `TUNNEL_<FLAG>` variables. The doc comments of
 /// the fields are the `--help` text.
-#[derive(Clone, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeOptions {
     #[arg(long, env = "TUNNEL_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -49,24 +49,34 @@ pub struct ServeOptions {
     pub cors_origin: Vec<String>,
     /// Server key sealing SSH CA private keys, 64 hex digits (default: <data dir>/server.key).
     #[arg(long, env = "TUNNEL_SERVER_KEY", hide_env_values = true)]
-    pub server_key: Option<String>,
+    pub server_key: Option<Secret>,
     /// Make sure an admin of the default account holds exactly this API key.
     #[arg(long, env = "TUNNEL_BOOTSTRAP_API_KEY", hide_env_values = true)]
-    pub bootstrap_api_key: Option<String>,
+    pub bootstrap_api_key: Option<Secret>,
 }
 
-/// Never prints the server key or the bootstrap key.
-impl std::fmt::Debug for ServeOptions {
+/// A key given on the command line or in the environment: its `Debug` never shows it, so the
+/// options and the configuration can be logged whole.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServeOptions")
-            .field("listen", &self.listen)
-            .field("database", &self.database)
-            .field("public_url", &self.public_url)
-            .field("console_dir", &self.console_dir)
-            .field("region", &self.region)
-            .field("agent_latest", &self.agent_latest)
-            .field("cors_origin", &self.cors_origin)
-            .finish_non_exhaustive()
+        f.write_str("<redacted>")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Secret, Self::Err> {
+        Ok(Secret(text.to_owned()))
     }
 }
 
@@ -92,7 +102,7 @@ impl ServeOptions {
 }
 
 /// The server's configuration at run time, checked and normalised.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Address of the one listener.
     pub listen: SocketAddr,
@@ -110,26 +120,7 @@ pub struct Config {
     /// (`scheme://host[:port]`, checked by [`Config::parse_cors_origins`]).
     pub cors_origins: Vec<String>,
     /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
-    pub server_key: Option<String>,
-}
-
-/// Never prints the server key.
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("listen", &self.listen)
-            .field("database", &self.database)
-            .field("public_url", &self.public_url)
-            .field("console_dir", &self.console_dir)
-            .field("region", &self.region)
-            .field("agent_latest", &self.agent_latest)
-            .field("cors_origins", &self.cors_origins)
-            .field(
-                "server_key",
-                &self.server_key.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
+    pub server_key: Option<Secret>,
 }
 
 impl Config {

@@ -1,7 +1,6 @@
 //! The `tunnel-server` command line (docs/command-line.md): parsing only; the work is in
 //! `tunnel_server::cli`. The options of `serve` are `tunnel_server::config::ServeOptions`, where
 //! every flag can also come from `TUNNEL_<FLAG>`. Logs go to stderr (`RUST_LOG`).
-//! The parsed structs do not derive `Debug`: `serve`'s hold the server key and the bootstrap key.
 
 use clap::{Parser, Subcommand};
 use tunnel_server::cli;

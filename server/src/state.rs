@@ -3,7 +3,7 @@
 //! behind `Arc`s or pools).
 
 use crate::agents::Registry;
-use crate::config::Config;
+use crate::config::{Config, Secret};
 use crate::keys::{KeyGenLimiter, KeyVault};
 use crate::store::Store;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ impl AppState {
     pub async fn open(config: Config) -> anyhow::Result<AppState> {
         let store = Store::open(&config.database).await?;
         let keys = KeyVault::load(
-            config.server_key.as_deref(),
+            config.server_key.as_ref().map(Secret::expose),
             config.database.data_dir().as_deref(),
         )?;
         Ok(AppState {
