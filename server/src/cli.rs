@@ -23,7 +23,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(dir = %dir.display(), "--console-dir has no index.html; the console will not load");
     }
     let state = AppState::open(config).await?;
-    bootstrap(&state.store, opts.bootstrap_api_key.as_ref().map(Secret::expose)).await?;
+    bootstrap(
+        &state.store,
+        opts.bootstrap_api_key.as_ref().map(Secret::expose),
+    )
+    .await?;
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
     let app = crate::app(state.clone());
     // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),

@@ -1,20 +1,21 @@
 //! Tunnel credentials (authtokens): rows, the token hash, authtoken authentication for the
 //! agent channel, and bulk seeding for benchmarks.
 
-use super::records::{Record, insert, insert_sql, json_col, to_json};
+use super::records::{Column as _, Json, Text, Value, record, to_json};
 use super::{Result, Store, hash_matches, hash_secret, lookup_of, new_token};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row as _, SqliteConnection};
+use sqlx::Row as _;
 use tunnel_core::ids::IdKind;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialRow {
-    pub id: String,
-    pub created_at: String,
-    pub description: String,
-    pub metadata: String,
-    pub acl: Vec<String>,
-    pub owner_id: String,
+record! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CredentialRow {
+        table: "credentials",
+        kind: IdKind::Credential,
+        columns: {
+            acl: Vec<String> = Json,
+            owner_id: String = Text,
+        }
+    }
 }
 
 /// A credential just created, with its token: the only moment the token exists in clear.
@@ -50,44 +51,12 @@ pub struct AuthtokenCredential {
     pub acl: Vec<String>,
 }
 
-impl Record for CredentialRow {
-    const TABLE: &'static str = "credentials";
-    const KIND: IdKind = IdKind::Credential;
-
-    fn decode(r: &SqliteRow) -> Result<CredentialRow> {
-        Ok(CredentialRow {
-            id: r.try_get("id")?,
-            created_at: r.try_get("created_at")?,
-            description: r.try_get("description")?,
-            metadata: r.try_get("metadata")?,
-            acl: json_col(r, "acl")?,
-            owner_id: r.try_get("owner_id")?,
-        })
-    }
-}
-
-/// Stores `row` of `account_id` with the hash of its `token`: the one `INSERT` of a credential,
-/// for creation and seeding alike (the same statement text every time, so each connection
-/// keeps it prepared).
-async fn insert_credential(
-    conn: &mut SqliteConnection,
-    account_id: &str,
-    row: &CredentialRow,
-    token: &str,
-) -> Result<()> {
-    let sql = insert_sql::<CredentialRow>(&["lookup", "secret_hash", "acl", "owner_id"]);
-    insert(
-        &sql,
-        account_id,
-        [&row.id, &row.created_at, &row.description, &row.metadata],
-    )
-    .bind(lookup_of(token))
-    .bind(hash_secret(token))
-    .bind(to_json(&row.acl))
-    .bind(&row.owner_id)
-    .execute(conn)
-    .await?;
-    Ok(())
+/// The columns of a credential that are not fields of its row: what is stored of its token.
+fn token_columns(token: &str) -> Vec<(&'static str, Value)> {
+    vec![
+        ("lookup", Value::Text(lookup_of(token))),
+        ("secret_hash", Value::Blob(hash_secret(token))),
+    ]
 }
 
 impl Store {
@@ -99,18 +68,21 @@ impl Store {
         acl: &[String],
         owner_id: &str,
     ) -> Result<NewCredential> {
-        let (id, created_at) = self.mint(IdKind::Credential);
-        let token = new_token(&id).expose();
-        let row = CredentialRow {
-            id,
-            created_at,
-            description: description.to_owned(),
-            metadata: metadata.to_owned(),
-            acl: acl.to_vec(),
-            owner_id: owner_id.to_owned(),
-        };
-        let mut conn = self.pool.acquire().await?;
-        insert_credential(&mut conn, account_id, &row, &token).await?;
+        let minted = self.mint(IdKind::Credential);
+        let token = new_token(&minted.0).expose();
+        let row = CredentialRow::new(
+            minted,
+            description,
+            metadata,
+            acl.to_vec(),
+            owner_id.to_owned(),
+        );
+        row.insert(
+            &mut *self.pool.acquire().await?,
+            account_id,
+            token_columns(&token),
+        )
+        .await?;
         Ok(NewCredential { row, token })
     }
 
@@ -155,7 +127,7 @@ impl Store {
         Ok(Some(AuthtokenCredential {
             id: r.try_get("id")?,
             account_id: r.try_get("account_id")?,
-            acl: json_col(&r, "acl")?,
+            acl: Json::decode(&r, "acl")?,
         }))
     }
 }
@@ -217,15 +189,16 @@ impl Store {
                         .map(super::rfc3339)
                         .unwrap_or_else(|_| super::rfc3339(now));
                 let token = new_token(&id).expose();
-                let row = CredentialRow {
-                    id,
-                    created_at,
-                    description: format!("seeded credential {i}"),
-                    metadata: String::new(),
-                    acl: acl.clone(),
-                    owner_id: owner.clone(),
-                };
-                insert_credential(&mut tx, account_id, &row, &token).await?;
+                let description = format!("seeded credential {i}");
+                let row = CredentialRow::new(
+                    (id, created_at),
+                    &description,
+                    "",
+                    acl.clone(),
+                    owner.clone(),
+                );
+                row.insert(&mut tx, account_id, token_columns(&token))
+                    .await?;
             }
             tx.commit().await?;
             done += batch;

@@ -2,22 +2,24 @@
 //! destination in use cannot be deleted.
 
 use super::event_destinations::DestinationRow;
-use super::records::{Record, insert, insert_sql, json_col, require, to_json};
+use super::records::{Joined, Json, record, require, to_json};
 use super::{Result, Store};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row as _, SqliteConnection};
+use sqlx::SqliteConnection;
 use tunnel_core::ids::IdKind;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubscriptionRow {
-    pub id: String,
-    pub created_at: String,
-    pub description: String,
-    pub metadata: String,
-    /// Event types, in the order given.
-    pub sources: Vec<String>,
-    /// Destination ids, in the order given.
-    pub destination_ids: Vec<String>,
+record! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SubscriptionRow {
+        table: "event_subscriptions",
+        kind: IdKind::EventSubscription,
+        complete: with_destinations,
+        columns: {
+            /// Event types, in the order given.
+            sources: Vec<String> = Json,
+            /// Destination ids, in the order given.
+            destination_ids: Vec<String> = Joined,
+        }
+    }
 }
 
 /// The fields a PATCH may change; `None` leaves a field as it is.
@@ -29,36 +31,20 @@ pub struct SubscriptionChanges {
     pub destination_ids: Option<Vec<String>>,
 }
 
-impl Record for SubscriptionRow {
-    const TABLE: &'static str = "event_subscriptions";
-    const KIND: IdKind = IdKind::EventSubscription;
-
-    /// The row without its destinations, which [`Record::complete`] adds.
-    fn decode(r: &SqliteRow) -> Result<SubscriptionRow> {
-        Ok(SubscriptionRow {
-            id: r.try_get("id")?,
-            created_at: r.try_get("created_at")?,
-            description: r.try_get("description")?,
-            metadata: r.try_get("metadata")?,
-            sources: json_col(r, "sources")?,
-            destination_ids: Vec::new(),
-        })
+/// Fills in the destinations of decoded subscriptions, from their join table.
+async fn with_destinations(
+    conn: &mut SqliteConnection,
+    mut rows: Vec<SubscriptionRow>,
+) -> Result<Vec<SubscriptionRow>> {
+    for row in &mut rows {
+        row.destination_ids = sqlx::query_scalar(
+            "SELECT destination_id FROM event_subscription_destinations WHERE subscription_id = ? ORDER BY position",
+        )
+        .bind(&row.id)
+        .fetch_all(&mut *conn)
+        .await?;
     }
-
-    async fn complete(
-        conn: &mut SqliteConnection,
-        mut rows: Vec<SubscriptionRow>,
-    ) -> Result<Vec<SubscriptionRow>> {
-        for row in &mut rows {
-            row.destination_ids = sqlx::query_scalar(
-                "SELECT destination_id FROM event_subscription_destinations WHERE subscription_id = ? ORDER BY position",
-            )
-            .bind(&row.id)
-            .fetch_all(&mut *conn)
-            .await?;
-        }
-        Ok(rows)
-    }
+    Ok(rows)
 }
 
 /// Replaces the destinations of a subscription, inside the caller's write transaction. Each id
@@ -95,25 +81,16 @@ impl Store {
         sources: &[String],
         destination_ids: &[String],
     ) -> Result<SubscriptionRow> {
-        let (id, created_at) = self.mint(IdKind::EventSubscription);
-        let row = SubscriptionRow {
-            id,
-            created_at,
-            description: description.to_owned(),
-            metadata: metadata.to_owned(),
-            sources: sources.to_vec(),
-            destination_ids: destination_ids.to_vec(),
-        };
-        let sql = insert_sql::<SubscriptionRow>(&["sources"]);
+        let minted = self.mint(IdKind::EventSubscription);
+        let row = SubscriptionRow::new(
+            minted,
+            description,
+            metadata,
+            sources.to_vec(),
+            destination_ids.to_vec(),
+        );
         let mut tx = self.write_tx().await?;
-        insert(
-            &sql,
-            account_id,
-            [&row.id, &row.created_at, &row.description, &row.metadata],
-        )
-        .bind(to_json(&row.sources))
-        .execute(&mut *tx)
-        .await?;
+        row.insert(&mut tx, account_id, vec![]).await?;
         set_destinations(&mut tx, account_id, &row.id, destination_ids).await?;
         tx.commit().await?;
         Ok(row)

@@ -1,13 +1,13 @@
-//! What every resource table of an account shares, written once: keyset paging, fetching one
-//! row, deleting one (refused while referenced), checking a referenced row exists, and the
-//! `INSERT` of the columns every resource row starts with.
+//! What every resource table of an account shares, written once: the row types' declaration
+//! ([`record!`]: fields, decoding, `INSERT`), keyset paging, fetching one row, deleting one
+//! (refused while referenced) and checking a referenced row exists.
 //!
-//! Each area's module describes its table with a [`Record`] (the row type, its table, its id
-//! kind, what may reference it) and keeps only its own statements: create and update.
+//! Each area's module declares its row type with [`record!`] (its table, id kind, what may
+//! reference it, its own columns) and keeps only what is its own: creation and update.
 
 use super::{Error, Result, Store};
-use sqlx::sqlite::{SqliteArguments, SqliteRow};
-use sqlx::{Row as _, Sqlite, SqliteConnection};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row as _, SqliteConnection};
 use std::future::Future;
 use tunnel_core::ids::IdKind;
 
@@ -184,41 +184,182 @@ pub(super) async fn require<R: Record>(
     })
 }
 
-/// The `INSERT` of a row of `R`: the columns every resource row starts with, then `extra`, whose values the caller
-/// binds in that order on the query [`insert`] returns.
-pub(super) fn insert_sql<R: Record>(extra: &[&str]) -> String {
-    let columns: Vec<&str> = ["id", "account_id", "created_at", "description", "metadata"]
-        .into_iter()
-        .chain(extra.iter().copied())
-        .collect();
-    let marks = vec!["?"; columns.len()].join(", ");
-    format!(
-        "INSERT INTO {} ({}) VALUES ({marks})",
-        R::TABLE,
-        columns.join(", ")
-    )
+/// A value an `INSERT` writes.
+#[derive(Debug, Clone)]
+pub(super) enum Value {
+    Text(String),
+    Blob(Vec<u8>),
 }
 
-/// The query of [`insert_sql`]'s statement with the columns every row starts with bound:
-/// `account_id`, and `[id, created_at, description, metadata]` of the row.
-pub(super) fn insert<'q>(
-    sql: &'q str,
-    account_id: &'q str,
-    [id, created_at, description, metadata]: [&'q str; 4],
-) -> sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>> {
-    sqlx::query(sql)
-        .bind(id)
-        .bind(account_id)
-        .bind(created_at)
-        .bind(description)
-        .bind(metadata)
+/// Stores one row of `table` (a constant, never input): `columns` in the order given.
+pub(super) async fn insert(
+    conn: &mut SqliteConnection,
+    table: &'static str,
+    columns: Vec<(&'static str, Value)>,
+) -> Result<()> {
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let marks = vec!["?"; names.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO {table} ({}) VALUES ({marks})",
+        names.join(", ")
+    );
+    let mut query = sqlx::query(&sql);
+    for (_, value) in columns {
+        query = match value {
+            Value::Text(text) => query.bind(text),
+            Value::Blob(bytes) => query.bind(bytes),
+        };
+    }
+    query.execute(conn).await?;
+    Ok(())
 }
 
-/// A JSON column.
-pub(super) fn json_col<T: serde::de::DeserializeOwned>(row: &SqliteRow, col: &str) -> Result<T> {
-    let text: String = row.try_get(col)?;
-    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
+/// How a field of a row type (declared with [`record!`]) is read from its column and written to
+/// it.
+pub(super) trait Column<T> {
+    fn decode(row: &SqliteRow, name: &str) -> Result<T>;
+    /// What the row's `INSERT` writes; `None` for what is set later or lives in another table.
+    fn encode(value: &T) -> Option<Value>;
 }
+
+/// A text column.
+#[derive(Debug)]
+pub(super) struct Text;
+
+impl Column<String> for Text {
+    fn decode(row: &SqliteRow, name: &str) -> Result<String> {
+        Ok(row.try_get(name)?)
+    }
+
+    fn encode(value: &String) -> Option<Value> {
+        Some(Value::Text(value.clone()))
+    }
+}
+
+/// Data of another table, which the row type's `complete` fills in after decoding.
+#[derive(Debug)]
+pub(super) struct Joined;
+
+impl<T: Default> Column<T> for Joined {
+    fn decode(_: &SqliteRow, _: &str) -> Result<T> {
+        Ok(T::default())
+    }
+
+    fn encode(_: &T) -> Option<Value> {
+        None
+    }
+}
+
+/// A JSON column (arrays, objects).
+#[derive(Debug)]
+pub(super) struct Json;
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Column<T> for Json {
+    fn decode(row: &SqliteRow, name: &str) -> Result<T> {
+        let text: String = row.try_get(name)?;
+        serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
+    }
+
+    fn encode(value: &T) -> Option<Value> {
+        Some(Value::Text(to_json(value)))
+    }
+}
+
+/// Declares the row type of a resource table and its [`Record`]: the fields every resource row
+/// has (`id`, `created_at`, `description`, `metadata`), then the table's own, each with the
+/// [`Column`] that reads and writes it. It also gets `new` (from the `(id, created_at)` of
+/// `Store::mint`) and `insert` (into the account, with `extra` columns that are not fields, such
+/// as a secret's hash), so an area's module writes neither its decoding nor its `INSERT`.
+macro_rules! record {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            table: $table:literal,
+            kind: $kind:expr,
+            $(used_by: $used:expr,)?
+            $(complete: $complete:path,)?
+            columns: {
+                $($(#[$field_attr:meta])* $field:ident: $ty:ty = $column:ty,)*
+            }
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            pub id: String,
+            pub created_at: String,
+            pub description: String,
+            pub metadata: String,
+            $($(#[$field_attr])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// A new row: `minted` is the `(id, created_at)` of `Store::mint`.
+            pub fn new(
+                minted: (String, String),
+                description: &str,
+                metadata: &str,
+                $($field: $ty,)*
+            ) -> $name {
+                $name {
+                    id: minted.0,
+                    created_at: minted.1,
+                    description: description.to_owned(),
+                    metadata: metadata.to_owned(),
+                    $($field,)*
+                }
+            }
+
+            /// Stores the row in `account_id`, with `extra` columns that are not fields.
+            pub(super) async fn insert(
+                &self,
+                conn: &mut sqlx::SqliteConnection,
+                account_id: &str,
+                extra: Vec<(&'static str, $crate::store::records::Value)>,
+            ) -> $crate::store::Result<()> {
+                use $crate::store::records::Value;
+                let mut columns = vec![
+                    ("id", Value::Text(self.id.clone())),
+                    ("account_id", Value::Text(account_id.to_owned())),
+                    ("created_at", Value::Text(self.created_at.clone())),
+                    ("description", Value::Text(self.description.clone())),
+                    ("metadata", Value::Text(self.metadata.clone())),
+                ];
+                $(if let Some(value) =
+                    <$column as $crate::store::records::Column<$ty>>::encode(&self.$field)
+                {
+                    columns.push((stringify!($field), value));
+                })*
+                columns.extend(extra);
+                $crate::store::records::insert(conn, $table, columns).await
+            }
+        }
+
+        impl $crate::store::records::Record for $name {
+            const TABLE: &'static str = $table;
+            const KIND: tunnel_core::ids::IdKind = $kind;
+            $(const USED_BY: Option<$crate::store::records::UsedBy> = Some($used);)?
+
+            fn decode(row: &sqlx::sqlite::SqliteRow) -> $crate::store::Result<$name> {
+                use $crate::store::records::{Column, Text};
+                Ok($name {
+                    id: Text::decode(row, "id")?,
+                    created_at: Text::decode(row, "created_at")?,
+                    description: Text::decode(row, "description")?,
+                    metadata: Text::decode(row, "metadata")?,
+                    $($field: <$column as Column<$ty>>::decode(row, stringify!($field))?,)*
+                })
+            }
+
+            $(fn complete(
+                conn: &mut sqlx::SqliteConnection,
+                rows: Vec<$name>,
+            ) -> impl std::future::Future<Output = $crate::store::Result<Vec<$name>>> + Send {
+                $complete(conn, rows)
+            })?
+        }
+    };
+}
+pub(super) use record;
 
 /// The text of a JSON column.
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {

@@ -1,35 +1,19 @@
 //! SSH certificate authorities. The private key arrives here already sealed (`keys.rs`): the
 //! database never sees it in clear.
 
-use super::records::{Record, insert, insert_sql};
+use super::records::{Text, Value, record};
 use super::{Result, Store};
-use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 use tunnel_core::ids::IdKind;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshCaRow {
-    pub id: String,
-    pub created_at: String,
-    pub description: String,
-    pub metadata: String,
-    pub key_type: String,
-    pub public_key: String,
-}
-
-impl Record for SshCaRow {
-    const TABLE: &'static str = "ssh_certificate_authorities";
-    const KIND: IdKind = IdKind::SshCertificateAuthority;
-
-    fn decode(r: &SqliteRow) -> Result<SshCaRow> {
-        Ok(SshCaRow {
-            id: r.try_get("id")?,
-            created_at: r.try_get("created_at")?,
-            description: r.try_get("description")?,
-            metadata: r.try_get("metadata")?,
-            key_type: r.try_get("key_type")?,
-            public_key: r.try_get("public_key")?,
-        })
+record! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SshCaRow {
+        table: "ssh_certificate_authorities",
+        kind: IdKind::SshCertificateAuthority,
+        columns: {
+            key_type: String = Text,
+            public_key: String = Text,
+        }
     }
 }
 
@@ -42,17 +26,12 @@ impl Store {
         row: SshCaRow,
         private_key_sealed: &[u8],
     ) -> Result<SshCaRow> {
-        let sql = insert_sql::<SshCaRow>(&["key_type", "public_key", "private_key_sealed"]);
-        insert(
-            &sql,
-            account_id,
-            [&row.id, &row.created_at, &row.description, &row.metadata],
-        )
-        .bind(&row.key_type)
-        .bind(&row.public_key)
-        .bind(private_key_sealed)
-        .execute(&self.pool)
-        .await?;
+        let sealed = vec![(
+            "private_key_sealed",
+            Value::Blob(private_key_sealed.to_vec()),
+        )];
+        row.insert(&mut *self.pool.acquire().await?, account_id, sealed)
+            .await?;
         Ok(row)
     }
 

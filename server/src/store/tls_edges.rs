@@ -1,38 +1,39 @@
 //! TLS edges with their backend module (a reference to a tunnel-group backend of the account).
 
 use super::backends::BackendRow;
-use super::records::{Record, insert, insert_sql, json_col, require, to_json};
+use super::records::{Column, Json, Value, record, require};
 use super::{Result, Store};
 use sqlx::Row as _;
 use sqlx::sqlite::SqliteRow;
 use tunnel_core::ids::IdKind;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsEdgeRow {
-    pub id: String,
-    pub created_at: String,
-    pub description: String,
-    pub metadata: String,
-    pub hostports: Vec<String>,
-    /// The backend module: `(backend_id, enabled)`.
-    pub backend: Option<(String, bool)>,
+record! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct TlsEdgeRow {
+        table: "tls_edges",
+        kind: IdKind::TlsEdge,
+        columns: {
+            hostports: Vec<String> = Json,
+            /// The backend module: `(backend_id, enabled)`.
+            backend: Option<(String, bool)> = BackendModule,
+        }
+    }
 }
 
-impl Record for TlsEdgeRow {
-    const TABLE: &'static str = "tls_edges";
-    const KIND: IdKind = IdKind::TlsEdge;
+/// The backend module's two columns, `backend_id` and `backend_enabled`: both NULL when there
+/// is none. Not written by the edge's `INSERT`: an edge is created without one.
+#[derive(Debug)]
+struct BackendModule;
 
-    fn decode(r: &SqliteRow) -> Result<TlsEdgeRow> {
-        let backend_id: Option<String> = r.try_get("backend_id")?;
-        let enabled: Option<bool> = r.try_get("backend_enabled")?;
-        Ok(TlsEdgeRow {
-            id: r.try_get("id")?,
-            created_at: r.try_get("created_at")?,
-            description: r.try_get("description")?,
-            metadata: r.try_get("metadata")?,
-            hostports: json_col(r, "hostports")?,
-            backend: backend_id.map(|id| (id, enabled.unwrap_or(true))),
-        })
+impl Column<Option<(String, bool)>> for BackendModule {
+    fn decode(row: &SqliteRow, _: &str) -> Result<Option<(String, bool)>> {
+        let backend_id: Option<String> = row.try_get("backend_id")?;
+        let enabled: Option<bool> = row.try_get("backend_enabled")?;
+        Ok(backend_id.map(|id| (id, enabled.unwrap_or(true))))
+    }
+
+    fn encode(_: &Option<(String, bool)>) -> Option<Value> {
+        None
     }
 }
 
@@ -44,24 +45,10 @@ impl Store {
         metadata: &str,
         hostports: &[String],
     ) -> Result<TlsEdgeRow> {
-        let (id, created_at) = self.mint(IdKind::TlsEdge);
-        let row = TlsEdgeRow {
-            id,
-            created_at,
-            description: description.to_owned(),
-            metadata: metadata.to_owned(),
-            hostports: hostports.to_vec(),
-            backend: None,
-        };
-        let sql = insert_sql::<TlsEdgeRow>(&["hostports"]);
-        insert(
-            &sql,
-            account_id,
-            [&row.id, &row.created_at, &row.description, &row.metadata],
-        )
-        .bind(to_json(&row.hostports))
-        .execute(&self.pool)
-        .await?;
+        let minted = self.mint(IdKind::TlsEdge);
+        let row = TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None);
+        row.insert(&mut *self.pool.acquire().await?, account_id, vec![])
+            .await?;
         Ok(row)
     }
 
