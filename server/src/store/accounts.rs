@@ -1,7 +1,7 @@
 //! Accounts, principals (users and bots) and their API keys.
 
 use super::records::exists;
-use super::{Error, Result, Store, hash_matches, hash_secret, lookup_of, new_token};
+use super::{Error, Result, Store, hash_secret, lookup_of, new_token, verified};
 use sqlx::{Row as _, SqliteConnection};
 use tunnel_core::ids::IdKind;
 
@@ -145,11 +145,9 @@ impl Store {
         .bind(lookup_of(api_key))
         .fetch_optional(&self.pool)
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        let stored: Vec<u8> = row.try_get("secret_hash")?;
-        if !hash_matches(&stored, api_key) {
+        let Some(row) = verified(row, api_key)? else {
             return Ok(None);
-        }
+        };
         Ok(Some(ApiKeyOwner {
             account_id: row.try_get("account_id")?,
             principal_id: row.try_get("principal_id")?,

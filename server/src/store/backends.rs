@@ -29,10 +29,9 @@ impl Store {
         metadata: &str,
         labels: &BTreeMap<String, String>,
     ) -> Result<BackendRow> {
-        let minted = self.mint(IdKind::TunnelGroupBackend);
-        let row = BackendRow::new(minted, description, metadata, labels.clone());
-        row.insert(&mut *self.pool.acquire().await?, account_id, vec![])
-            .await?;
-        Ok(row)
+        self.create(account_id, |minted| {
+            BackendRow::new(minted, description, metadata, labels.clone())
+        })
+        .await
     }
 }

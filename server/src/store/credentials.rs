@@ -1,8 +1,8 @@
 //! Tunnel credentials (authtokens): rows, the token hash, authtoken authentication for the
 //! agent channel, and bulk seeding for benchmarks.
 
-use super::records::{Column as _, Json, Text, Value, record, to_json};
-use super::{Result, Store, hash_matches, hash_secret, lookup_of, new_token};
+use super::records::{Changes, Column as _, Json, Text, Value, insert, record};
+use super::{Result, Store, hash_secret, lookup_of, new_token, verified};
 use sqlx::Row as _;
 use tunnel_core::ids::IdKind;
 
@@ -77,12 +77,8 @@ impl Store {
             acl.to_vec(),
             owner_id.to_owned(),
         );
-        row.insert(
-            &mut *self.pool.acquire().await?,
-            account_id,
-            token_columns(&token),
-        )
-        .await?;
+        let mut conn = self.pool.acquire().await?;
+        insert(&mut conn, account_id, &row, token_columns(&token)).await?;
         Ok(NewCredential { row, token })
     }
 
@@ -93,18 +89,9 @@ impl Store {
         id: &str,
         changes: CredentialChanges,
     ) -> Result<CredentialRow> {
-        let done = sqlx::query(
-            "UPDATE credentials SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
-             acl = COALESCE(?, acl) WHERE account_id = ? AND id = ?",
-        )
-        .bind(changes.description)
-        .bind(changes.metadata)
-        .bind(changes.acl.as_ref().map(to_json))
-        .bind(account_id)
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        self.updated(account_id, id, done.rows_affected()).await
+        let set =
+            Changes::new(changes.description, changes.metadata).json("acl", changes.acl.as_ref());
+        self.apply(account_id, id, set).await
     }
 
     /// The credential of a presented authtoken, or `None` when the token is unknown, malformed
@@ -119,11 +106,9 @@ impl Store {
         .bind(lookup_of(token))
         .fetch_optional(&self.pool)
         .await?;
-        let Some(r) = found else { return Ok(None) };
-        let stored: Vec<u8> = r.try_get("secret_hash")?;
-        if !hash_matches(&stored, token) {
+        let Some(r) = verified(found, token)? else {
             return Ok(None);
-        }
+        };
         Ok(Some(AuthtokenCredential {
             id: r.try_get("id")?,
             account_id: r.try_get("account_id")?,
@@ -197,8 +182,7 @@ impl Store {
                     acl.clone(),
                     owner.clone(),
                 );
-                row.insert(&mut tx, account_id, token_columns(&token))
-                    .await?;
+                insert(&mut tx, account_id, &row, token_columns(&token)).await?;
             }
             tx.commit().await?;
             done += batch;

@@ -31,17 +31,11 @@ impl Store {
         format: &str,
         target: &EventTarget,
     ) -> Result<DestinationRow> {
-        let minted = self.mint(IdKind::EventDestination);
-        let row = DestinationRow::new(
-            minted,
-            description,
-            metadata,
-            format.to_owned(),
-            target.clone(),
-        );
-        row.insert(&mut *self.pool.acquire().await?, account_id, vec![])
-            .await?;
-        Ok(row)
+        let (format, target) = (format.to_owned(), target.clone());
+        self.create(account_id, |minted| {
+            DestinationRow::new(minted, description, metadata, format, target)
+        })
+        .await
     }
 
     /// The ids among `ids` that are not destinations of the account.

@@ -2,7 +2,7 @@
 //! destination in use cannot be deleted.
 
 use super::event_destinations::DestinationRow;
-use super::records::{Joined, Json, record, require, to_json};
+use super::records::{Changes, Joined, Json, insert, record, require, update};
 use super::{Result, Store};
 use sqlx::SqliteConnection;
 use tunnel_core::ids::IdKind;
@@ -90,7 +90,7 @@ impl Store {
             destination_ids.to_vec(),
         );
         let mut tx = self.write_tx().await?;
-        row.insert(&mut tx, account_id, vec![]).await?;
+        insert(&mut tx, account_id, &row, vec![]).await?;
         set_destinations(&mut tx, account_id, &row.id, destination_ids).await?;
         tx.commit().await?;
         Ok(row)
@@ -103,23 +103,15 @@ impl Store {
         changes: SubscriptionChanges,
     ) -> Result<SubscriptionRow> {
         let mut tx = self.write_tx().await?;
-        let done = sqlx::query(
-            "UPDATE event_subscriptions SET description = COALESCE(?, description), metadata = COALESCE(?, metadata),
-             sources = COALESCE(?, sources) WHERE account_id = ? AND id = ?",
-        )
-        .bind(changes.description)
-        .bind(changes.metadata)
-        .bind(changes.sources.as_ref().map(to_json))
-        .bind(account_id)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() > 0
+        let set = Changes::new(changes.description, changes.metadata)
+            .json("sources", changes.sources.as_ref());
+        let done = update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
+        if done > 0
             && let Some(ids) = &changes.destination_ids
         {
             set_destinations(&mut tx, account_id, id, ids).await?;
         }
         tx.commit().await?;
-        self.updated(account_id, id, done.rows_affected()).await
+        self.updated(account_id, id, done).await
     }
 }

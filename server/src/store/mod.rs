@@ -41,8 +41,8 @@ pub use tls_edges::TlsEdgeRow;
 use anyhow::Context as _;
 use rand::RngCore as _;
 use sha2::{Digest as _, Sha256};
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{Row as _, SqlitePool};
 use std::path::PathBuf;
 use std::str::FromStr as _;
 use std::sync::{Arc, Mutex};
@@ -239,8 +239,12 @@ pub(crate) fn lookup_of(token: &str) -> String {
     }
 }
 
-/// Constant-time comparison of the stored hash with the hash of what was presented.
-pub(crate) fn hash_matches(stored: &[u8], presented: &str) -> bool {
+/// The row found for a presented secret (by its lookup), if its `secret_hash` column matches
+/// the secret: the hashes are compared in constant time.
+fn verified(found: Option<SqliteRow>, presented: &str) -> Result<Option<SqliteRow>> {
     use subtle::ConstantTimeEq as _;
-    stored.ct_eq(&hash_secret(presented)).into()
+    let Some(row) = found else { return Ok(None) };
+    let stored: Vec<u8> = row.try_get("secret_hash")?;
+    let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
+    Ok(matches.then_some(row))
 }

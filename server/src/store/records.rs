@@ -39,6 +39,9 @@ pub trait Record: Sized + Send + Unpin + 'static {
     /// The row of a `SELECT *` of the table.
     fn decode(row: &SqliteRow) -> Result<Self>;
 
+    /// The columns the row's `INSERT` writes, but for `account_id`.
+    fn columns(&self) -> Vec<(&'static str, Value)>;
+
     /// Completes decoded rows with what other tables hold for them (a subscription's
     /// destinations). Most tables hold everything in their own row.
     fn complete(
@@ -127,8 +130,32 @@ impl Store {
         Ok(())
     }
 
-    /// The row after an `UPDATE … WHERE account_id = ? AND id = ?` that changed `rows_affected`
-    /// rows: [`Error::NotFound`] when it changed none.
+    /// Mints an id of `R`'s kind, makes the row of it with `row`, stores it in the account (see
+    /// [`insert`]) and returns it.
+    pub(super) async fn create<R: Record>(
+        &self,
+        account_id: &str,
+        row: impl FnOnce((String, String)) -> R,
+    ) -> Result<R> {
+        let row = row(self.mint(R::KIND));
+        insert(&mut *self.pool.acquire().await?, account_id, &row, vec![]).await?;
+        Ok(row)
+    }
+
+    /// Applies `set` to the row `id` of the account (see [`update`]) and returns the row.
+    pub(super) async fn apply<R: Record>(
+        &self,
+        account_id: &str,
+        id: &str,
+        set: Changes,
+    ) -> Result<R> {
+        let done = update::<R>(&mut *self.pool.acquire().await?, account_id, id, set).await?;
+        // The connection went back to the pool first: the in-memory database has only one.
+        self.updated(account_id, id, done).await
+    }
+
+    /// The row after an [`update`] that changed `rows_affected` rows: [`Error::NotFound`] when
+    /// it changed none.
     pub(super) async fn updated<R: Record>(
         &self,
         account_id: &str,
@@ -184,19 +211,27 @@ pub(super) async fn require<R: Record>(
     })
 }
 
-/// A value an `INSERT` writes.
+/// A value an `INSERT` or `UPDATE` writes.
 #[derive(Debug, Clone)]
-pub(super) enum Value {
+pub enum Value {
     Text(String),
     Blob(Vec<u8>),
 }
 
-/// Stores one row of `table` (a constant, never input): `columns` in the order given.
-pub(super) async fn insert(
+/// Stores `row` in the account, in `conn` (a pooled connection or the caller's transaction),
+/// with `extra` columns that are not fields of the row (such as a secret's hash).
+pub(super) async fn insert<R: Record>(
     conn: &mut SqliteConnection,
-    table: &'static str,
-    columns: Vec<(&'static str, Value)>,
+    account_id: &str,
+    row: &R,
+    extra: Vec<(&'static str, Value)>,
 ) -> Result<()> {
+    let columns: Vec<(&str, Value)> = [("account_id", Value::Text(account_id.to_owned()))]
+        .into_iter()
+        .chain(row.columns())
+        .chain(extra)
+        .collect();
+    let table = R::TABLE;
     let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
     let marks = vec!["?"; names.len()].join(", ");
     let sql = format!(
@@ -212,6 +247,60 @@ pub(super) async fn insert(
     }
     query.execute(conn).await?;
     Ok(())
+}
+
+/// The columns a partial update writes: each given a value is set, the others kept as they are.
+#[derive(Debug, Clone)]
+pub(super) struct Changes(Vec<(&'static str, Option<Value>)>);
+
+impl Changes {
+    /// The description and metadata every resource has.
+    pub(super) fn new(description: Option<String>, metadata: Option<String>) -> Changes {
+        Changes(vec![
+            ("description", description.map(Value::Text)),
+            ("metadata", metadata.map(Value::Text)),
+        ])
+    }
+
+    /// And a JSON column.
+    pub(super) fn json<T: serde::Serialize>(
+        mut self,
+        column: &'static str,
+        value: Option<&T>,
+    ) -> Changes {
+        self.0
+            .push((column, value.map(|v| Value::Text(to_json(v)))));
+        self
+    }
+}
+
+/// Applies `changes` to the row `id` of the account, in `conn` (a pooled connection or the
+/// caller's transaction). Returns the number of rows changed (0: no such row).
+pub(super) async fn update<R: Record>(
+    conn: &mut SqliteConnection,
+    account_id: &str,
+    id: &str,
+    Changes(columns): Changes,
+) -> Result<u64> {
+    let sets: Vec<String> = columns
+        .iter()
+        .map(|(name, _)| format!("{name} = COALESCE(?, {name})"))
+        .collect();
+    let sql = format!(
+        "UPDATE {} SET {} WHERE account_id = ? AND id = ?",
+        R::TABLE,
+        sets.join(", ")
+    );
+    let mut query = sqlx::query(&sql);
+    for (_, value) in columns {
+        query = match value {
+            Some(Value::Text(text)) => query.bind(Some(text)),
+            Some(Value::Blob(bytes)) => query.bind(Some(bytes)),
+            None => query.bind(None::<String>),
+        };
+    }
+    let done = query.bind(account_id).bind(id).execute(conn).await?;
+    Ok(done.rows_affected())
 }
 
 /// How a field of a row type (declared with [`record!`]) is read from its column and written to
@@ -267,9 +356,8 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> Column<T> for Json {
 
 /// Declares the row type of a resource table and its [`Record`]: the fields every resource row
 /// has (`id`, `created_at`, `description`, `metadata`), then the table's own, each with the
-/// [`Column`] that reads and writes it. It also gets `new` (from the `(id, created_at)` of
-/// `Store::mint`) and `insert` (into the account, with `extra` columns that are not fields, such
-/// as a secret's hash), so an area's module writes neither its decoding nor its `INSERT`.
+/// [`Column`] that reads and writes it, and a `new` from the `(id, created_at)` of
+/// `Store::mint`: an area's module writes neither its decoding nor its `INSERT`.
 macro_rules! record {
     (
         $(#[$attr:meta])*
@@ -308,30 +396,6 @@ macro_rules! record {
                     $($field,)*
                 }
             }
-
-            /// Stores the row in `account_id`, with `extra` columns that are not fields.
-            pub(super) async fn insert(
-                &self,
-                conn: &mut sqlx::SqliteConnection,
-                account_id: &str,
-                extra: Vec<(&'static str, $crate::store::records::Value)>,
-            ) -> $crate::store::Result<()> {
-                use $crate::store::records::Value;
-                let mut columns = vec![
-                    ("id", Value::Text(self.id.clone())),
-                    ("account_id", Value::Text(account_id.to_owned())),
-                    ("created_at", Value::Text(self.created_at.clone())),
-                    ("description", Value::Text(self.description.clone())),
-                    ("metadata", Value::Text(self.metadata.clone())),
-                ];
-                $(if let Some(value) =
-                    <$column as $crate::store::records::Column<$ty>>::encode(&self.$field)
-                {
-                    columns.push((stringify!($field), value));
-                })*
-                columns.extend(extra);
-                $crate::store::records::insert(conn, $table, columns).await
-            }
         }
 
         impl $crate::store::records::Record for $name {
@@ -348,6 +412,20 @@ macro_rules! record {
                     metadata: Text::decode(row, "metadata")?,
                     $($field: <$column as Column<$ty>>::decode(row, stringify!($field))?,)*
                 })
+            }
+
+            fn columns(&self) -> Vec<(&'static str, $crate::store::records::Value)> {
+                use $crate::store::records::{Column, Value};
+                let mut columns = vec![
+                    ("id", Value::Text(self.id.clone())),
+                    ("created_at", Value::Text(self.created_at.clone())),
+                    ("description", Value::Text(self.description.clone())),
+                    ("metadata", Value::Text(self.metadata.clone())),
+                ];
+                $(if let Some(value) = <$column as Column<$ty>>::encode(&self.$field) {
+                    columns.push((stringify!($field), value));
+                })*
+                columns
             }
 
             $(fn complete(

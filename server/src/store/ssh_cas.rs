@@ -1,7 +1,7 @@
 //! SSH certificate authorities. The private key arrives here already sealed (`keys.rs`): the
 //! database never sees it in clear.
 
-use super::records::{Text, Value, record};
+use super::records::{Changes, Text, Value, insert, record};
 use super::{Result, Store};
 use tunnel_core::ids::IdKind;
 
@@ -30,8 +30,7 @@ impl Store {
             "private_key_sealed",
             Value::Blob(private_key_sealed.to_vec()),
         )];
-        row.insert(&mut *self.pool.acquire().await?, account_id, sealed)
-            .await?;
+        insert(&mut *self.pool.acquire().await?, account_id, &row, sealed).await?;
         Ok(row)
     }
 
@@ -55,16 +54,7 @@ impl Store {
         description: Option<String>,
         metadata: Option<String>,
     ) -> Result<SshCaRow> {
-        let done = sqlx::query(
-            "UPDATE ssh_certificate_authorities SET description = COALESCE(?, description),
-             metadata = COALESCE(?, metadata) WHERE account_id = ? AND id = ?",
-        )
-        .bind(description)
-        .bind(metadata)
-        .bind(account_id)
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        self.updated(account_id, id, done.rows_affected()).await
+        let set = Changes::new(description, metadata);
+        self.apply(account_id, id, set).await
     }
 }

@@ -45,11 +45,10 @@ impl Store {
         metadata: &str,
         hostports: &[String],
     ) -> Result<TlsEdgeRow> {
-        let minted = self.mint(IdKind::TlsEdge);
-        let row = TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None);
-        row.insert(&mut *self.pool.acquire().await?, account_id, vec![])
-            .await?;
-        Ok(row)
+        self.create(account_id, |minted| {
+            TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None)
+        })
+        .await
     }
 
     /// Sets (or clears, with `None`) the backend module of an edge; [`super::Error::NotFound`]
