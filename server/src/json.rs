@@ -1,5 +1,5 @@
-//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB (413),
-//! malformed JSON 400, unknown fields 400 naming the field and the accepted ones, and a missing
+//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB
+//! (413, docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and the accepted ones, and a missing
 //! body read as `{}` (every request type of the API accepts `{}`; required fields are then
 //! reported by validation, with their field name).
 

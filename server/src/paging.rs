@@ -1,7 +1,8 @@
-//! List pages (docs/api/README.md, lists and paging): `limit` (1..=100, default 100) and `before_id`, newest first,
-//! keyset pagination on the id, and an absolute `next_page_uri` (or `null` on the last page).
-//! Also the one check of query parameters: lists accept exactly these two, other operations
-//! none (unknown parameters are a 400).
+//! List pages (docs/api/README.md, lists and paging; sizes in docs/limits.md): `limit`
+//! (1..=100, default 100) and `before_id`, newest first, keyset pagination on the id, and an
+//! absolute `next_page_uri` (or `null` on the last page). Also the one check of query
+//! parameters: lists accept exactly these two, other operations none (unknown parameters are a
+//! 400).
 
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -1,4 +1,5 @@
-//! Security headers on every response the server sends (API, console, agent channel).
+//! Security headers on every response the server sends (API, console, agent channel); the
+//! console's own policy is described in docs/console.md.
 //!
 //! - Everywhere: `X-Content-Type-Options: nosniff` (a JSON error is never run as a script),
 //!   `Referrer-Policy: no-referrer` (console URLs hold resource ids), `X-Frame-Options: DENY`

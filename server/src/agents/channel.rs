@@ -3,7 +3,7 @@
 //! socket to [`serve`]).
 //!
 //! One task per connection: it waits for the hello, checks the authtoken (credential token hash)
-//! and every bind against the credential's ACL with `tunnel-core` matching, then either refuses
+//! and every bind against the credential's ACL (docs/acl.md) with `tunnel-core` matching, then either refuses
 //! (one `Refused` frame with the error code and reason, then close) or opens a session `ts_…`
 //! in the registry, with the update target the server picks for it once and for all, and serves
 //! it: commands from the API go out as `Command` frames and come back as `Ack`s matched by
