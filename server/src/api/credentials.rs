@@ -2,14 +2,12 @@
 //! update (description, metadata, acl), and the generic list, get and delete; a delete also
 //! disconnects the sessions the credential opened.
 
-use super::resource::{self, Resource};
-use super::{Path, check_body_id, text};
+use super::resource::{self, New, Resource as _, declare_resource};
+use super::{Change, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::json::JsonBody;
 use crate::state::AppState;
 use crate::store::{CredentialChanges, CredentialRow};
-use axum::extract::State;
 use axum::routing::patch;
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
@@ -20,64 +18,46 @@ use tunnel_core::resources::credential::{
 };
 use tunnel_core::resources::given;
 
+declare_resource! {
+    /// The tunnel credentials of an account. The wire form carries no token: only the creation
+    /// answers with it.
+    Credentials at paths::CREDENTIALS, paths::credential;
+    CredentialRow => CredentialList, created from CredentialCreate => create;
+    deleted => disconnect;
+    wire(state, row) => Credential { token: None, acl: row.acl, owner_id: row.owner_id }
+}
+
 pub fn router() -> Router<AppState> {
     resource::router::<Credentials>().route(&Credentials::path("{id}"), patch(update))
 }
 
-/// The tunnel credentials of an account.
-#[derive(Debug)]
-pub struct Credentials;
+async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
+    let (state, req) = (new.state, &new.request);
+    let owner_id = owner(state, new.caller, given(&req.owner_id)).await?;
+    let acl = req.acl.as_deref().unwrap_or_default();
+    let created = state
+        .store
+        .create_credential(
+            new.account(),
+            text(&req.description),
+            text(&req.metadata),
+            acl,
+            &owner_id,
+        )
+        .await?;
+    tracing::info!(credential_id = %created.row.id, "credential created");
+    Ok(Credential {
+        token: Some(created.token),
+        ..Credentials::wire(state, created.row)
+    })
+}
 
-impl Resource for Credentials {
-    const PATH: &'static str = paths::CREDENTIALS;
-    type Row = CredentialRow;
-    type Page = CredentialList;
-    type Create = CredentialCreate;
-
-    fn path(id: &str) -> String {
-        paths::credential(id)
-    }
-
-    /// Without the token, which only the creation answers with.
-    fn wire(state: &AppState, row: CredentialRow) -> Credential {
-        Credential {
-            uri: state.uri(&Self::path(&row.id)),
-            id: row.id,
-            created_at: row.created_at,
-            description: row.description,
-            metadata: row.metadata,
-            token: None,
-            acl: row.acl,
-            owner_id: row.owner_id,
-        }
-    }
-
-    async fn create(
-        state: &AppState,
-        caller: &Caller,
-        req: CredentialCreate,
-    ) -> ApiResult<Credential> {
-        let owner_id = owner(state, caller, given(&req.owner_id)).await?;
-        let (description, metadata) = (text(&req.description), text(&req.metadata));
-        let acl = req.acl.as_deref().unwrap_or_default();
-        let created = state
-            .store
-            .create_credential(&caller.account_id, description, metadata, acl, &owner_id)
-            .await?;
-        tracing::info!(credential_id = %created.row.id, "credential created");
-        Ok(Credential {
-            token: Some(created.token),
-            ..Self::wire(state, created.row)
-        })
-    }
-
-    /// Its authtoken no longer authenticates: disconnect the sessions it opened
-    /// (docs/agent-channel.md). The row is gone first, so a session opening meanwhile sees
-    /// its token fail.
-    fn deleted(state: &AppState, id: &str) {
-        let closed = state.registry.close_credential(id);
-        tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential deleted");
-    }
+/// Its authtoken no longer authenticates: disconnect the sessions it opened
+/// (docs/agent-channel.md). The row is gone first, so a session opening meanwhile sees its
+/// token fail.
+fn disconnect(state: &AppState, id: &str) {
+    let closed = state.registry.close_credential(id);
+    tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential deleted");
 }
 
 /// The owner of a new credential (docs/accounts.md): the caller by default; only admins may
@@ -108,18 +88,18 @@ async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiRes
     Ok(owner.to_owned())
 }
 
-async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(req): JsonBody<CredentialUpdate>,
-) -> ApiResult<Json<Credential>> {
-    check_body_id(&req.id, &id)?;
-    req.validate()?;
+async fn update(change: Change<CredentialUpdate>) -> ApiResult<Json<Credential>> {
+    let Change {
+        state,
+        caller,
+        id,
+        body,
+    } = change;
+    body.validate()?;
     let changes = CredentialChanges {
-        description: req.description,
-        metadata: req.metadata,
-        acl: req.acl,
+        description: body.description,
+        metadata: body.metadata,
+        acl: body.acl,
     };
     let row = state
         .store

@@ -1,9 +1,8 @@
 //! Event destinations (docs/api/event_destinations.md): the generic create, list, get and delete.
 //! A destination still used by a subscription cannot be deleted (409).
 
-use super::resource::{self, Resource};
+use super::resource::{self, New, Resource as _, declare_resource};
 use super::text;
-use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::store::DestinationRow;
@@ -16,52 +15,25 @@ use tunnel_core::resources::event_destination::{
 /// The one format of event destinations this server writes.
 const FORMAT: &str = "json";
 
+declare_resource! {
+    /// The event destinations of an account.
+    Destinations at paths::EVENT_DESTINATIONS, paths::event_destination;
+    DestinationRow => EventDestinationList, created from EventDestinationCreate => create;
+    wire(state, row) => EventDestination { format: row.format, target: row.target }
+}
+
 pub fn router() -> Router<AppState> {
     resource::router::<Destinations>()
 }
 
-/// The event destinations of an account.
-#[derive(Debug)]
-pub struct Destinations;
-
-impl Resource for Destinations {
-    const PATH: &'static str = paths::EVENT_DESTINATIONS;
-    type Row = DestinationRow;
-    type Page = EventDestinationList;
-    type Create = EventDestinationCreate;
-
-    fn path(id: &str) -> String {
-        paths::event_destination(id)
-    }
-
-    fn wire(state: &AppState, row: DestinationRow) -> EventDestination {
-        EventDestination {
-            uri: state.uri(&Self::path(&row.id)),
-            id: row.id,
-            created_at: row.created_at,
-            description: row.description,
-            metadata: row.metadata,
-            format: row.format,
-            target: row.target,
-        }
-    }
-
-    async fn create(
-        state: &AppState,
-        caller: &Caller,
-        req: EventDestinationCreate,
-    ) -> ApiResult<EventDestination> {
-        let (description, metadata) = (text(&req.description), text(&req.metadata));
-        let row = state
-            .store
-            .create_destination(
-                &caller.account_id,
-                description,
-                metadata,
-                FORMAT,
-                &req.target,
-            )
-            .await?;
-        Ok(Self::wire(state, row))
-    }
+/// Every destination is written in the one [`FORMAT`], whatever the request asked.
+async fn create(new: New<'_, EventDestinationCreate>) -> ApiResult<EventDestination> {
+    let req = &new.request;
+    let (description, metadata) = (text(&req.description), text(&req.metadata));
+    let row = new
+        .state
+        .store
+        .create_destination(new.account(), description, metadata, FORMAT, &req.target)
+        .await?;
+    Ok(Destinations::wire(new.state, row))
 }

@@ -2,11 +2,10 @@
 //! checked to be the account's), the generic list, get and delete, and a GET for each source
 //! `uri` they return.
 
-use super::resource::{self, Resource};
-use super::{Path, check_body_id, text};
+use super::resource::{self, New, Resource as _, declare_resource};
+use super::{Change, Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::json::JsonBody;
 use crate::state::AppState;
 use crate::store::{SubscriptionChanges, SubscriptionRow};
 use axum::extract::State;
@@ -21,6 +20,16 @@ use tunnel_core::resources::event_subscription::{
     EventSubscriptionList, EventSubscriptionUpdate,
 };
 
+declare_resource! {
+    /// The event subscriptions of an account.
+    Subscriptions at paths::EVENT_SUBSCRIPTIONS, paths::event_subscription;
+    SubscriptionRow => EventSubscriptionList, created from EventSubscriptionCreate => create;
+    wire(state, row) => EventSubscription {
+        sources: row.sources.iter().map(|t| source(state, &row.id, t)).collect(),
+        destinations: row.destination_ids.into_iter().map(|id| destination(state, id)).collect(),
+    }
+}
+
 pub fn router() -> Router<AppState> {
     resource::router::<Subscriptions>()
         .route(&Subscriptions::path("{id}"), patch(update))
@@ -30,63 +39,30 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// The event subscriptions of an account.
-#[derive(Debug)]
-pub struct Subscriptions;
+/// The destinations are checked to be the account's first, for a 400 listing every missing one.
+async fn create(new: New<'_, EventSubscriptionCreate>) -> ApiResult<EventSubscription> {
+    let (state, req) = (new.state, &new.request);
+    let destination_ids = req.destination_ids.clone().unwrap_or_default();
+    check_destinations(state, new.caller, &destination_ids).await?;
+    let sources = types(req.sources.as_deref().unwrap_or_default());
+    let (description, metadata) = (text(&req.description), text(&req.metadata));
+    let row = state
+        .store
+        .create_subscription(
+            new.account(),
+            description,
+            metadata,
+            &sources,
+            &destination_ids,
+        )
+        .await?;
+    Ok(Subscriptions::wire(state, row))
+}
 
-impl Resource for Subscriptions {
-    const PATH: &'static str = paths::EVENT_SUBSCRIPTIONS;
-    type Row = SubscriptionRow;
-    type Page = EventSubscriptionList;
-    type Create = EventSubscriptionCreate;
-
-    fn path(id: &str) -> String {
-        paths::event_subscription(id)
-    }
-
-    fn wire(state: &AppState, row: SubscriptionRow) -> EventSubscription {
-        EventSubscription {
-            uri: state.uri(&Self::path(&row.id)),
-            sources: row
-                .sources
-                .iter()
-                .map(|t| source(state, &row.id, t))
-                .collect(),
-            destinations: row
-                .destination_ids
-                .into_iter()
-                .map(|id| Ref {
-                    uri: state.uri(&paths::event_destination(&id)),
-                    id,
-                })
-                .collect(),
-            id: row.id,
-            created_at: row.created_at,
-            description: row.description,
-            metadata: row.metadata,
-        }
-    }
-
-    async fn create(
-        state: &AppState,
-        caller: &Caller,
-        req: EventSubscriptionCreate,
-    ) -> ApiResult<EventSubscription> {
-        let destination_ids = req.destination_ids.unwrap_or_default();
-        check_destinations(state, caller, &destination_ids).await?;
-        let (description, metadata) = (text(&req.description), text(&req.metadata));
-        let sources = types(req.sources.as_deref().unwrap_or_default());
-        let row = state
-            .store
-            .create_subscription(
-                &caller.account_id,
-                description,
-                metadata,
-                &sources,
-                &destination_ids,
-            )
-            .await?;
-        Ok(Self::wire(state, row))
+fn destination(state: &AppState, id: String) -> Ref {
+    Ref {
+        uri: state.uri(&paths::event_destination(&id)),
+        id,
     }
 }
 
@@ -155,13 +131,14 @@ async fn read_source(
     Ok(Json(source(&state, &id, &event_type)))
 }
 
-async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(req): JsonBody<EventSubscriptionUpdate>,
-) -> ApiResult<Json<EventSubscription>> {
-    check_body_id(&req.id, &id)?;
+/// Validated first, then the subscription must exist (404), then every destination (400).
+async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<Json<EventSubscription>> {
+    let Change {
+        state,
+        caller,
+        id,
+        body: req,
+    } = change;
     req.validate()?;
     find(&state, &caller, &id).await?;
     if let Some(ids) = &req.destination_ids {

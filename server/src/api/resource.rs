@@ -45,15 +45,78 @@ pub trait Resource: Send + Sync + 'static {
     fn wire(state: &AppState, row: Self::Row) -> Wire<Self>;
 
     /// Creates a resource from a request already validated; the wire form of what was created.
-    fn create(
-        state: &AppState,
-        caller: &Caller,
-        request: Self::Create,
-    ) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
+    fn create(new: New<'_, Self::Create>) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
 
     /// What else a delete does once the row is gone (credentials disconnect their sessions).
     fn deleted(_state: &AppState, _id: &str) {}
 }
+
+/// A create request, already validated, with who asks and what every handler sees.
+#[derive(Debug)]
+pub struct New<'a, C> {
+    pub state: &'a AppState,
+    pub caller: &'a Caller,
+    pub request: C,
+}
+
+impl<C> New<'_, C> {
+    /// The account the resource is created in: the caller's.
+    pub fn account(&self) -> &str {
+        &self.caller.account_id
+    }
+}
+
+/// Declares the [`Resource`] of an area: its type, paths, row and list page, create request and
+/// the function creating it (`async fn(New<'_, Create>) -> ApiResult<Wire>`), what else a delete
+/// does if anything, and the row→wire mapping. The mapping names only the resource's own
+/// fields: `uri`, `id`, `created_at`, `description` and `metadata`, which every resource has,
+/// are filled in here, after the own fields (which may still borrow the row).
+macro_rules! declare_resource {
+    (
+        $(#[$attr:meta])*
+        $name:ident at $path:expr, $item:path;
+        $row:ty => $page:ty, created from $create_ty:ty => $create:path;
+        $(deleted => $deleted:path;)?
+        wire($state:ident, $row_var:ident) => $wire:ident { $($field:ident: $value:expr),* $(,)? }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl $crate::api::resource::Resource for $name {
+            const PATH: &'static str = $path;
+            type Row = $row;
+            type Page = $page;
+            type Create = $create_ty;
+
+            fn path(id: &str) -> String {
+                $item(id)
+            }
+
+            fn wire($state: &$crate::state::AppState, $row_var: $row) -> $wire {
+                $wire {
+                    $($field: $value,)*
+                    uri: $state.uri(&$item(&$row_var.id)),
+                    id: $row_var.id,
+                    created_at: $row_var.created_at,
+                    description: $row_var.description,
+                    metadata: $row_var.metadata,
+                }
+            }
+
+            fn create(
+                new: $crate::api::resource::New<'_, $create_ty>,
+            ) -> impl std::future::Future<Output = $crate::error::ApiResult<$wire>> + Send {
+                $create(new)
+            }
+
+            $(fn deleted(state: &$crate::state::AppState, id: &str) {
+                $deleted(state, id)
+            })?
+        }
+    };
+}
+pub(crate) use declare_resource;
 
 /// The generic routes of `R`: `POST` and `GET` of the collection, `GET` and `DELETE` of one
 /// resource. An area adds its other methods and routes to it.
@@ -70,7 +133,12 @@ pub async fn create<R: Resource>(
     JsonBody(request): JsonBody<R::Create>,
 ) -> ApiResult<(StatusCode, Json<Wire<R>>)> {
     request.validate()?;
-    let created = R::create(&state, &caller, request).await?;
+    let new = New {
+        state: &state,
+        caller: &caller,
+        request,
+    };
+    let created = R::create(new).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 

@@ -2,14 +2,11 @@
 //! pool (a bounded number at once, 503 when busy), private keys sealed at rest and never
 //! returned; update (description, metadata), and the generic list, get and delete.
 
-use super::resource::{self, Resource};
-use super::{Path, check_body_id, text};
-use crate::auth::Caller;
+use super::resource::{self, New, Resource as _, declare_resource};
+use super::{Change, text};
 use crate::error::{ApiError, ApiResult};
-use crate::json::JsonBody;
 use crate::state::AppState;
 use crate::store::SshCaRow;
-use axum::extract::State;
 use axum::routing::patch;
 use axum::{Json, Router};
 use tunnel_core::Validate as _;
@@ -20,74 +17,48 @@ use tunnel_core::resources::ssh_ca::{
     SshCertificateAuthorityUpdate,
 };
 
+declare_resource! {
+    /// The SSH certificate authorities of an account.
+    SshCas at paths::SSH_CERTIFICATE_AUTHORITIES, paths::ssh_certificate_authority;
+    SshCaRow => SshCertificateAuthorityList, created from SshCertificateAuthorityCreate => create;
+    wire(state, row) => SshCertificateAuthority { public_key: row.public_key, key_type: row.key_type }
+}
+
 pub fn router() -> Router<AppState> {
     resource::router::<SshCas>().route(&SshCas::path("{id}"), patch(update))
 }
 
-/// The SSH certificate authorities of an account.
-#[derive(Debug)]
-pub struct SshCas;
-
-impl Resource for SshCas {
-    const PATH: &'static str = paths::SSH_CERTIFICATE_AUTHORITIES;
-    type Row = SshCaRow;
-    type Page = SshCertificateAuthorityList;
-    type Create = SshCertificateAuthorityCreate;
-
-    fn path(id: &str) -> String {
-        paths::ssh_certificate_authority(id)
-    }
-
-    fn wire(state: &AppState, row: SshCaRow) -> SshCertificateAuthority {
-        SshCertificateAuthority {
-            uri: state.uri(&Self::path(&row.id)),
-            id: row.id,
-            created_at: row.created_at,
-            description: row.description,
-            metadata: row.metadata,
-            public_key: row.public_key,
-            key_type: row.key_type,
-        }
-    }
-
-    /// The id is minted before the key is sealed: the sealed key is bound to it.
-    async fn create(
-        state: &AppState,
-        caller: &Caller,
-        req: SshCertificateAuthorityCreate,
-    ) -> ApiResult<SshCertificateAuthority> {
-        let spec = req.key_spec().map_err(ApiError::Invalid)?;
-        let key = state.keygen.generate(spec).await?;
-        let (id, created_at) = state.store.mint(IdKind::SshCertificateAuthority);
-        let sealed = state.keys.seal(key.private_openssh.as_bytes(), &id)?;
-        let row = SshCaRow {
-            id,
-            created_at,
-            description: text(&req.description).to_owned(),
-            metadata: text(&req.metadata).to_owned(),
-            key_type: spec.key_type().as_str().to_owned(),
-            public_key: key.public_line,
-        };
-        let row = state
-            .store
-            .insert_ssh_ca(&caller.account_id, row, &sealed)
-            .await?;
-        tracing::info!(ssh_ca_id = %row.id, key_type = %row.key_type, "SSH certificate authority created");
-        Ok(Self::wire(state, row))
-    }
+/// The id is minted before the key is sealed: the sealed key is bound to it.
+async fn create(new: New<'_, SshCertificateAuthorityCreate>) -> ApiResult<SshCertificateAuthority> {
+    let (state, req) = (new.state, &new.request);
+    let spec = req.key_spec().map_err(ApiError::Invalid)?;
+    let key = state.keygen.generate(spec).await?;
+    let minted = state.store.mint(IdKind::SshCertificateAuthority);
+    let sealed = state.keys.seal(key.private_openssh.as_bytes(), &minted.0)?;
+    let key_type = spec.key_type().as_str().to_owned();
+    let (description, metadata) = (text(&req.description), text(&req.metadata));
+    let row = SshCaRow::new(minted, description, metadata, key_type, key.public_line);
+    let row = state
+        .store
+        .insert_ssh_ca(new.account(), row, &sealed)
+        .await?;
+    tracing::info!(ssh_ca_id = %row.id, key_type = %row.key_type, "SSH certificate authority created");
+    Ok(SshCas::wire(state, row))
 }
 
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(req): JsonBody<SshCertificateAuthorityUpdate>,
+    change: Change<SshCertificateAuthorityUpdate>,
 ) -> ApiResult<Json<SshCertificateAuthority>> {
-    check_body_id(&req.id, &id)?;
-    req.validate()?;
+    let Change {
+        state,
+        caller,
+        id,
+        body,
+    } = change;
+    body.validate()?;
     let row = state
         .store
-        .update_ssh_ca(&caller.account_id, &id, req.description, req.metadata)
+        .update_ssh_ca(&caller.account_id, &id, body.description, body.metadata)
         .await?;
     Ok(Json(SshCas::wire(&state, row)))
 }

@@ -4,11 +4,10 @@
 //! Decision: an edge without a backend module answers GET and DELETE of the module with 404,
 //! like any other absent resource; PUT creates or replaces it.
 
-use super::resource::{self, Resource};
-use super::{Path, check_body_id, text};
+use super::resource::{self, New, Resource as _, declare_resource};
+use super::{Change, Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::json::JsonBody;
 use crate::state::AppState;
 use crate::store::TlsEdgeRow;
 use axum::extract::State;
@@ -23,6 +22,13 @@ use tunnel_core::resources::tls_edge::{
     TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList,
 };
 
+declare_resource! {
+    /// The TLS edges of an account.
+    TlsEdges at paths::TLS_EDGES, paths::tls_edge;
+    TlsEdgeRow => TlsEdgeList, created from TlsEdgeCreate => create;
+    wire(state, row) => TlsEdge { hostports: row.hostports, backend: module(state, row.backend) }
+}
+
 pub fn router() -> Router<AppState> {
     resource::router::<TlsEdges>().route(
         &paths::tls_edge_backend("{id}"),
@@ -32,41 +38,14 @@ pub fn router() -> Router<AppState> {
     )
 }
 
-/// The TLS edges of an account.
-#[derive(Debug)]
-pub struct TlsEdges;
-
-impl Resource for TlsEdges {
-    const PATH: &'static str = paths::TLS_EDGES;
-    type Row = TlsEdgeRow;
-    type Page = TlsEdgeList;
-    type Create = TlsEdgeCreate;
-
-    fn path(id: &str) -> String {
-        paths::tls_edge(id)
-    }
-
-    fn wire(state: &AppState, row: TlsEdgeRow) -> TlsEdge {
-        TlsEdge {
-            uri: state.uri(&Self::path(&row.id)),
-            id: row.id,
-            created_at: row.created_at,
-            description: row.description,
-            metadata: row.metadata,
-            hostports: row.hostports,
-            backend: module(state, row.backend),
-        }
-    }
-
-    async fn create(state: &AppState, caller: &Caller, req: TlsEdgeCreate) -> ApiResult<TlsEdge> {
-        let (description, metadata) = (text(&req.description), text(&req.metadata));
-        let hostports = req.hostports.as_deref().unwrap_or_default();
-        let row = state
-            .store
-            .create_tls_edge(&caller.account_id, description, metadata, hostports)
-            .await?;
-        Ok(Self::wire(state, row))
-    }
+/// An edge is created without a backend module.
+async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
+    let req = &new.request;
+    let hostports = req.hostports.as_deref().unwrap_or_default();
+    let (description, metadata) = (text(&req.description), text(&req.metadata));
+    let store = &new.state.store;
+    let row = store.create_tls_edge(new.account(), description, metadata, hostports);
+    Ok(TlsEdges::wire(new.state, row.await?))
 }
 
 fn module(state: &AppState, backend: Option<(String, bool)>) -> Option<TlsEdgeBackend> {
@@ -101,13 +80,14 @@ async fn read_backend(
         .ok_or_else(|| no_module(&id))
 }
 
-async fn replace_backend(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    JsonBody(req): JsonBody<TlsEdgeBackendReplace>,
-) -> ApiResult<Json<TlsEdgeBackend>> {
-    check_body_id(&req.id, &id)?;
+/// The edge must exist (404) before the body is validated.
+async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Json<TlsEdgeBackend>> {
+    let Change {
+        state,
+        caller,
+        id,
+        body: req,
+    } = change;
     edge(&state, &caller, &id).await?;
     req.validate()?;
     let enabled = req.enabled.unwrap_or(true);

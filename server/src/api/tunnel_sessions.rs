@@ -15,11 +15,10 @@
 //! field `id` (docs/api/README.md).
 
 use super::resource::Page;
-use super::{Path, check_body_id};
+use super::{Change, Path};
 use crate::agents::commands::{Undelivered, deliver};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use axum::extract::{RawQuery, State};
@@ -80,18 +79,15 @@ async fn read(
 
 /// `POST …/{command}`: the body is `{}` (or names the path's own id), then the command goes out.
 fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
-    post(
-        move |State(state): State<AppState>,
-              caller: Caller,
-              Path(id): Path<String>,
-              JsonBody(body): JsonBody<AgentCommandRequest>| async move {
-            check_body_id(&body.id, &id)?;
-            deliver(&state.registry, &caller.account_id, &id, command)
-                .await
-                .map_err(|why| undelivered(&id, command, why))?;
-            ApiResult::Ok(StatusCode::NO_CONTENT)
-        },
-    )
+    post(move |change: Change<AgentCommandRequest>| async move {
+        let Change {
+            state, caller, id, ..
+        } = change;
+        deliver(&state.registry, &caller.account_id, &id, command)
+            .await
+            .map_err(|why| undelivered(&id, command, why))?;
+        ApiResult::Ok(StatusCode::NO_CONTENT)
+    })
 }
 
 /// The answer to a command the agent did not accept.
