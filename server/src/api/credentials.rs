@@ -8,9 +8,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::{CredentialChanges, CredentialRow};
-use axum::routing::patch;
-use axum::{Json, Router};
-use tunnel_core::Validate as _;
+use axum::Router;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::paths;
 use tunnel_core::resources::credential::{
@@ -23,12 +21,13 @@ declare_resource! {
     /// answers with it.
     Credentials at paths::CREDENTIALS, paths::credential;
     CredentialRow => CredentialList, created from CredentialCreate => create;
+    updated from CredentialUpdate => update;
     deleted => disconnect;
     wire(state, row) => Credential { token: None, acl: row.acl, owner_id: row.owner_id }
 }
 
 pub fn router() -> Router<AppState> {
-    resource::router::<Credentials>().route(&Credentials::path("{id}"), patch(update))
+    resource::updatable_router::<Credentials>()
 }
 
 async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
@@ -88,22 +87,16 @@ async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiRes
     Ok(owner.to_owned())
 }
 
-async fn update(change: Change<CredentialUpdate>) -> ApiResult<Json<Credential>> {
-    let Change {
-        state,
-        caller,
-        id,
-        body,
-    } = change;
-    body.validate()?;
+async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
+    let (state, body) = (change.state, change.body);
     let changes = CredentialChanges {
         description: body.description,
         metadata: body.metadata,
         acl: body.acl,
     };
-    let row = state
+    let account = &change.caller.account_id;
+    Ok(state
         .store
-        .update_credential(&caller.account_id, &id, changes)
-        .await?;
-    Ok(Json(Credentials::wire(&state, row)))
+        .update_credential(account, &change.id, changes)
+        .await?)
 }

@@ -9,9 +9,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::{SubscriptionChanges, SubscriptionRow};
 use axum::extract::State;
-use axum::routing::{get, patch};
+use axum::routing::get;
 use axum::{Json, Router};
-use tunnel_core::Validate as _;
 use tunnel_core::errors::{ErrorCode, FieldError};
 use tunnel_core::paths;
 use tunnel_core::resources::Ref;
@@ -24,6 +23,7 @@ declare_resource! {
     /// The event subscriptions of an account.
     Subscriptions at paths::EVENT_SUBSCRIPTIONS, paths::event_subscription;
     SubscriptionRow => EventSubscriptionList, created from EventSubscriptionCreate => create;
+    updated from EventSubscriptionUpdate => update;
     wire(state, row) => EventSubscription {
         sources: row.sources.iter().map(|t| source(state, &row.id, t)).collect(),
         destinations: row.destination_ids.into_iter().map(|id| destination(state, id)).collect(),
@@ -31,8 +31,8 @@ declare_resource! {
 }
 
 pub fn router() -> Router<AppState> {
-    resource::router::<Subscriptions>()
-        .route(&Subscriptions::path("{id}"), patch(update))
+    Router::new()
+        .merge(resource::updatable_router::<Subscriptions>())
         .route(
             &paths::event_source("{id}", "{event_type}"),
             get(read_source),
@@ -131,16 +131,10 @@ async fn read_source(
     Ok(Json(source(&state, &id, &event_type)))
 }
 
-/// Validated first, then the subscription must exist (404), then every destination (400).
-async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<Json<EventSubscription>> {
-    let Change {
-        state,
-        caller,
-        id,
-        body: req,
-    } = change;
-    req.validate()?;
-    find(&state, &caller, &id).await?;
+/// The subscription must exist (404), then every destination (400); the body was validated.
+async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<SubscriptionRow> {
+    let (state, caller, req) = (change.state, change.caller, change.body);
+    find(&state, &caller, &change.id).await?;
     if let Some(ids) = &req.destination_ids {
         check_destinations(&state, &caller, ids).await?;
     }
@@ -150,9 +144,8 @@ async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<Json<Event
         sources: req.sources.as_deref().map(types),
         destination_ids: req.destination_ids,
     };
-    let row = state
+    Ok(state
         .store
-        .update_subscription(&caller.account_id, &id, changes)
-        .await?;
-    Ok(Json(Subscriptions::wire(&state, row)))
+        .update_subscription(&caller.account_id, &change.id, changes)
+        .await?)
 }

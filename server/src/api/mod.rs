@@ -77,17 +77,20 @@ pub trait BodyId {
     fn body_id(&self) -> &Option<String>;
 }
 
-macro_rules! body_id {
-    ($($request:ty),* $(,)?) => {
-        $(impl BodyId for $request {
-            fn body_id(&self) -> &Option<String> {
+/// Implements a trait whose one method answers a reference to the type's `id` field, for each
+/// of the wire types listed (which are `tunnel-core`'s, so the trait cannot be derived there).
+macro_rules! id_field {
+    ($trait:ident::$method:ident -> $out:ty: $($ty:ty),* $(,)?) => {
+        $(impl $trait for $ty {
+            fn $method(&self) -> &$out {
                 &self.id
             }
         })*
     };
 }
+pub(crate) use id_field;
 
-body_id!(
+id_field!(BodyId::body_id -> Option<String>:
     tunnel_core::resources::credential::CredentialUpdate,
     tunnel_core::resources::ssh_ca::SshCertificateAuthorityUpdate,
     tunnel_core::resources::tls_edge::TlsEdgeBackendReplace,

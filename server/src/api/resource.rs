@@ -8,7 +8,7 @@
 //! and an absolute `next_page_uri`. A list page is written as the area's page type of
 //! `tunnel-core` ([`ListPage`]) is: the items under [`ListPage::FIELD`], `uri`, `next_page_uri`.
 
-use super::Path;
+use super::{BodyId, Change, Path};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::json::JsonBody;
@@ -17,7 +17,7 @@ use crate::state::AppState;
 use crate::store::{PageQuery, Record};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
-use axum::routing::get;
+use axum::routing::{get, patch};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::ser::{Serialize, SerializeStruct as _, Serializer};
@@ -51,6 +51,15 @@ pub trait Resource: Send + Sync + 'static {
     fn deleted(_state: &AppState, _id: &str) {}
 }
 
+/// A stored resource with a `PATCH`.
+pub trait Updatable: Resource {
+    /// The update request of the wire.
+    type Update: DeserializeOwned + Validate + BodyId + Send;
+
+    /// Applies a change already validated; the row as it is now.
+    fn update(change: Change<Self::Update>) -> impl Future<Output = ApiResult<Self::Row>> + Send;
+}
+
 /// A create request, already validated, with who asks and what every handler sees.
 #[derive(Debug)]
 pub struct New<'a, C> {
@@ -67,8 +76,10 @@ impl<C> New<'_, C> {
 }
 
 /// Declares the [`Resource`] of an area: its type, paths, row and list page, create request and
-/// the function creating it (`async fn(New<'_, Create>) -> ApiResult<Wire>`), what else a delete
-/// does if anything, and the row→wire mapping. The mapping names only the resource's own
+/// the function creating it (`async fn(New<'_, Create>) -> ApiResult<Wire>`), if it has a
+/// `PATCH` its update request and the function applying it (`async fn(Change<Update>) ->
+/// ApiResult<Row>`, making it [`Updatable`]), what else a delete does if anything, and the
+/// row→wire mapping. The mapping names only the resource's own
 /// fields: `uri`, `id`, `created_at`, `description` and `metadata`, which every resource has,
 /// are filled in here, after the own fields (which may still borrow the row).
 macro_rules! declare_resource {
@@ -76,6 +87,7 @@ macro_rules! declare_resource {
         $(#[$attr:meta])*
         $name:ident at $path:expr, $item:path;
         $row:ty => $page:ty, created from $create_ty:ty => $create:path;
+        $(updated from $update_ty:ty => $update:path;)?
         $(deleted => $deleted:path;)?
         wire($state:ident, $row_var:ident) => $wire:ident { $($field:ident: $value:expr),* $(,)? }
     ) => {
@@ -114,6 +126,16 @@ macro_rules! declare_resource {
                 $deleted(state, id)
             })?
         }
+
+        $(impl $crate::api::resource::Updatable for $name {
+            type Update = $update_ty;
+
+            fn update(
+                change: $crate::api::Change<$update_ty>,
+            ) -> impl std::future::Future<Output = $crate::error::ApiResult<$row>> + Send {
+                $update(change)
+            }
+        })?
     };
 }
 pub(crate) use declare_resource;
@@ -124,6 +146,19 @@ pub fn router<R: Resource>() -> Router<AppState> {
     Router::new()
         .route(R::PATH, get(list::<R>).post(create::<R>))
         .route(&R::path("{id}"), get(read::<R>).delete(delete::<R>))
+}
+
+/// [`router`], and `PATCH` of one resource.
+pub fn updatable_router<R: Updatable>() -> Router<AppState> {
+    router::<R>().route(&R::path("{id}"), patch(update::<R>))
+}
+
+/// Validates the change, applies it: 200 with the wire form of the resource as it is now.
+pub async fn update<R: Updatable>(change: Change<R::Update>) -> ApiResult<Json<Wire<R>>> {
+    change.body.validate()?;
+    let state = change.state.clone();
+    let row = R::update(change).await?;
+    Ok(Json(R::wire(&state, row)))
 }
 
 /// Validates the request, creates the resource: 201 with its wire form.
@@ -231,17 +266,7 @@ pub trait HasId {
     fn id(&self) -> &str;
 }
 
-macro_rules! has_id {
-    ($($wire:ty),* $(,)?) => {
-        $(impl HasId for $wire {
-            fn id(&self) -> &str {
-                &self.id
-            }
-        })*
-    };
-}
-
-has_id!(
+super::id_field!(HasId::id -> str:
     tunnel_core::resources::credential::Credential,
     tunnel_core::resources::ssh_ca::SshCertificateAuthority,
     tunnel_core::resources::tunnel_session::TunnelSession,

@@ -7,9 +7,7 @@ use super::{Change, text};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::SshCaRow;
-use axum::routing::patch;
-use axum::{Json, Router};
-use tunnel_core::Validate as _;
+use axum::Router;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::ssh_ca::{
@@ -21,11 +19,12 @@ declare_resource! {
     /// The SSH certificate authorities of an account.
     SshCas at paths::SSH_CERTIFICATE_AUTHORITIES, paths::ssh_certificate_authority;
     SshCaRow => SshCertificateAuthorityList, created from SshCertificateAuthorityCreate => create;
+    updated from SshCertificateAuthorityUpdate => update;
     wire(state, row) => SshCertificateAuthority { public_key: row.public_key, key_type: row.key_type }
 }
 
 pub fn router() -> Router<AppState> {
-    resource::router::<SshCas>().route(&SshCas::path("{id}"), patch(update))
+    resource::updatable_router::<SshCas>()
 }
 
 /// The id is minted before the key is sealed: the sealed key is bound to it.
@@ -46,19 +45,11 @@ async fn create(new: New<'_, SshCertificateAuthorityCreate>) -> ApiResult<SshCer
     Ok(SshCas::wire(state, row))
 }
 
-async fn update(
-    change: Change<SshCertificateAuthorityUpdate>,
-) -> ApiResult<Json<SshCertificateAuthority>> {
-    let Change {
-        state,
-        caller,
-        id,
-        body,
-    } = change;
-    body.validate()?;
+async fn update(change: Change<SshCertificateAuthorityUpdate>) -> ApiResult<SshCaRow> {
+    let (state, body) = (change.state, change.body);
+    let account = &change.caller.account_id;
     let row = state
         .store
-        .update_ssh_ca(&caller.account_id, &id, body.description, body.metadata)
-        .await?;
-    Ok(Json(SshCas::wire(&state, row)))
+        .update_ssh_ca(account, &change.id, body.description, body.metadata);
+    Ok(row.await?)
 }

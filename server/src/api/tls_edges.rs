@@ -82,21 +82,21 @@ async fn read_backend(
 
 /// The edge must exist (404) before the body is validated.
 async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Json<TlsEdgeBackend>> {
-    let Change {
-        state,
-        caller,
-        id,
-        body: req,
-    } = change;
-    edge(&state, &caller, &id).await?;
+    let (state, id) = (&change.state, change.id.as_str());
+    edge(state, &change.caller, id).await?;
+    let req = change.body;
     req.validate()?;
     let enabled = req.enabled.unwrap_or(true);
     // The store checks, inside its write transaction, that the backend is one of the account's.
     state
         .store
-        .set_tls_edge_backend(&caller.account_id, &id, Some((&req.backend_id, enabled)))
+        .set_tls_edge_backend(
+            &change.caller.account_id,
+            id,
+            Some((&req.backend_id, enabled)),
+        )
         .await?;
-    let module = module(&state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(&id))?;
+    let module = module(state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(id))?;
     Ok(Json(module))
 }
 
