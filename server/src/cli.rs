@@ -3,7 +3,8 @@
 //! `user create`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
 //! and calls these.
 
-use crate::config::{Secret, ServeOptions};
+use crate::config::ServeOptions;
+use crate::secret::Secret;
 use crate::state::AppState;
 use crate::store::{DatabaseUrl, Store};
 use anyhow::Context as _;

@@ -2,6 +2,7 @@
 //! command line and the `TUNNEL_*` environment variables fill, turned once into the runtime
 //! [`Config`] that `AppState` shares read-only.
 
+use crate::secret::Secret;
 use crate::store::DatabaseUrl;
 use clap::Args;
 use std::net::SocketAddr;
@@ -53,31 +54,6 @@ pub struct ServeOptions {
     /// Make sure an admin of the default account holds exactly this API key.
     #[arg(long, env = "TUNNEL_BOOTSTRAP_API_KEY", hide_env_values = true)]
     pub bootstrap_api_key: Option<Secret>,
-}
-
-/// A key given on the command line or in the environment: its `Debug` never shows it, so the
-/// options and the configuration can be logged whole.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl std::str::FromStr for Secret {
-    type Err = std::convert::Infallible;
-
-    fn from_str(text: &str) -> Result<Secret, Self::Err> {
-        Ok(Secret(text.to_owned()))
-    }
 }
 
 impl ServeOptions {

@@ -16,6 +16,7 @@
 //!   database.
 //! - Setup: [`config`] (the `serve` options and the runtime configuration), [`state`] (what every
 //!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key).
+//! - Below everything: [`secret`], a string whose `Debug` never shows it.
 //!
 //! Invariants: secrets (authtokens, API keys, private keys) are never logged and are stored only
 //! hashed or sealed; every query is scoped by the caller's account; 5xx bodies carry no
@@ -30,6 +31,7 @@ pub mod error;
 pub mod json;
 pub mod keys;
 pub mod paging;
+pub mod secret;
 pub mod security;
 pub mod state;
 pub mod store;

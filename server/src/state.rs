@@ -3,8 +3,9 @@
 //! behind `Arc`s or pools).
 
 use crate::agents::Registry;
-use crate::config::{Config, Secret};
+use crate::config::Config;
 use crate::keys::{KeyGenLimiter, KeyVault};
+use crate::secret::Secret;
 use crate::store::Store;
 use std::sync::Arc;
 

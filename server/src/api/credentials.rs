@@ -46,7 +46,7 @@ async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
         .await?;
     tracing::info!(credential_id = %created.row.id, "credential created");
     Ok(Credential {
-        token: Some(created.token),
+        token: Some(created.token.into_inner()),
         ..Credentials::wire(state, created.row)
     })
 }

@@ -1,7 +1,7 @@
 //! Accounts, principals (users and bots) and their API keys.
 
 use super::records::exists;
-use super::{Error, Result, Store, hash_secret, lookup_of, new_token, verified};
+use super::{Error, Result, Store, hash_secret, lookup_of, new_token};
 use sqlx::{Row as _, SqliteConnection};
 use tunnel_core::ids::IdKind;
 
@@ -138,14 +138,9 @@ impl Store {
     /// The owner of a presented API key, or `None` when it is unknown (hash compared in
     /// constant time).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
-        let row = sqlx::query(
-            "SELECT k.secret_hash, k.account_id, k.principal_id, p.is_admin
-             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = ?",
-        )
-        .bind(lookup_of(api_key))
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = verified(row, api_key)? else {
+        let sql = "SELECT k.secret_hash, k.account_id, k.principal_id, p.is_admin
+             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = ?";
+        let Some(row) = self.find_secret(sql, api_key).await? else {
             return Ok(None);
         };
         Ok(Some(ApiKeyOwner {

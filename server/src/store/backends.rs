@@ -22,6 +22,7 @@ record! {
 }
 
 impl Store {
+    /// A backend selecting the tunnels with all of `labels`.
     pub async fn create_backend(
         &self,
         account_id: &str,

@@ -2,7 +2,8 @@
 //! agent channel, and bulk seeding for benchmarks.
 
 use super::records::{Changes, Column as _, Json, Text, Value, insert, record};
-use super::{Result, Store, hash_secret, lookup_of, new_token, verified};
+use super::{Result, Store, hash_secret, lookup_of, new_token};
+use crate::secret::Secret;
 use sqlx::Row as _;
 use tunnel_core::ids::IdKind;
 
@@ -19,19 +20,10 @@ record! {
 }
 
 /// A credential just created, with its token: the only moment the token exists in clear.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct NewCredential {
     pub row: CredentialRow,
-    pub token: String,
-}
-
-/// Never prints the token.
-impl std::fmt::Debug for NewCredential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NewCredential")
-            .field("row", &self.row)
-            .finish_non_exhaustive()
-    }
+    pub token: Secret,
 }
 
 /// The fields a PATCH may change; `None` leaves a field as it is.
@@ -60,6 +52,7 @@ fn token_columns(token: &str) -> Vec<(&'static str, Value)> {
 }
 
 impl Store {
+    /// A credential of `owner_id` with a fresh token (returned, and only its hash stored).
     pub async fn create_credential(
         &self,
         account_id: &str,
@@ -79,7 +72,10 @@ impl Store {
         );
         let mut conn = self.pool.acquire().await?;
         insert(&mut conn, account_id, &row, token_columns(&token)).await?;
-        Ok(NewCredential { row, token })
+        Ok(NewCredential {
+            row,
+            token: token.into(),
+        })
     }
 
     /// Applies a partial update.
@@ -100,13 +96,8 @@ impl Store {
         if tunnel_core::ids::SecretToken::parse(token).is_none() {
             return Ok(None);
         }
-        let found = sqlx::query(
-            "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = ?",
-        )
-        .bind(lookup_of(token))
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(r) = verified(found, token)? else {
+        let sql = "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = ?";
+        let Some(r) = self.find_secret(sql, token).await? else {
             return Ok(None);
         };
         Ok(Some(AuthtokenCredential {

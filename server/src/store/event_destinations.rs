@@ -23,6 +23,7 @@ record! {
 }
 
 impl Store {
+    /// A destination sending events in `format` to `target`.
     pub async fn create_destination(
         &self,
         account_id: &str,

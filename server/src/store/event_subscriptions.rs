@@ -73,6 +73,8 @@ async fn set_destinations(
 }
 
 impl Store {
+    /// A subscription sending the events of `sources` to the destinations, each of which must
+    /// be the account's ([`super::Error::Missing`] otherwise, and nothing is written).
     pub async fn create_subscription(
         &self,
         account_id: &str,
@@ -96,6 +98,7 @@ impl Store {
         Ok(row)
     }
 
+    /// Applies a partial update; new destinations are checked like at creation.
     pub async fn update_subscription(
         &self,
         account_id: &str,

@@ -239,12 +239,18 @@ pub(crate) fn lookup_of(token: &str) -> String {
     }
 }
 
-/// The row found for a presented secret (by its lookup), if its `secret_hash` column matches
-/// the secret: the hashes are compared in constant time.
-fn verified(found: Option<SqliteRow>, presented: &str) -> Result<Option<SqliteRow>> {
-    use subtle::ConstantTimeEq as _;
-    let Some(row) = found else { return Ok(None) };
-    let stored: Vec<u8> = row.try_get("secret_hash")?;
-    let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
-    Ok(matches.then_some(row))
+impl Store {
+    /// The row `sql` (one `?`: the lookup of the presented secret) finds for a presented secret,
+    /// if its `secret_hash` column matches the secret: the hashes are compared in constant time.
+    async fn find_secret(&self, sql: &str, presented: &str) -> Result<Option<SqliteRow>> {
+        use subtle::ConstantTimeEq as _;
+        let found = sqlx::query(sql)
+            .bind(lookup_of(presented))
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = found else { return Ok(None) };
+        let stored: Vec<u8> = row.try_get("secret_hash")?;
+        let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
+        Ok(matches.then_some(row))
+    }
 }

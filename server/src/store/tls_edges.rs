@@ -38,6 +38,7 @@ impl Column<Option<(String, bool)>> for BackendModule {
 }
 
 impl Store {
+    /// An edge serving `hostports`, without a backend module yet.
     pub async fn create_tls_edge(
         &self,
         account_id: &str,

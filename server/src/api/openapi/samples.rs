@@ -7,7 +7,6 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tunnel_core::ErrorCode;
-use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::{
     TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
 };
@@ -31,6 +30,7 @@ use tunnel_core::resources::tls_edge::{
 use tunnel_core::resources::tunnel_session::{
     AgentCommandRequest, TunnelSession, TunnelSessionList,
 };
+use tunnel_core::resources::{ListPage, Ref};
 
 fn to_value<T: Serialize>(v: T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
@@ -40,7 +40,18 @@ fn s(text: &str) -> Option<String> {
     Some(text.to_owned())
 }
 
-/// A sample of every wire type, keyed by schema name. Struct literals on purpose (see above).
+/// A list page of one item, written as every list page of `tunnel-core` is (its `ListPage`
+/// fields: the items' property, `uri`, `next_page_uri`).
+fn list<P: ListPage<Item: Serialize>>(item: P::Item) -> Value {
+    let mut page = serde_json::Map::new();
+    page.insert(P::FIELD.to_owned(), to_value(vec![item]));
+    page.insert("uri".to_owned(), to_value("u"));
+    page.insert("next_page_uri".to_owned(), to_value("uri"));
+    Value::Object(page)
+}
+
+/// A sample of every wire type, keyed by schema name. Struct literals on purpose (see above);
+/// list pages through [`list`], their fields being declared once by `tunnel-core`.
 pub fn samples() -> BTreeMap<&'static str, Value> {
     let r = || Ref {
         id: "id".into(),
@@ -132,17 +143,9 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
             event_type: "ip_policy_created.v0".into(),
         }])
     };
-    let next = s("uri");
     BTreeMap::from([
         ("Credential", to_value(&credential)),
-        (
-            "CredentialList",
-            to_value(CredentialList {
-                credentials: vec![credential],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
-        ),
+        ("CredentialList", list::<CredentialList>(credential)),
         (
             "CredentialCreate",
             to_value(CredentialCreate {
@@ -164,11 +167,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("SshCertificateAuthority", to_value(&ssh_ca)),
         (
             "SshCertificateAuthorityList",
-            to_value(SshCertificateAuthorityList {
-                ssh_certificate_authorities: vec![ssh_ca],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
+            list::<SshCertificateAuthorityList>(ssh_ca),
         ),
         (
             "SshCertificateAuthorityCreate",
@@ -189,27 +188,13 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
             }),
         ),
         ("TunnelSession", to_value(&session)),
-        (
-            "TunnelSessionList",
-            to_value(TunnelSessionList {
-                tunnel_sessions: vec![session],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
-        ),
+        ("TunnelSessionList", list::<TunnelSessionList>(session)),
         (
             "AgentCommandRequest",
             to_value(AgentCommandRequest::default()),
         ),
         ("TlsEdge", to_value(&edge)),
-        (
-            "TlsEdgeList",
-            to_value(TlsEdgeList {
-                tls_edges: vec![edge],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
-        ),
+        ("TlsEdgeList", list::<TlsEdgeList>(edge)),
         (
             "TlsEdgeCreate",
             to_value(TlsEdgeCreate {
@@ -230,11 +215,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("TunnelGroupBackend", to_value(&backend)),
         (
             "TunnelGroupBackendList",
-            to_value(TunnelGroupBackendList {
-                backends: vec![backend],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
+            list::<TunnelGroupBackendList>(backend),
         ),
         (
             "TunnelGroupBackendCreate",
@@ -247,11 +228,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("EventDestination", to_value(&destination)),
         (
             "EventDestinationList",
-            to_value(EventDestinationList {
-                event_destinations: vec![destination],
-                uri: "u".into(),
-                next_page_uri: next.clone(),
-            }),
+            list::<EventDestinationList>(destination),
         ),
         (
             "EventDestinationCreate",
@@ -266,11 +243,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("EventSubscription", to_value(&subscription)),
         (
             "EventSubscriptionList",
-            to_value(EventSubscriptionList {
-                event_subscriptions: vec![subscription],
-                uri: "u".into(),
-                next_page_uri: next,
-            }),
+            list::<EventSubscriptionList>(subscription),
         ),
         (
             "EventSubscriptionCreate",
