@@ -1,6 +1,6 @@
-//! Who is calling: the `Service-Version` check and the Bearer API key (docs/api/README.md, docs/accounts.md), as one
-//! extractor every API handler takes. The version is checked first, so a client talking another
-//! version of the API learns that before anything else.
+//! Who is calling: the `Service-Version` check and the Bearer API key (docs/api/README.md,
+//! docs/accounts.md), as one extractor every API handler takes. The version is checked first, so a
+//! client talking another version of the API learns that before anything else.
 
 use crate::error::ApiError;
 use crate::paging;
@@ -88,8 +88,8 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
-/// Unknown query parameters are a 400 (docs/api/README.md, lists and paging): list operations accept `limit` and
-/// `before_id`, every other operation none.
+/// Unknown query parameters are a 400 (docs/api/README.md, lists and paging): list operations
+/// accept `limit` and `before_id`, every other operation none.
 fn check_query(parts: &Parts) -> Result<(), ApiError> {
     let Some(query) = parts.uri.query() else {
         return Ok(());

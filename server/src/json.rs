@@ -1,7 +1,7 @@
-//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB
-//! (413, docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and the accepted ones, and a missing
-//! body read as `{}` (every request type of the API accepts `{}`; required fields are then
-//! reported by validation, with their field name).
+//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB (413,
+//! docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and the accepted ones,
+//! and a missing body read as `{}` (every request type of the API accepts `{}`; required fields are
+//! then reported by validation, with their field name).
 
 use crate::error::ApiError;
 use axum::extract::{FromRequest, Request};

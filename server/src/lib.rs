@@ -153,8 +153,8 @@ async fn no_console() -> Response {
         .into_response()
 }
 
-/// CORS for a console served from elsewhere (docs/api/README.md): only the configured origins, with the
-/// API's request headers; `Operation-Id` is exposed so the console can show it.
+/// CORS for a console served from elsewhere (docs/api/README.md): only the configured origins, with
+/// the API's request headers; `Operation-Id` is exposed so the console can show it.
 ///
 /// The origins were checked by [`config::Config::parse_cors_origins`]; a `*` that reached here
 /// anyway (a `Config` built in code) is left out, never passed to `AllowOrigin::list`, which

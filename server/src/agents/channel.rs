@@ -3,18 +3,18 @@
 //! socket to [`serve`]).
 //!
 //! One task per connection: it waits for the hello, checks the authtoken (credential token hash)
-//! and every bind against the credential's ACL (docs/acl.md) with `tunnel-core` matching, then either refuses
-//! (one `Refused` frame with the error code and reason, then close) or opens a session `ts_…`
-//! in the registry, with the update target the server picks for it once and for all, and serves
-//! it: commands from the API go out as `Command` frames and come back as `Ack`s matched by
-//! `command_id`; pings keep the link alive and detect dead peers. Whatever ends the connection
+//! and every bind against the credential's ACL (docs/acl.md) with `tunnel-core` matching, then
+//! either refuses (one `Refused` frame with the error code and reason, then close) or opens a
+//! session `ts_…` in the registry, with the update target the server picks for it once and for all,
+//! and serves it: commands from the API go out as `Command` frames and come back as `Ack`s matched
+//! by `command_id`; pings keep the link alive and detect dead peers. Whatever ends the connection
 //! removes the session at once (docs/agent-channel.md).
 //!
-//! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped
-//! at `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most `Timings::max_pending_hellos` connections may wait
-//! for their hello (further upgrades get a 503); every write to the agent has a time limit, so
-//! an agent that stops reading loses its session instead of blocking its task (and with it the
-//! heartbeats that would have noticed).
+//! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped at
+//! `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most
+//! `Timings::max_pending_hellos` connections may wait for their hello (further upgrades get a 503);
+//! every write to the agent has a time limit, so an agent that stops reading loses its session
+//! instead of blocking its task (and with it the heartbeats that would have noticed).
 
 use super::commands::session_update_target;
 use super::registry::{Control, LiveSession, Registry};

@@ -246,9 +246,9 @@ impl Registry {
         (page, more)
     }
 
-    /// Removes (and returns) every session opened with `credential_id` and tells their
-    /// connections to close: deleting a credential disconnects its sessions (docs/agent-channel.md).
-    /// Credential deletion is rare, so a scan of every session is acceptable here.
+    /// Removes (and returns) every session opened with `credential_id` and tells their connections
+    /// to close: deleting a credential disconnects its sessions (docs/agent-channel.md). Credential
+    /// deletion is rare, so a scan of every session is acceptable here.
     pub fn close_credential(&self, credential_id: &str) -> Vec<LiveSession> {
         let removed: Vec<Entry> = {
             let mut sessions = self.write();

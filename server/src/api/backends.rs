@@ -26,7 +26,9 @@ pub fn router() -> Router<AppState> {
 async fn create(new: New<'_, TunnelGroupBackendCreate>) -> ApiResult<TunnelGroupBackend> {
     let req = &new.request;
     let labels = req.labels.clone().unwrap_or_default();
-    let row = (new.state.store)
+    let row = new
+        .state
+        .store
         .create_backend(
             new.account(),
             text(&req.description),

@@ -20,7 +20,10 @@ declare_resource! {
     SshCas at paths::SSH_CERTIFICATE_AUTHORITIES, paths::ssh_certificate_authority;
     SshCaRow => SshCertificateAuthorityList, created from SshCertificateAuthorityCreate => create;
     updated from SshCertificateAuthorityUpdate => update;
-    wire(state, row) => SshCertificateAuthority { public_key: row.public_key, key_type: row.key_type }
+    wire(state, row) => SshCertificateAuthority {
+        public_key: row.public_key,
+        key_type: row.key_type,
+    }
 }
 
 pub fn router() -> Router<AppState> {
