@@ -1,8 +1,10 @@
-//! Create, list, get and delete, written once for every stored resource: an area describes its
-//! resource with a [`Resource`] (its paths, the store's row type, the wire's list page and
-//! create request, the row→wire mapping and the creation itself) and [`router`] routes the
-//! generic [`create`], [`list`], [`read`] and [`delete`] handlers; the area's own module keeps
-//! only what is particular to it (the creation, update, special routes).
+//! Create, list, get, update and delete, written once for every stored resource: an area
+//! declares its resource with [`declare_resource!`] (its paths, the store's row type, the wire's
+//! list page and requests, its own wire fields, and the functions that create and update it),
+//! which implements [`Resource`] (and [`Updatable`] for a resource with a `PATCH`), and
+//! [`router`] / [`updatable_router`] route the generic [`create`], [`list`], [`read`],
+//! [`update`] and [`delete`] handlers. The area's own module keeps only what is particular to it:
+//! how a resource is created and changed, and its special routes.
 //!
 //! Lists follow docs/api/README.md (lists and paging): `limit` and `before_id`, newest first,
 //! and an absolute `next_page_uri`. A list page is written as the area's page type of

@@ -6,6 +6,10 @@
 //! fails to compile here until the sample has it, and serde names the properties). The
 //! `openapi_covers_every_route` test checks, against the router, that every documented
 //! operation exists and that every method a documented path answers is documented.
+//!
+//! Files: this one serves the document and turns the data into it; `operations` is the table of
+//! operations and the extension properties (docs/api/README.md, extensions); `samples` the
+//! sample value of every wire type.
 
 use crate::state::AppState;
 use axum::extract::State;
