@@ -1,7 +1,8 @@
 //! Tunnel-group backends. A backend that a TLS edge's backend module points at cannot be
 //! deleted (409) until that module is removed.
 
-use super::records::{Json, UsedBy, record};
+use super::columns::{Json, record};
+use super::records::UsedBy;
 use super::{Result, Store};
 use std::collections::BTreeMap;
 use tunnel_core::ids::IdKind;

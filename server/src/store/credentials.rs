@@ -1,7 +1,8 @@
 //! Tunnel credentials (authtokens): rows, the token hash, authtoken authentication for the
 //! agent channel, and bulk seeding for benchmarks.
 
-use super::records::{Changes, Column as _, Json, Text, Value, insert, record};
+use super::columns::{Column as _, Json, Text, Value, record};
+use super::records::{Changes, insert};
 use super::{Result, Store, hash_secret, lookup_of, new_token};
 use crate::secret::Secret;
 use sqlx::Row as _;

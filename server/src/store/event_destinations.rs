@@ -1,7 +1,8 @@
 //! Event destinations. A destination that a subscription sends to cannot be deleted (409) until
 //! it is removed from the subscription.
 
-use super::records::{Json, Record as _, Text, UsedBy, exists, record};
+use super::columns::{Json, Text, record};
+use super::records::{Record as _, UsedBy, exists};
 use super::{Result, Store};
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event_destination::EventTarget;

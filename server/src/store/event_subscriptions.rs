@@ -1,8 +1,9 @@
 //! Event subscriptions. Their destinations live in a join table (in the order given), so that a
 //! destination in use cannot be deleted.
 
+use super::columns::{Joined, Json, record};
 use super::event_destinations::DestinationRow;
-use super::records::{Changes, Joined, Json, insert, record, require, update};
+use super::records::{Changes, insert, require, update};
 use super::{Result, Store};
 use sqlx::SqliteConnection;
 use tunnel_core::ids::IdKind;

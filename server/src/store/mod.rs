@@ -8,16 +8,17 @@
 //!
 //! The store also mints ids and timestamps, so every row's id sorts like its `created_at`.
 //!
-//! Files: this one opens the database, runs migrations and keeps the secret helpers; `error`
-//! is the store's one error type (nothing outside the store sees the database's); `records`
-//! holds what every resource table shares (paging, get, delete, reference checks, the common
-//! `INSERT`); then one module per API area, named like it (`credentials`, `ssh_cas`,
-//! `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), and `accounts` for
-//! accounts, principals and API keys. Tunnel sessions are not stored: they live in
+//! Files: this one opens the database, runs migrations and keeps the secret helpers; `error` is the
+//! store's one error type (nothing outside the store sees the database's); `columns` declares the
+//! row types (`record!`), `records` holds what every resource table shares (paging, get, create,
+//! update, delete, reference checks); then one module per API area, named like it (`credentials`,
+//! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), and `accounts`
+//! for accounts, principals and API keys. Tunnel sessions are not stored: they live in
 //! `agents::Registry`.
 
 mod accounts;
 mod backends;
+mod columns;
 mod credentials;
 mod error;
 mod event_destinations;

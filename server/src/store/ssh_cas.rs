@@ -1,7 +1,8 @@
 //! SSH certificate authorities. The private key arrives here already sealed (`keys.rs`): the
 //! database never sees it in clear.
 
-use super::records::{Changes, Text, Value, insert, record};
+use super::columns::{Text, Value, record};
+use super::records::{Changes, insert};
 use super::{Result, Store};
 use tunnel_core::ids::IdKind;
 

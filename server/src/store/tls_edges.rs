@@ -1,7 +1,8 @@
 //! TLS edges with their backend module (a reference to a tunnel-group backend of the account).
 
 use super::backends::BackendRow;
-use super::records::{Column, Json, Value, record, require};
+use super::columns::{Column, Json, Value, record};
+use super::records::require;
 use super::{Result, Store};
 use sqlx::Row as _;
 use sqlx::sqlite::SqliteRow;

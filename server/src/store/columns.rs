@@ -1,0 +1,156 @@
+//! How a resource table's rows are declared: [`record!`] writes a row type (the fields every
+//! resource row has, then the table's own) and its [`super::Record`], each field read and
+//! written by a [`Column`] (text, JSON, or data of another table), so an area's module writes
+//! neither its decoding nor its `INSERT`.
+
+use super::Result;
+use sqlx::Row as _;
+use sqlx::sqlite::SqliteRow;
+
+/// A value an `INSERT` or `UPDATE` writes.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// How a field of a row type (declared with [`record!`]) is read from its column and written to
+/// it.
+pub(super) trait Column<T> {
+    fn decode(row: &SqliteRow, name: &str) -> Result<T>;
+    /// What the row's `INSERT` writes; `None` for what is set later or lives in another table.
+    fn encode(value: &T) -> Option<Value>;
+}
+
+/// A text column.
+#[derive(Debug)]
+pub(super) struct Text;
+
+impl Column<String> for Text {
+    fn decode(row: &SqliteRow, name: &str) -> Result<String> {
+        Ok(row.try_get(name)?)
+    }
+
+    fn encode(value: &String) -> Option<Value> {
+        Some(Value::Text(value.clone()))
+    }
+}
+
+/// Data of another table, which the row type's `complete` fills in after decoding.
+#[derive(Debug)]
+pub(super) struct Joined;
+
+impl<T: Default> Column<T> for Joined {
+    fn decode(_: &SqliteRow, _: &str) -> Result<T> {
+        Ok(T::default())
+    }
+
+    fn encode(_: &T) -> Option<Value> {
+        None
+    }
+}
+
+/// A JSON column (arrays, objects).
+#[derive(Debug)]
+pub(super) struct Json;
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Column<T> for Json {
+    fn decode(row: &SqliteRow, name: &str) -> Result<T> {
+        let text: String = row.try_get(name)?;
+        serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
+    }
+
+    fn encode(value: &T) -> Option<Value> {
+        Some(Value::Text(to_json(value)))
+    }
+}
+
+/// Declares the row type of a resource table and its [`Record`]: the fields every resource row
+/// has (`id`, `created_at`, `description`, `metadata`), then the table's own, each with the
+/// [`Column`] that reads and writes it, and a `new` from the `(id, created_at)` of
+/// `Store::mint`: an area's module writes neither its decoding nor its `INSERT`.
+macro_rules! record {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            table: $table:literal,
+            kind: $kind:expr,
+            $(used_by: $used:expr,)?
+            $(complete: $complete:path,)?
+            columns: {
+                $($(#[$field_attr:meta])* $field:ident: $ty:ty = $column:ty,)*
+            }
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            pub id: String,
+            pub created_at: String,
+            pub description: String,
+            pub metadata: String,
+            $($(#[$field_attr])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// A new row: `minted` is the `(id, created_at)` of `Store::mint`.
+            pub fn new(
+                minted: (String, String),
+                description: &str,
+                metadata: &str,
+                $($field: $ty,)*
+            ) -> $name {
+                $name {
+                    id: minted.0,
+                    created_at: minted.1,
+                    description: description.to_owned(),
+                    metadata: metadata.to_owned(),
+                    $($field,)*
+                }
+            }
+        }
+
+        impl $crate::store::records::Record for $name {
+            const TABLE: &'static str = $table;
+            const KIND: tunnel_core::ids::IdKind = $kind;
+            $(const USED_BY: Option<$crate::store::records::UsedBy> = Some($used);)?
+
+            fn decode(row: &sqlx::sqlite::SqliteRow) -> $crate::store::Result<$name> {
+                use $crate::store::columns::{Column, Text};
+                Ok($name {
+                    id: Text::decode(row, "id")?,
+                    created_at: Text::decode(row, "created_at")?,
+                    description: Text::decode(row, "description")?,
+                    metadata: Text::decode(row, "metadata")?,
+                    $($field: <$column as Column<$ty>>::decode(row, stringify!($field))?,)*
+                })
+            }
+
+            fn columns(&self) -> Vec<(&'static str, $crate::store::columns::Value)> {
+                use $crate::store::columns::{Column, Value};
+                let mut columns = vec![
+                    ("id", Value::Text(self.id.clone())),
+                    ("created_at", Value::Text(self.created_at.clone())),
+                    ("description", Value::Text(self.description.clone())),
+                    ("metadata", Value::Text(self.metadata.clone())),
+                ];
+                $(if let Some(value) = <$column as Column<$ty>>::encode(&self.$field) {
+                    columns.push((stringify!($field), value));
+                })*
+                columns
+            }
+
+            $(fn complete(
+                conn: &mut sqlx::SqliteConnection,
+                rows: Vec<$name>,
+            ) -> impl std::future::Future<Output = $crate::store::Result<Vec<$name>>> + Send {
+                $complete(conn, rows)
+            })?
+        }
+    };
+}
+pub(super) use record;
+
+/// The text of a JSON column.
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
