@@ -31,12 +31,10 @@ declare_resource! {
 }
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .merge(resource::updatable_router::<Subscriptions>())
-        .route(
-            &paths::event_source("{id}", "{event_type}"),
-            get(read_source),
-        )
+    resource::updatable_router::<Subscriptions>().route(
+        &paths::event_source("{id}", "{event_type}"),
+        get(read_source),
+    )
 }
 
 /// The destinations are checked to be the account's first, for a 400 listing every missing one.
