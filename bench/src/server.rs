@@ -2,7 +2,7 @@
 //! created and bulk-loaded through its own command line (only the server knows SQL).
 
 use crate::http::{Conn, Req};
-use crate::procs::{Guard, free_addr};
+use crate::procs::{ProcessGuard, START, free_addr};
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ fn run_json(bin: &Path, args: &[&str]) -> Result<serde_json::Value> {
 pub struct Server {
     pub addr: SocketAddr,
     pub db: Database,
-    pub process: Guard,
+    pub process: ProcessGuard,
 }
 
 impl Server {
@@ -104,8 +104,8 @@ impl Server {
         if let Some(dir) = console {
             command.arg("--console-dir").arg(dir);
         }
-        let mut process = Guard::spawn("tunnel-server", command)?;
-        process.wait_for_port(addr)?;
+        let mut process = ProcessGuard::spawn("tunnel-server", command)?;
+        process.wait_for_port(addr, START)?;
         Ok(Server { addr, db, process })
     }
 
