@@ -1,14 +1,21 @@
-//! Shared helpers of the server's tests: an app on in-memory SQLite with two accounts (an
-//! admin and a non-admin user in the first, an admin in the second), and a small request
-//! builder for `oneshot` calls on the router.
-#![allow(dead_code)]
+//! Shared helpers of the server's tests (every test binary includes this module): an app on
+//! in-memory SQLite with two accounts (an admin and a non-admin user in the first, an admin in
+//! the second), a small request builder for `oneshot` calls on the router, responses decoded as
+//! core's wire types (`tunnel_core::resources`, `tunnel_core::errors::ErrorBody`), and the
+//! `tunnel-server` binary as a real process (`process`).
+#![allow(dead_code)] // Each test binary uses a different part.
+
+pub mod process;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request};
 use http_body_util::BodyExt as _;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt as _;
+use tunnel_core::errors::ErrorBody;
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
 
@@ -94,6 +101,20 @@ impl TestApp {
         let resp = self.post(path, body).send(self).await;
         assert_eq!(resp.status, 201, "{}", resp.text);
         resp.json
+    }
+
+    /// POST and expect 201; returns the created resource as its wire type (see [`Resp::body`]).
+    pub async fn created<T: DeserializeOwned + Serialize>(&self, path: &str, body: Value) -> T {
+        let resp = self.post(path, body).send(self).await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+        resp.body()
+    }
+
+    /// GET and expect 200; returns the body as its wire type (see [`Resp::body`]).
+    pub async fn fetch<T: DeserializeOwned + Serialize>(&self, path: &str) -> T {
+        let resp = self.get(path).send(self).await;
+        assert_eq!(resp.status, 200, "{}", resp.text);
+        resp.body()
     }
 }
 
@@ -197,19 +218,36 @@ impl Resp {
         self.bytes.clone()
     }
 
-    /// Asserts an error response: status, code, operation id in body and header; returns it.
-    pub fn error(&self, status: u16, code: &str) -> &Resp {
-        assert_eq!(self.status, status, "{}", self.text);
-        assert_eq!(self.json["error_code"], code, "{}", self.text);
-        assert_eq!(self.json["status_code"], status, "{}", self.text);
-        assert!(
-            self.json["msg"].as_str().is_some_and(|m| !m.is_empty()),
-            "{}",
-            self.text
+    /// The body as the wire type `T` of `tunnel_core`. It must be exactly a `T`: encoded again
+    /// it gives back the JSON that was sent, nothing missing and nothing extra, so comparing
+    /// typed values checks as much as comparing the raw JSON did.
+    pub fn body<T: DeserializeOwned + Serialize>(&self) -> T {
+        let name = std::any::type_name::<T>();
+        let value: T = serde_json::from_value(self.json.clone())
+            .unwrap_or_else(|e| panic!("not a {name}: {e}: {}", self.text));
+        assert_eq!(
+            serde_json::to_value(&value).unwrap(),
+            self.json,
+            "the body is more or other than a {name}"
         );
-        let op = self.json["details"]["operation_id"]
-            .as_str()
-            .expect("operation id");
+        value
+    }
+
+    /// The body as the API's error body (`docs/errors.md`).
+    pub fn error_body(&self) -> ErrorBody {
+        serde_json::from_value(self.json.clone())
+            .unwrap_or_else(|e| panic!("not an error body: {e}: {}", self.text))
+    }
+
+    /// Asserts an error response: status, code, a message, the operation id in body and header;
+    /// returns the error body.
+    pub fn error(&self, status: u16, code: &str) -> ErrorBody {
+        assert_eq!(self.status, status, "{}", self.text);
+        let body = self.error_body();
+        assert_eq!(body.error_code, code, "{}", self.text);
+        assert_eq!(body.status_code, status, "{}", self.text);
+        assert!(!body.msg.is_empty(), "{}", self.text);
+        let op = body.details.operation_id.as_str();
         assert!(op.starts_with("op_"), "{op}");
         assert_eq!(
             self.headers
@@ -217,10 +255,11 @@ impl Resp {
                 .and_then(|v| v.to_str().ok()),
             Some(op)
         );
-        self
+        body
     }
 
-    pub fn field(&self) -> &str {
-        self.json["details"]["field"].as_str().unwrap_or_default()
+    /// The field an error names (`details.field`), or `""`.
+    pub fn field(&self) -> String {
+        self.error_body().details.field.unwrap_or_default()
     }
 }
