@@ -12,22 +12,16 @@ use tunnel_core::resources::tls_edge::TlsEdge;
 #[tokio::test]
 async fn other_accounts_resources_are_not_found() {
     let app = TestApp::new().await;
-    let theirs = app
-        .post("/credentials", json!({}))
-        .key(&app.other_key)
-        .send(&app)
+    let theirs: Credential = app
+        .created_by(&app.other_key, "/credentials", json!({}))
         .await;
-    let id = theirs.body::<Credential>().id;
+    let id = theirs.id;
     let path = format!("/credentials/{id}");
-    app.get(&path).send(&app).await.error(404, "ERR_TUNNEL_120");
+    app.gone(&path).await;
     app.patch(&path, json!({"description": "mine now"}))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
-    app.delete(&path)
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
+    app.delete(&path).fails(&app, 404, "ERR_TUNNEL_120").await;
     let mine: CredentialList = app.fetch("/credentials").await;
     assert!(mine.credentials.is_empty());
     // Still there for its owner, unchanged.
@@ -35,59 +29,38 @@ async fn other_accounts_resources_are_not_found() {
     assert_eq!(r.status, 200);
     assert_eq!(r.body::<Credential>().description, "");
     // Same for the other kinds.
-    let ca = app
-        .post("/ssh_certificate_authorities", json!({}))
-        .key(&app.other_key)
-        .send(&app)
+    let ca: SshCertificateAuthority = app
+        .created_by(&app.other_key, "/ssh_certificate_authorities", json!({}))
         .await;
-    app.get(&format!(
-        "/ssh_certificate_authorities/{}",
-        ca.body::<SshCertificateAuthority>().id
-    ))
-    .send(&app)
-    .await
-    .error(404, "ERR_TUNNEL_120");
-    let edge = app
-        .post("/edges/tls", json!({}))
-        .key(&app.other_key)
-        .send(&app)
+    app.gone(&format!("/ssh_certificate_authorities/{}", ca.id))
         .await;
-    let eid = edge.body::<TlsEdge>().id;
-    app.get(&format!("/edges/tls/{eid}/backend"))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    let edge: TlsEdge = app
+        .created_by(&app.other_key, "/edges/tls", json!({}))
+        .await;
+    let eid = edge.id;
+    app.gone(&format!("/edges/tls/{eid}/backend")).await;
     let bk: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
     app.put(
         &format!("/edges/tls/{eid}/backend"),
         json!({"backend_id": bk.id}),
     )
-    .send(&app)
-    .await
-    .error(404, "ERR_TUNNEL_120");
+    .fails(&app, 404, "ERR_TUNNEL_120")
+    .await;
     // And a backend of another account cannot be used by my edge.
     let my_edge: TlsEdge = app.created("/edges/tls", json!({})).await;
-    let their_backend = app
-        .post("/backends/tunnel_group", json!({}))
-        .key(&app.other_key)
-        .send(&app)
+    let their_backend: TunnelGroupBackend = app
+        .created_by(&app.other_key, "/backends/tunnel_group", json!({}))
         .await;
     app.put(
         &format!("/edges/tls/{}/backend", my_edge.id),
-        json!({"backend_id": their_backend.body::<TunnelGroupBackend>().id}),
+        json!({"backend_id": their_backend.id}),
     )
-    .send(&app)
-    .await
-    .error(400, "ERR_TUNNEL_121");
-    app.get(&format!(
+    .fails(&app, 400, "ERR_TUNNEL_121")
+    .await;
+    app.gone(&format!(
         "/credentials/{}",
         make_id(IdKind::Credential, 3, [3; 14])
     ))
-    .send(&app)
-    .await
-    .error(404, "ERR_TUNNEL_120");
-    app.get("/credentials/garbage")
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    .await;
+    app.gone("/credentials/garbage").await;
 }

@@ -10,12 +10,8 @@ use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendList
 #[tokio::test]
 async fn backend_create_get_list_delete() {
     let app = TestApp::new().await;
-    let backend: TunnelGroupBackend = app
-        .created(
-            "/backends/tunnel_group",
-            json!({"description": "pool", "labels": {"env": "prod", "team": "web"}}),
-        )
-        .await;
+    let body = json!({"description": "pool", "labels": {"env": "prod", "team": "web"}});
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", body).await;
     assert!(backend.id.starts_with("bkdtg_"), "{}", backend.id);
     assert_eq!(
         backend.uri,
@@ -34,6 +30,6 @@ async fn backend_create_get_list_delete() {
     let list: TunnelGroupBackendList = app.fetch("/backends/tunnel_group").await;
     assert_eq!(list.backends, std::slice::from_ref(&backend));
     assert_eq!(list.uri, format!("{BASE}/backends/tunnel_group"));
-    assert_eq!(app.delete(&path).send(&app).await.status, 204);
-    app.get(&path).send(&app).await.error(404, "ERR_TUNNEL_120");
+    app.deleted(&path).await;
+    app.gone(&path).await;
 }

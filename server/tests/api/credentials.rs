@@ -56,29 +56,23 @@ async fn credential_create_get_list_update_delete() {
     assert_eq!(list.credentials[0].token, None);
 
     // Partial update: only the description changes.
-    let patched = app
-        .patch(
+    let patched: Credential = app
+        .patched(
             &format!("/credentials/{id}"),
             json!({"description": "renamed"}),
         )
-        .send(&app)
         .await;
-    assert_eq!(patched.status, 200, "{}", patched.text);
-    let patched: Credential = patched.body();
     assert_eq!(patched.description, "renamed");
     assert_eq!(patched.metadata, "{\"team\":1}");
     assert_eq!(patched.acl, created.acl);
     assert_eq!(patched.token, None);
     // null means unchanged too; the path id in the body is accepted.
-    let patched = app
-        .patch(
+    let patched: Credential = app
+        .patched(
             &format!("/credentials/{id}"),
             json!({"id": id, "description": null, "acl": ["*"]}),
         )
-        .send(&app)
         .await;
-    assert_eq!(patched.status, 200, "{}", patched.text);
-    let patched: Credential = patched.body();
     assert_eq!(patched.description, "renamed");
     assert_eq!(patched.acl, ["*"]);
     // Another id in the body is refused; owner_id is not an update parameter.
@@ -86,9 +80,8 @@ async fn credential_create_get_list_update_delete() {
         &format!("/credentials/{id}"),
         json!({"id": make_id(IdKind::Credential, 1, [1; 14])}),
     )
-    .send(&app)
-    .await
-    .error(400, "ERR_TUNNEL_114");
+    .fails(&app, 400, "ERR_TUNNEL_114")
+    .await;
     let r = app
         .patch(
             &format!("/credentials/{id}"),
@@ -96,20 +89,15 @@ async fn credential_create_get_list_update_delete() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_111");
-    assert_eq!(r.field(), "owner_id");
+    r.error_at(400, "ERR_TUNNEL_111", "owner_id");
 
     let deleted = app.delete(&format!("/credentials/{id}")).send(&app).await;
     assert_eq!(deleted.status, 204);
     assert!(deleted.text.is_empty());
-    app.get(&format!("/credentials/{id}"))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    app.gone(&format!("/credentials/{id}")).await;
     app.delete(&format!("/credentials/{id}"))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
     assert!(
         app.state
             .store
@@ -124,12 +112,8 @@ async fn credential_create_get_list_update_delete() {
 #[tokio::test]
 async fn credential_create_tolerates_empty_values_and_missing_body() {
     let app = TestApp::new().await;
-    let c: Credential = app
-        .created(
-            "/credentials",
-            json!({"description": "", "metadata": "", "acl": [], "owner_id": ""}),
-        )
-        .await;
+    let empty = json!({"description": "", "metadata": "", "acl": [], "owner_id": ""});
+    let c: Credential = app.created("/credentials", empty).await;
     assert_eq!(c.owner_id, app.admin_id);
     assert!(c.acl.is_empty());
     // No body at all where every field is optional: read as {}.
@@ -162,8 +146,7 @@ async fn owner_id_rules() {
         .key(&app.user_key)
         .send(&app)
         .await;
-    r.error(403, "ERR_TUNNEL_123");
-    assert_eq!(r.field(), "owner_id");
+    r.error_at(403, "ERR_TUNNEL_123", "owner_id");
     // Non-admin default owner is the caller.
     let r = app
         .post("/credentials", json!({}))
@@ -172,27 +155,14 @@ async fn owner_id_rules() {
         .await;
     assert_eq!(r.body::<Credential>().owner_id, app.user_id);
     // An admin naming someone outside the account: 400.
-    let other = app
-        .state
-        .store
-        .create_principal(&app.other_account_id, false, false)
-        .await
-        .unwrap()
-        .unwrap();
+    let other = app.principal(&app.other_account_id, false).await;
     let r = app
         .post("/credentials", json!({"owner_id": other.principal_id}))
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_124");
-    assert_eq!(r.field(), "owner_id");
+    r.error_at(400, "ERR_TUNNEL_124", "owner_id");
     // A bot of the account may own a credential.
-    let bot = app
-        .state
-        .store
-        .create_principal(&app.account_id, false, true)
-        .await
-        .unwrap()
-        .unwrap();
+    let bot = app.principal(&app.account_id, true).await;
     assert!(bot.principal_id.starts_with("bot_"));
     let c: Credential = app
         .created("/credentials", json!({"owner_id": bot.principal_id}))
@@ -230,6 +200,5 @@ async fn bad_acl_rules_are_reported_each_with_its_field() {
         .patch(&format!("/credentials/{}", c.id), json!({"acl": ["bind"]}))
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "acl[0]");
+    r.error_at(400, "ERR_TUNNEL_114", "acl[0]");
 }

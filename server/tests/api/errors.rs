@@ -13,31 +13,26 @@ async fn authentication_errors() {
     let app = TestApp::new().await;
     app.get("/credentials")
         .without("authorization")
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_102");
+        .fails(&app, 401, "ERR_TUNNEL_102")
+        .await;
     app.get("/credentials")
         .header("authorization", "Basic dXNlcjpwYXNz")
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_103");
+        .fails(&app, 401, "ERR_TUNNEL_103")
+        .await;
     app.get("/credentials")
         .header("authorization", "Bearer")
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_103");
+        .fails(&app, 401, "ERR_TUNNEL_103")
+        .await;
     app.get("/credentials")
         .key("not-a-key-at-all-1234567")
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_104");
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
     // Right lookup, wrong secret.
     let lookup = app.admin_key.split('_').next().unwrap();
     app.get("/credentials")
         .key(&format!("{lookup}_{}", "A".repeat(43)))
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_104");
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
     // Authtokens are not API keys.
     let token = app
         .created::<Credential>("/credentials", json!({}))
@@ -46,9 +41,8 @@ async fn authentication_errors() {
         .unwrap();
     app.get("/credentials")
         .key(&token)
-        .send(&app)
-        .await
-        .error(401, "ERR_TUNNEL_104");
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
     // `bearer` in any case works.
     let r = app
         .get("/credentials")
@@ -88,9 +82,8 @@ async fn version_header_errors() {
     app.get("/credentials")
         .without("service-version")
         .without("authorization")
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_100");
+        .fails(&app, 400, "ERR_TUNNEL_100")
+        .await;
 }
 
 #[tokio::test]
@@ -104,14 +97,12 @@ async fn body_errors() {
     r.error(400, "ERR_TUNNEL_110");
     app.post("/credentials", json!(null))
         .raw("application/json", "[1,2]")
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_110");
+        .fails(&app, 400, "ERR_TUNNEL_110")
+        .await;
     app.post("/credentials", json!(null))
         .raw("application/json", "{} {}")
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_110");
+        .fails(&app, 400, "ERR_TUNNEL_110")
+        .await;
     let r = app
         .post("/credentials", json!({"descripton": "typo"}))
         .send(&app)
@@ -128,19 +119,16 @@ async fn body_errors() {
         .post("/credentials", json!({"acl": "bind:x"}))
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_110");
-    assert_eq!(r.field(), "acl");
+    r.error_at(400, "ERR_TUNNEL_110", "acl");
     // Content types.
     app.post("/credentials", json!(null))
         .raw("text/plain", "{}")
-        .send(&app)
-        .await
-        .error(415, "ERR_TUNNEL_113");
+        .fails(&app, 415, "ERR_TUNNEL_113")
+        .await;
     app.post("/credentials", json!(null))
         .raw("", "{}")
-        .send(&app)
-        .await
-        .error(415, "ERR_TUNNEL_113");
+        .fails(&app, 415, "ERR_TUNNEL_113")
+        .await;
     let r = app
         .post("/credentials", json!(null))
         .raw("application/json; charset=utf-8", "{}")
@@ -150,16 +138,14 @@ async fn body_errors() {
     // Over 1 MiB: 413, whether or not Content-Length says so up front.
     let big = json!({"description": "x".repeat(1024 * 1024)});
     app.post("/credentials", big.clone())
-        .send(&app)
-        .await
-        .error(413, "ERR_TUNNEL_112");
+        .fails(&app, 413, "ERR_TUNNEL_112")
+        .await;
     // Just under the limit is parsed (and then fails validation, not the size check).
     let under = format!("{{\"metadata\": \"{}\"}}", "x".repeat(1024 * 1024 - 20));
     app.post("/credentials", json!(null))
         .raw("application/json", under)
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_114");
+        .fails(&app, 400, "ERR_TUNNEL_114")
+        .await;
 }
 
 #[tokio::test]
@@ -203,19 +189,16 @@ async fn unknown_routes_and_methods_get_json_errors() {
     let r = app.get("/nope").send(&app).await;
     r.error(404, "ERR_TUNNEL_130");
     app.get("/api/credentials/x/y/z")
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_130");
+        .fails(&app, 404, "ERR_TUNNEL_130")
+        .await;
     app.call(axum::http::Method::PUT, "/credentials")
         .json(json!({}))
-        .send(&app)
-        .await
-        .error(405, "ERR_TUNNEL_131");
+        .fails(&app, 405, "ERR_TUNNEL_131")
+        .await;
     app.call(axum::http::Method::PATCH, "/edges/tls")
         .json(json!({}))
-        .send(&app)
-        .await
-        .error(405, "ERR_TUNNEL_131");
+        .fails(&app, 405, "ERR_TUNNEL_131")
+        .await;
     for root in ["/api", "/api/"] {
         let r = app.get(root).outside_api().send(&app).await;
         assert_eq!(
@@ -228,9 +211,8 @@ async fn unknown_routes_and_methods_get_json_errors() {
     // Unknown API routes answer JSON even without credentials.
     app.get("/nothing/here")
         .without("authorization")
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_130");
+        .fails(&app, 404, "ERR_TUNNEL_130")
+        .await;
 }
 
 #[tokio::test]
@@ -277,8 +259,7 @@ async fn undecodable_path_ids_get_the_json_error_body() {
         .get(&format!("/event_subscriptions/{sub}/sources/%FF"))
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "event_type");
+    r.error_at(400, "ERR_TUNNEL_114", "event_type");
     let r = app.delete("/credentials/%FF").send(&app).await;
     r.error(400, "ERR_TUNNEL_114");
 }

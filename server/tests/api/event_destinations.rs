@@ -8,12 +8,8 @@ use tunnel_core::resources::event_destination::{EventDestination, EventDestinati
 #[tokio::test]
 async fn event_destinations_minimal_endpoints() {
     let app = TestApp::new().await;
-    let d: EventDestination = app
-        .created(
-            "/event_destinations",
-            json!({"target": {"webhook": {"url": "https://example.com/h"}}}),
-        )
-        .await;
+    let webhook = json!({"target": {"webhook": {"url": "https://example.com/h"}}});
+    let d: EventDestination = app.created("/event_destinations", webhook).await;
     assert_eq!(d.format, "json");
     assert!(d.id.starts_with("ed_"));
     assert_eq!(
@@ -29,8 +25,7 @@ async fn event_destinations_minimal_endpoints() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "target.webhook.url");
+    r.error_at(400, "ERR_TUNNEL_114", "target.webhook.url");
     let r = app
         .post(
             "/event_destinations",

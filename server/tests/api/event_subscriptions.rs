@@ -50,33 +50,25 @@ async fn event_subscription_crud_and_partial_updates() {
     let src = app.get(&sub.sources[0].uri).send(&app).await;
     assert_eq!(src.status, 200);
     assert_eq!(src.body::<EventSource>(), sub.sources[0]);
-    app.get(&format!(
+    app.gone(&format!(
         "/event_subscriptions/{id}/sources/tls_edge_created.v0"
     ))
-    .send(&app)
-    .await
-    .error(404, "ERR_TUNNEL_120");
+    .await;
 
     let path = format!("/event_subscriptions/{id}");
-    let r = app
-        .patch(&path, json!({"description": "only this"}))
-        .send(&app)
+    let r: EventSubscription = app
+        .patched(&path, json!({"description": "only this"}))
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r: EventSubscription = r.body();
     assert_eq!(r.description, "only this");
     assert_eq!(r.metadata, "x");
     assert_eq!(r.sources, sub.sources);
     assert_eq!(r.destinations, sub.destinations);
-    let r = app
-        .patch(
+    let r: EventSubscription = app
+        .patched(
             &path,
             json!({"sources": [{"type": "tls_edge_created.v0"}], "destination_ids": [d2, d1]}),
         )
-        .send(&app)
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r: EventSubscription = r.body();
     assert_eq!(r.sources[0].event_type, "tls_edge_created.v0");
     assert_eq!(r.destinations[0].id, d2);
     assert_eq!(r.destinations[1].id, d1);
@@ -90,30 +82,17 @@ async fn event_subscription_crud_and_partial_updates() {
 
     // A destination in use cannot be deleted.
     app.delete(&format!("/event_destinations/{d1}"))
-        .send(&app)
-        .await
-        .error(409, "ERR_TUNNEL_122");
+        .fails(&app, 409, "ERR_TUNNEL_122")
+        .await;
     let r = app
         .patch(&path, json!({"destination_ids": []}))
         .send(&app)
         .await;
     assert!(r.body::<EventSubscription>().destinations.is_empty());
-    assert_eq!(
-        app.delete(&format!("/event_destinations/{d1}"))
-            .send(&app)
-            .await
-            .status,
-        204
-    );
-    assert_eq!(app.delete(&path).send(&app).await.status, 204);
-    app.get(&path).send(&app).await.error(404, "ERR_TUNNEL_120");
-    assert_eq!(
-        app.delete(&format!("/event_destinations/{d2}"))
-            .send(&app)
-            .await
-            .status,
-        204
-    );
+    app.deleted(&format!("/event_destinations/{d1}")).await;
+    app.deleted(&path).await;
+    app.gone(&path).await;
+    app.deleted(&format!("/event_destinations/{d2}")).await;
 }
 
 #[tokio::test]
@@ -126,8 +105,7 @@ async fn unknown_event_type_and_bad_destinations() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "sources[0].type");
+    r.error_at(400, "ERR_TUNNEL_114", "sources[0].type");
     let r = app
         .post(
             "/event_subscriptions",
@@ -137,8 +115,7 @@ async fn unknown_event_type_and_bad_destinations() {
         .await;
     assert_eq!(r.field(), "sources[0].type");
     let r = app.post("/event_subscriptions", json!({})).send(&app).await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "sources");
+    r.error_at(400, "ERR_TUNNEL_114", "sources");
     // A well-formed destination id that does not exist in the account: 400 naming it.
     let missing = make_id(IdKind::EventDestination, 5, [5; 14]);
     let r = app
@@ -148,8 +125,7 @@ async fn unknown_event_type_and_bad_destinations() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_121");
-    assert_eq!(r.field(), "destination_ids[0]");
+    r.error_at(400, "ERR_TUNNEL_121", "destination_ids[0]");
     // Another account's destination is as good as missing.
     let theirs: EventDestination = app
         .post(
@@ -175,6 +151,5 @@ async fn unknown_event_type_and_bad_destinations() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_111");
-    assert_eq!(r.field(), "sources[0].extra");
+    r.error_at(400, "ERR_TUNNEL_111", "sources[0].extra");
 }

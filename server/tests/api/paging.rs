@@ -63,18 +63,15 @@ async fn pagination_newest_first_without_duplicates_or_gaps() {
         "before_id=cr_short",
     ] {
         let r = app.get(&format!("/credentials?{q}")).send(&app).await;
-        r.error(400, "ERR_TUNNEL_116");
-        assert_eq!(r.field(), q.split('=').next().unwrap());
+        r.error_at(400, "ERR_TUNNEL_116", q.split('=').next().unwrap());
     }
     let r = app.get("/credentials?limit=100").send(&app).await;
     assert_eq!(r.status, 200);
     let r = app.get("/credentials?page=2").send(&app).await;
-    r.error(400, "ERR_TUNNEL_115");
-    assert_eq!(r.field(), "page");
+    r.error_at(400, "ERR_TUNNEL_115", "page");
     app.get(&format!("/credentials/{}?limit=1", created[0]))
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_115");
+        .fails(&app, 400, "ERR_TUNNEL_115")
+        .await;
 }
 
 /// Creates 3 resources at `path`, then reads the list in pages of 2: the ids of both pages,

@@ -125,6 +125,5 @@ async fn a_backend_deleted_after_the_check_is_a_400_not_a_500() {
         .key(&app.other_key)
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_121");
-    assert_eq!(r.field(), "backend_id");
+    r.error_at(400, "ERR_TUNNEL_121", "backend_id");
 }

@@ -136,12 +136,8 @@ async fn ssh_ca_rsa_4096_is_generated_off_the_runtime() {
 #[tokio::test]
 async fn ssh_ca_get_list_update_delete() {
     let app = TestApp::new().await;
-    let ca: SshCertificateAuthority = app
-        .created(
-            "/ssh_certificate_authorities",
-            json!({"description": "hosts", "metadata": "m"}),
-        )
-        .await;
+    let body = json!({"description": "hosts", "metadata": "m"});
+    let ca: SshCertificateAuthority = app.created("/ssh_certificate_authorities", body).await;
     let uri = format!("/ssh_certificate_authorities/{}", ca.id);
     assert_eq!(
         app.get(&uri)
@@ -164,11 +160,10 @@ async fn ssh_ca_get_list_update_delete() {
     assert_eq!(r.description, "hosts");
     assert_eq!(r.public_key, ca.public_key);
     app.patch(&uri, json!({"key_type": "rsa"}))
-        .send(&app)
-        .await
-        .error(400, "ERR_TUNNEL_111");
-    assert_eq!(app.delete(&uri).send(&app).await.status, 204);
-    app.get(&uri).send(&app).await.error(404, "ERR_TUNNEL_120");
+        .fails(&app, 400, "ERR_TUNNEL_111")
+        .await;
+    app.deleted(&uri).await;
+    app.gone(&uri).await;
 }
 
 #[tokio::test]
@@ -212,8 +207,7 @@ async fn ssh_ca_bad_key_parameters() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_110");
-    assert_eq!(r.field(), "key_size");
+    r.error_at(400, "ERR_TUNNEL_110", "key_size");
     let list: SshCertificateAuthorityList = app.fetch("/ssh_certificate_authorities").await;
     assert!(list.ssh_certificate_authorities.is_empty());
 }

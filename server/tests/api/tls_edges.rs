@@ -25,10 +25,7 @@ async fn tls_edge_backend_module() {
     assert!(eid.starts_with("edgtls_"));
     assert_eq!(edge.backend, None);
     let module_path = format!("/edges/tls/{eid}/backend");
-    app.get(&module_path)
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    app.gone(&module_path).await;
 
     let r = app
         .put(&module_path, json!({"backend_id": bid}))
@@ -74,9 +71,8 @@ async fn tls_edge_backend_module() {
 
     // Errors: backend in use, missing backend, wrong kind, unknown edge.
     app.delete(&format!("/backends/tunnel_group/{bid}"))
-        .send(&app)
-        .await
-        .error(409, "ERR_TUNNEL_122");
+        .fails(&app, 409, "ERR_TUNNEL_122")
+        .await;
     let r = app
         .put(
             &module_path,
@@ -84,8 +80,7 @@ async fn tls_edge_backend_module() {
         )
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_121");
-    assert_eq!(r.field(), "backend_id");
+    r.error_at(400, "ERR_TUNNEL_121", "backend_id");
     let r = app
         .put(&module_path, json!({"backend_id": "ed_x"}))
         .send(&app)
@@ -98,39 +93,19 @@ async fn tls_edge_backend_module() {
         &format!("/edges/tls/{unknown_edge}/backend"),
         json!({"backend_id": bid}),
     )
-    .send(&app)
-    .await
-    .error(404, "ERR_TUNNEL_120");
+    .fails(&app, 404, "ERR_TUNNEL_120")
+    .await;
 
-    assert_eq!(app.delete(&module_path).send(&app).await.status, 204);
-    app.get(&module_path)
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    app.deleted(&module_path).await;
+    app.gone(&module_path).await;
     app.delete(&module_path)
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
-    assert_eq!(
-        app.delete(&format!("/backends/tunnel_group/{bid}"))
-            .send(&app)
-            .await
-            .status,
-        204
-    );
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
+    app.deleted(&format!("/backends/tunnel_group/{bid}")).await;
     let list: TlsEdgeList = app.get("/edges/tls").send(&app).await.body();
     assert_eq!(list.tls_edges[0].id, eid);
-    assert_eq!(
-        app.delete(&format!("/edges/tls/{eid}"))
-            .send(&app)
-            .await
-            .status,
-        204
-    );
-    app.get(&format!("/edges/tls/{eid}"))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    app.deleted(&format!("/edges/tls/{eid}")).await;
+    app.gone(&format!("/edges/tls/{eid}")).await;
     let r = app
         .post("/edges/tls", json!({"hostports": ["nope"]}))
         .send(&app)
@@ -158,6 +133,5 @@ async fn tls_edge_backend_put_accepts_its_own_id_and_refuses_another() {
         .put(&path, json!({"id": other, "backend_id": bid}))
         .send(&app)
         .await;
-    r.error(400, "ERR_TUNNEL_114");
-    assert_eq!(r.field(), "id");
+    r.error_at(400, "ERR_TUNNEL_114", "id");
 }

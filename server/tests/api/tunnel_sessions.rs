@@ -39,18 +39,10 @@ async fn tunnel_sessions_list_get_and_close_on_credential_delete() {
     let one = app.get(&items[0].uri).send(&app).await;
     assert_eq!(one.status, 200);
     assert_eq!(one.body::<TunnelSession>(), items[0]);
-    app.get(&format!("/tunnel_sessions/{}", foreign.session.id))
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_120");
+    app.gone(&format!("/tunnel_sessions/{}", foreign.session.id))
+        .await;
 
-    assert_eq!(
-        app.delete(&format!("/credentials/{cid}"))
-            .send(&app)
-            .await
-            .status,
-        204
-    );
+    app.deleted(&format!("/credentials/{cid}")).await;
     let after: TunnelSessionList = app.get("/tunnel_sessions").send(&app).await.body();
     assert!(after.tunnel_sessions.is_empty());
     assert!(

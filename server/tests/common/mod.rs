@@ -110,6 +110,48 @@ impl TestApp {
         resp.body()
     }
 
+    /// POST as the holder of `key` and expect 201; returns the created resource as its wire
+    /// type (see [`Resp::body`]).
+    pub async fn created_by<T: DeserializeOwned + Serialize>(
+        &self,
+        key: &str,
+        path: &str,
+        body: Value,
+    ) -> T {
+        let resp = self.post(path, body).key(key).send(self).await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+        resp.body()
+    }
+
+    /// PATCH and expect 200; returns the updated resource as its wire type (see
+    /// [`Resp::body`]).
+    pub async fn patched<T: DeserializeOwned + Serialize>(&self, path: &str, body: Value) -> T {
+        let resp = self.patch(path, body).send(self).await;
+        assert_eq!(resp.status, 200, "{}", resp.text);
+        resp.body()
+    }
+
+    /// A new principal (a user, or a bot) of `account`, not an admin.
+    pub async fn principal(&self, account: &str, bot: bool) -> tunnel_server::store::NewPrincipal {
+        self.state
+            .store
+            .create_principal(account, false, bot)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    /// DELETE and expect 204.
+    pub async fn deleted(&self, path: &str) {
+        let resp = self.delete(path).send(self).await;
+        assert_eq!(resp.status, 204, "DELETE {path}: {}", resp.text);
+    }
+
+    /// GET and expect the 404 of a resource that does not exist (`ERR_TUNNEL_120`).
+    pub async fn gone(&self, path: &str) {
+        self.get(path).send(self).await.error(404, "ERR_TUNNEL_120");
+    }
+
     /// GET and expect 200; returns the body as its wire type (see [`Resp::body`]).
     pub async fn fetch<T: DeserializeOwned + Serialize>(&self, path: &str) -> T {
         let resp = self.get(path).send(self).await;
@@ -175,6 +217,13 @@ impl Call {
             }
             None => format!("/api{}", self.path),
         }
+    }
+
+    /// Sends and asserts an error response (see [`Resp::error`]); returns the response.
+    pub async fn fails(self, app: &TestApp, status: u16, code: &str) -> Resp {
+        let resp = self.send(app).await;
+        resp.error(status, code);
+        resp
     }
 
     pub async fn send(self, app: &TestApp) -> Resp {
@@ -255,6 +304,13 @@ impl Resp {
                 .and_then(|v| v.to_str().ok()),
             Some(op)
         );
+        body
+    }
+
+    /// Asserts an error response (see [`Resp::error`]) naming `field`; returns the error body.
+    pub fn error_at(&self, status: u16, code: &str, field: &str) -> ErrorBody {
+        let body = self.error(status, code);
+        assert_eq!(body.details.field.as_deref(), Some(field), "{}", self.text);
         body
     }
 

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// The `tunnel-server` binary of this build, with none of the `TUNNEL_*` settings of the
@@ -16,6 +16,16 @@ pub fn server_bin() -> Command {
         .env_remove("TUNNEL_DATABASE")
         .env_remove("TUNNEL_CORS_ORIGIN")
         .env_remove("TUNNEL_CONSOLE_DIR");
+    cmd
+}
+
+/// `serve` on `database` (a `sqlite://` URL) on a free loopback port, its output piped (the
+/// log on stderr is where [`listen_addr`] finds the address).
+pub fn serve_command(database: &str) -> Command {
+    let mut cmd = server_bin();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--database", database])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd
 }
 

@@ -3,7 +3,7 @@
 //! `dist/` as the default directory of `serve`.
 
 use crate::common::TestApp;
-use crate::common::process::{http, listen_addr, server_bin, stop};
+use crate::common::process::{http, listen_addr, serve_command, stop};
 use crate::{assert_console_csp, console_app, header};
 use std::process::Stdio;
 
@@ -30,9 +30,8 @@ async fn console_is_served_with_index_fallback() {
         assert_eq!(r.text, body, "{path}");
     }
     app.get("/api/unknown")
-        .send(&app)
-        .await
-        .error(404, "ERR_TUNNEL_130");
+        .fails(&app, 404, "ERR_TUNNEL_130")
+        .await;
 }
 
 #[tokio::test]
@@ -119,11 +118,9 @@ fn serve_serves_the_console_from_dist_by_default() {
     )
     .unwrap();
     let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
-    let mut child = server_bin()
+    let mut child = serve_command(&db)
         .current_dir(dir.path())
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", &db])
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let addr = listen_addr(&mut child);

@@ -3,10 +3,9 @@
 //! printed once on the first start.
 
 use crate::api_headers;
-use crate::common::process::{http, listen_addr, server_bin, stop};
+use crate::common::process::{http, listen_addr, serve_command, server_bin, stop};
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::process::Stdio;
 
 fn run_json(args: &[&str]) -> Value {
     let out = server_bin().args(args).output().unwrap();
@@ -56,12 +55,7 @@ fn operator_cli_and_serve_as_real_processes() {
     assert!(!out.status.success());
 
     // `serve` on that database: the CLI-made key works over a real socket.
-    let mut child = server_bin()
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", &db])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = serve_command(&db).spawn().unwrap();
     let addr = listen_addr(&mut child);
     let auth = format!("Bearer {admin_key}");
     let headers = api_headers(&auth);
@@ -101,18 +95,9 @@ fn first_start_prints_the_admin_key_once() {
     let console = dir.path().join("dist");
     std::fs::create_dir_all(&console).unwrap();
     std::fs::write(console.join("index.html"), "<html>console</html>").unwrap();
-    let mut child = server_bin()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--database",
-            &db,
-            "--console-dir",
-        ])
+    let mut child = serve_command(&db)
+        .arg("--console-dir")
         .arg(&console)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // The banner is printed before the server listens.
@@ -146,12 +131,7 @@ fn first_start_prints_the_admin_key_once() {
         .unwrap();
     let accounts: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(accounts.as_array().unwrap().len(), 1);
-    let mut child = server_bin()
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", &db])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = serve_command(&db).spawn().unwrap();
     let _ = listen_addr(&mut child);
     child.kill().unwrap();
     let mut printed = String::new();
