@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tunnel_testkit::process::serve_command;
 
 /// A database prepared for a run: its URL, the account, its admin key.
 #[derive(Debug, Clone)]
@@ -90,17 +91,7 @@ pub struct Server {
 impl Server {
     pub fn start(server_bin: &Path, db: Database, console: Option<&PathBuf>) -> Result<Server> {
         let addr = free_addr()?;
-        let mut command = Command::new(server_bin);
-        command
-            .args([
-                "serve",
-                "--listen",
-                &addr.to_string(),
-                "--database",
-                &db.url,
-            ])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null());
+        let mut command = serve_command(server_bin, addr, &db.url);
         if let Some(dir) = console {
             command.arg("--console-dir").arg(dir);
         }

@@ -1,5 +1,5 @@
-//! Child processes owned by a guard that kills the whole process group on drop, and loopback
-//! ports to start them on.
+//! Child processes owned by a guard that kills the whole process group on drop, loopback ports
+//! to start them on, and the command line of the real server.
 //!
 //! Every guarded child is started in its own process group (`process_group(0)`), so helpers it
 //! spawns (Chromium under chromedriver) die with it. The group is killed with a `killpg` signal
@@ -20,6 +20,24 @@ pub fn free_addr() -> Result<SocketAddr> {
 /// A free port on 127.0.0.1 (see [`free_addr`]).
 pub fn free_port() -> Result<u16> {
     Ok(free_addr()?.port())
+}
+
+/// `tunnel-server serve` (the binary at `bin`) on `addr` with the SQLite `database`, logging
+/// only warnings, its stdout (the first start's banner) discarded: how the end-to-end tests and
+/// the benchmarks start the real server. Callers add the console directory and the rest.
+pub fn serve_command(bin: &std::path::Path, addr: SocketAddr, database: &str) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .args([
+            "serve",
+            "--listen",
+            &addr.to_string(),
+            "--database",
+            database,
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null());
+    command
 }
 
 /// A child process killed, with its whole process group, on drop.
