@@ -15,7 +15,7 @@ use tunnel_web::components::acl_editor::{AclEditor, AclTester};
 use tunnel_web::components::error_view::ErrorView;
 use tunnel_web::components::text::sentence;
 use tunnel_web::components::token_dialog::TokenDialog;
-use tunnel_web::pages::sessions::{Runner, SessionActions};
+use tunnel_web::pages::tunnel_sessions::{Runner, SessionActions};
 use tunnel_web::pages::signin::SignIn;
 use tunnel_web::pages::ssh_cas::SshCaForm;
 use tunnel_web::session::{self, Auth, STORAGE_KEY};
