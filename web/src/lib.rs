@@ -103,7 +103,7 @@ fn Console() -> impl IntoView {
             </header>
             <main id="main" tabindex="-1">
                 <Routes fallback=|| view! { <h1>"Page not found"</h1><p class="empty">"No such page in the console."</p> }>
-                    <Route path=StaticSegment(segment::ROOT) view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
+                    <Route path=() view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
                     <Route path=StaticSegment(segment::CREDENTIALS) view=credentials::CredentialList />
                     <Route path=(StaticSegment(segment::CREDENTIALS), StaticSegment(segment::NEW)) view=credentials::CredentialNew />
                     <Route path=(StaticSegment(segment::CREDENTIALS), id) view=credentials::CredentialDetail />

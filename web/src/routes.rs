@@ -17,7 +17,8 @@ pub mod segment {
     pub const EVENT_SUBSCRIPTIONS: &str = "event-subscriptions";
     /// The create page under a section (`/credentials/new`).
     pub const NEW: &str = "new";
-    /// The root of the console, which redirects to the first section.
+    /// The root of the console (the router's empty path), which redirects to the first
+    /// section.
     pub const ROOT: &str = "";
 }
 

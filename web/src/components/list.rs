@@ -135,14 +135,23 @@ impl ListPage {
     {
         let reload = self.reload.unwrap_or_else(|| RwSignal::new(0));
         view! {
+            {self.head()}
+            {resource_list::<P, R, V>(self, reload, row)}
+        }
+    }
+
+    /// The heading, with what the page has next to and under it. Not generic, so it is
+    /// compiled once for all list pages.
+    fn head(self) -> AnyView {
+        view! {
             <div class="page-head">
                 <h1>{self.title}</h1>
                 {self.create.map(|(route, label)| view! { <A href=route attr:class="button primary">{label}</A> })}
                 {self.hint.map(|hint| view! { <span class="hint">{hint}</span> })}
             </div>
             {self.lead.map(|lead| view! { <p class="lead">{lead}</p> })}
-            {resource_list::<P, R, V>(self, reload, row)}
         }
+        .into_any()
     }
 }
 

@@ -15,17 +15,33 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::rc::Rc;
 use tunnel_core::FieldError;
 
+/// A request on its way, its answer already handed to `on_ok`: only the error is left.
+type Job<E> = Pin<Box<dyn Future<Output = Result<(), E>>>>;
+
+/// Makes the job of one input.
+type MakeJob<I, E> = Box<dyn Fn(&I) -> Job<E>>;
+
 /// One kind of request a page sends (create, save, delete, a command), with its state.
 /// `Copy`: handles into the reactive arena, so it moves into any number of closures.
+///
+/// The `Action` runs type-erased jobs rather than the typed request itself: its machinery
+/// (spawning, versions, pending count) is then compiled once per error type instead of once
+/// per form, which keeps the console's WASM small.
 pub struct Submit<I: 'static, O: 'static, E: 'static = ApiError> {
-    action: Action<I, Result<O, E>>,
-    // Made once: `Action::pending()`, `value()` and `input()` create a new handle per call.
+    action: Action<(), Result<(), E>>,
+    // Made once: `Action::pending()` and `value()` create a new handle per call.
     pending: Memo<bool>,
-    value: MappedSignal<Option<Result<O, E>>>,
-    input: MappedSignal<Option<I>>,
+    value: MappedSignal<Option<Result<(), E>>>,
+    /// Makes the job of one input: the request, then `on_ok` with its answer.
+    make: StoredValue<MakeJob<I, E>, LocalStorage>,
+    /// The job handed from `send` to the action.
+    next: StoredValue<Option<Job<E>>, LocalStorage>,
+    answer: PhantomData<fn() -> O>,
 }
 
 impl<I, O, E> Clone for Submit<I, O, E> {
@@ -44,8 +60,8 @@ impl<I, O, E> fmt::Debug for Submit<I, O, E> {
 
 impl<I, O, E> Submit<I, O, E>
 where
-    I: Send + Sync + 'static,
-    O: Send + Sync + 'static,
+    I: 'static,
+    O: 'static,
     E: Clone + Send + Sync + 'static,
 {
     /// `send` makes the request for one input; `on_ok` runs with the answer of a request that
@@ -59,29 +75,43 @@ where
         Fu: Future<Output = Result<O, E>> + 'static,
     {
         let on_ok = Rc::new(on_ok);
-        let action: Action<I, Result<O, E>> = Action::new_unsync(move |input: &I| {
+        let make: MakeJob<I, E> = Box::new(move |input: &I| {
             let request = send(input);
             let on_ok = Rc::clone(&on_ok);
+            Box::pin(async move {
+                let answer = request.await?;
+                on_ok(&answer);
+                Ok(())
+            })
+        });
+        let next = StoredValue::new_local(None::<Job<E>>);
+        let action: Action<(), Result<(), E>> = Action::new_unsync(move |_: &()| {
+            let job = next.try_update_value(Option::take).flatten();
             async move {
-                let result = request.await;
-                if let Ok(answer) = &result {
-                    on_ok(answer);
+                match job {
+                    Some(job) => job.await,
+                    None => Ok(()),
                 }
-                result
             }
         });
         Submit {
             action,
             pending: action.pending(),
             value: action.value(),
-            input: action.input(),
+            make: StoredValue::new_local(make),
+            next,
+            answer: PhantomData,
         }
     }
 
     /// Sends `input`, unless a request of this kind is already on its way.
     pub fn send(&self, input: I) {
-        if !self.pending.get_untracked() {
-            self.action.dispatch(input);
+        if self.pending.get_untracked() {
+            return;
+        }
+        if let Some(job) = self.make.try_with_value(|make| make(&input)) {
+            self.next.set_value(Some(job));
+            self.action.dispatch(());
         }
     }
 
@@ -121,8 +151,8 @@ where
 
 impl<I, O> Submit<I, O, ApiError>
 where
-    I: Serialize + Clone + Send + Sync + 'static,
-    O: DeserializeOwned + Send + Sync + 'static,
+    I: Serialize + Clone + 'static,
+    O: DeserializeOwned + 'static,
 {
     /// Sends each input as the JSON body of `method path`, answered with JSON.
     pub fn request(method: Method, path: impl Into<String>, on_ok: impl Fn(&O) + 'static) -> Self {
@@ -150,8 +180,8 @@ where
 
 impl<I, O> Submit<I, O, ApiError>
 where
-    I: Send + Sync + 'static,
-    O: Send + Sync + 'static,
+    I: 'static,
+    O: 'static,
 {
     /// The message under form field `field`: the live `tunnel-core` check first, else what the
     /// server said about that field on the last request (`details.errors`).
@@ -184,17 +214,5 @@ where
             self.error()
                 .map(|e| view! { <ErrorView error=e title=title /> })
         }
-    }
-}
-
-impl<I, O, E> Submit<I, O, E>
-where
-    I: Clone + Send + Sync + 'static,
-    O: Send + Sync + 'static,
-    E: Clone + Send + Sync + 'static,
-{
-    /// The input of the request on its way, if any (tracked): which command is busy.
-    pub fn sending(&self) -> Option<I> {
-        self.input.get()
     }
 }

@@ -66,9 +66,17 @@ where
     let reload = RwSignal::new(0);
     let (id, resource) = use_detail::<T>(api_path, reload);
     view! {
-        <p class="crumbs"><A href=list_route>{list_label}</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {crumbs(list_route, list_label, id)}
         {move || render_load(resource.get(), reload, |r: T| show(r, reload))}
     }
+}
+
+/// The breadcrumb of a detail page: the list it belongs to, then the id.
+pub fn crumbs(list_route: &'static str, list_label: &'static str, id: Memo<String>) -> AnyView {
+    view! {
+        <p class="crumbs"><A href=list_route>{list_label}</A>" / " <span class="mono">{move || id.get()}</span></p>
+    }
+    .into_any()
 }
 
 /// The first properties of a detail page (inside its `<dl>`): the id and uri, each with a copy

@@ -6,7 +6,7 @@
 //! `agent_update_target` extension); otherwise the page says why (up to date, or update checks
 //! disabled on the agent) instead of letting the agent refuse after a confirmation.
 
-use super::{short_time, use_detail};
+use super::{crumbs, short_time, use_detail};
 use crate::api::{Api, ApiError, use_api};
 use crate::components::confirm::ConfirmDialog;
 use crate::components::list::{ListPage, RowName};
@@ -111,7 +111,7 @@ pub fn TunnelSessionDetail() -> impl IntoView {
     // the session's fields are re-rendered.
     let current = Memo::new(move |_| session.with(|s| s.ready().cloned()));
     view! {
-        <p class="crumbs"><A href=routes::TUNNEL_SESSIONS>"Sessions"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
             Load::Failed(e) if e.status == 404 => view! {
                 <p class="empty">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
@@ -319,8 +319,11 @@ pub fn SessionActions(
             on_done.run(*cmd);
         },
     );
+    // Which command was sent last, for the busy button's label.
+    let sent = RwSignal::new(None::<AgentCommand>);
     let run = move |cmd: AgentCommand| {
         confirm.set(None);
+        sent.set(Some(cmd));
         command.send(cmd);
     };
     let button = move |cmd: AgentCommand| {
@@ -332,7 +335,8 @@ pub fn SessionActions(
                     AgentCommand::Stop => false,
                 }
         };
-        let text = move || match (command.sending(), cmd) {
+        let busy = move || command.busy().then(|| sent.get()).flatten();
+        let text = move || match (busy(), cmd) {
             (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
             (_, AgentCommand::Restart) if left() > 0 => format!("Restart ({} s)", left()),
             _ => label(cmd).to_owned(),
