@@ -7,6 +7,7 @@ mod acl;
 mod agent_commands;
 mod dom;
 mod error_view;
+mod routes;
 mod sign_in;
 mod ssh_ca_form;
 mod token_dialog;
