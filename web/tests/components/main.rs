@@ -10,6 +10,7 @@ mod error_view;
 mod routes;
 mod sign_in;
 mod ssh_ca_form;
+mod submit;
 mod token_dialog;
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
