@@ -1,7 +1,7 @@
 //! The agent's one error type, and the one place that turns it into an exit status and a
-//! message (DESIGN §11): 1 restart failed (or the runtime could not start), 2 bad command line
-//! or configuration, 3 authtoken refused, 4 bind outside the ACL, 5 credential deleted,
-//! 6 any other refusal. Status 0 (stopped) is not an error.
+//! message (`docs/command-line.md`): 1 restart failed (or the runtime could not start), 2 bad
+//! command line or configuration, 3 authtoken refused, 4 bind outside the ACL, 5 credential
+//! deleted, 6 any other refusal. Status 0 (stopped) is not an error.
 
 use tunnel_core::ErrorCode;
 

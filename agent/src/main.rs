@@ -1,4 +1,4 @@
-//! `tunnel-agent`: the command line (DESIGN §11) around the library's channel loop.
+//! `tunnel-agent`: the command line (`docs/command-line.md`) around the library's channel loop.
 //!
 //! Exit status: 0 after a stop command; 2 for a bad command line; 3 when the authtoken is
 //! refused; 4 when a bind is outside the credential's ACL; 5 when the credential was deleted;

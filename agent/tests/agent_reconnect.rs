@@ -10,9 +10,7 @@ use tunnel_server::agents::Timings;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_connection_reconnects_under_a_new_session() {
-    let server = Server::start("3.4.1", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let proxy = Proxy::start(server.addr).await;
     let mut agent = Agent::spawn_to(&proxy.url(), &token, &[]);
     let first = agent.session().await;
@@ -36,18 +34,12 @@ async fn a_dropped_connection_reconnects_under_a_new_session() {
     proxy.fault(Fault::Cut);
     let third = agent.session().await;
     assert_ne!(third, second);
-    assert_eq!(
-        server.command(&third, "stop", &key).await.0,
-        StatusCode::NO_CONTENT
-    );
-    assert!(agent.exit().await.0.success());
+    server.stop_agent(&mut agent, &third, &key).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_link_is_detected_by_heartbeats() {
-    let server = Server::start("3.4.1", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let proxy = Proxy::start(server.addr).await;
     let mut agent = Agent::spawn_to(&proxy.url(), &token, &["--heartbeat-ms", "200"]);
     let first = agent.session().await;
@@ -61,11 +53,7 @@ async fn a_silent_link_is_detected_by_heartbeats() {
     assert!(reason.starts_with("no heartbeat"), "{reason}");
     let second = agent.session().await;
     assert_ne!(first, second);
-    assert_eq!(
-        server.command(&second, "stop", &key).await.0,
-        StatusCode::NO_CONTENT
-    );
-    assert!(agent.exit().await.0.success());
+    server.stop_agent(&mut agent, &second, &key).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,9 +64,7 @@ async fn heartbeats_hold_an_idle_session() {
         heartbeat: Duration::from_millis(100),
         ..fast_timings()
     };
-    let server = Server::start("3.4.1", "local", timings).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", timings).await;
     let mut agent = Agent::spawn(&server, &token, &["--heartbeat-ms", "100"]);
     let id = agent.session().await;
     for _ in 0..15 {
@@ -86,11 +72,7 @@ async fn heartbeats_hold_an_idle_session() {
         assert_eq!(server.session_ids(&key).await, vec![id.clone()]);
     }
     assert!(agent.running());
-    assert_eq!(
-        server.command(&id, "stop", &key).await.0,
-        StatusCode::NO_CONTENT
-    );
-    assert!(agent.exit().await.0.success());
+    server.stop_agent(&mut agent, &id, &key).await;
     let lines = agent.all_lines().await;
     assert_eq!(
         lines.last().map(String::as_str),

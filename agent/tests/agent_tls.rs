@@ -60,9 +60,7 @@ async fn tls_proxy(target: std::net::SocketAddr) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_https_server_is_reached_over_tls_with_a_self_hosted_ca() {
-    let server = Server::start("3.4.1", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let port = tls_proxy(server.addr).await;
     let url = format!("https://localhost:{port}");
     let ca = fixture("ca.pem");
@@ -95,9 +93,7 @@ async fn an_https_server_is_reached_over_tls_with_a_self_hosted_ca() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_certificate_outside_the_trusted_roots_is_refused() {
-    let server = Server::start("3.4.1", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let port = tls_proxy(server.addr).await;
     // The server's own certificate as the only "root": it is no CA, so nothing chains to it
     // and the handshake must fail rather than fall back to plain text or trust anything.
@@ -120,9 +116,7 @@ async fn a_certificate_outside_the_trusted_roots_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_to_loopback_is_not_warned_about() {
-    let server = Server::start("3.4.1", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let mut agent = Agent::spawn(&server, &token, &[]);
     let id = agent.session().await;
     assert_eq!(

@@ -27,9 +27,7 @@ async fn both_views(server: &Server, key: &str, id: &str) -> (Value, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_update_target_is_shown_and_is_what_update_does() {
-    let server = Server::start("3.4.1,2.9.0", "local", fast_timings()).await;
-    let key = server.account().await;
-    let (_, token) = server.credential(&key, &[]).await;
+    let (server, key, token) = Server::with_credential("3.4.1,2.9.0", fast_timings()).await;
 
     // (agent arguments, expected target, expected update checks)
     let cases: &[(&[&str], Option<&str>, bool)] = &[

@@ -6,22 +6,23 @@
 //! document holds `rows` table rows. The mark's `startTime` is milliseconds since the
 //! navigation started, so WebDriver's own round trips do not enter the figure, and the console
 //! and the static baseline page are measured by exactly the same code.
+//!
+//! chromedriver and Chromium's flags come from `tunnel-testkit` (shared with the end-to-end
+//! tests); the benchmarks add `--disable-extensions`.
 
-use crate::procs::{Guard, free_addr};
 use anyhow::{Context, Result, bail};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tunnel_testkit::browser::Chromedriver;
 
-pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// Flags of the benchmark's Chromium beyond the common ones.
+const EXTRA_FLAGS: &[&str] = &["--disable-extensions"];
 /// The name of the mark put when the rows are in the document.
 const MARK: &str = "bench-rows-shown";
 
 /// chromedriver; each [`Browser::session`] is a fresh Chromium with an empty profile.
 #[derive(Debug)]
 pub struct Browser {
-    port: u16,
-    _driver: Guard,
+    driver: Chromedriver,
 }
 
 /// A chromedriver session (one Chromium, cold cache). Closed explicitly with [`Session::close`].
@@ -63,52 +64,16 @@ impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
 
 impl Browser {
     pub fn start() -> Result<Browser> {
-        let addr = free_addr()?;
-        let mut command = Command::new(CHROMEDRIVER);
-        command
-            .arg(format!("--port={}", addr.port()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let mut driver = Guard::spawn("chromedriver", command)?;
-        driver.wait_for_port(addr)?;
         Ok(Browser {
-            port: addr.port(),
-            _driver: driver,
+            driver: Chromedriver::start()?,
         })
     }
 
     pub async fn session(&self) -> Result<Session> {
-        let profile = tempfile::tempdir()?;
-        let args: Vec<String> = [
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--disable-extensions",
-            "--window-size=1280,900",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .chain([format!("--user-data-dir={}", profile.path().display())])
-        .collect();
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({"binary": CHROMIUM, "args": args}),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = fantoccini::ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{}", self.port))
-            .await
-            .context("connecting to chromedriver")?;
+        let session = self.driver.session(EXTRA_FLAGS).await?;
         Ok(Session {
-            client,
-            _profile: profile,
+            client: session.client,
+            _profile: session.profile,
         })
     }
 }

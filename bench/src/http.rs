@@ -102,14 +102,7 @@ impl Conn {
     /// Sends `req` and parses a 2xx JSON response; any other status is an error with the body.
     pub async fn json(&mut self, req: &Req) -> Result<serde_json::Value> {
         let (status, body) = self.send(req).await?;
-        if !(200..300).contains(&status) {
-            bail!(
-                "{} {} answered {status}: {}",
-                req.method,
-                req.path,
-                String::from_utf8_lossy(&body)
-            );
-        }
+        ensure_success(req, status, &body)?;
         if body.is_empty() {
             return Ok(serde_json::Value::Null);
         }
@@ -220,17 +213,23 @@ pub async fn sequential(
         let sent = Instant::now();
         let (status, body) = conn.send(req).await?;
         let ms = sent.elapsed().as_secs_f64() * 1000.0;
-        if !(200..300).contains(&status) {
-            bail!(
-                "{} {} answered {status}: {}",
-                req.method,
-                req.path,
-                String::from_utf8_lossy(&body)
-            );
-        }
+        ensure_success(req, status, &body)?;
         if i >= warmup {
             out.push(ms);
         }
     }
     Ok(out)
+}
+
+/// Fails with the request and the body when `status` is not 2xx.
+fn ensure_success(req: &Req, status: u16, body: &[u8]) -> Result<()> {
+    if !(200..300).contains(&status) {
+        bail!(
+            "{} {} answered {status}: {}",
+            req.method,
+            req.path,
+            String::from_utf8_lossy(body)
+        );
+    }
+    Ok(())
 }

@@ -5,22 +5,26 @@
 //! baseline in the same run, on the same machine, and the report gives both and their ratio.
 //!
 //! Code map:
-//! - [`procs`]: child processes in their own process group (killed with `killpg` on drop),
-//!   loopback ports, RSS from `/proc/<pid>/status`.
+//! - [`procs`]: child processes in their own process group (the guard of `tunnel-testkit`,
+//!   killed with `killpg` on drop), loopback ports, RSS from `/proc/<pid>/status`.
 //! - [`http`]: a minimal HTTP/1.1 client on hyper (one keep-alive connection per worker) and the
 //!   load generator (N connections, bounded by time and by count).
 //! - [`baseline`]: the bare axum server returning a constant JSON body (`tunnel-bench
 //!   baseline-server`, its own process like the real server).
 //! - [`server`]: starting `tunnel-server` on a fresh database, seeding it, the API client.
-//! - [`browser`]: chromedriver + headless Chromium through fantoccini, with a
-//!   `performance.mark` injected before any page script runs.
-//! - [`sections`]: the seven sections of the report, one function each.
+//! - [`browser`]: chromedriver + headless Chromium (launched by `tunnel-testkit`) through
+//!   fantoccini, with a `performance.mark` injected before any page script runs.
+//! - [`console`]: the console copy served during the run, with the static baseline page.
+//! - [`sections`]: the sections of the report, one module each, listed in report order.
 //! - [`report`]: `BENCHMARKS.md` and the raw JSON.
+//! - [`machine`]: the machine, its load and the date, for the report's header.
 //! - [`stats`]: medians and percentiles.
 
 mod baseline;
 mod browser;
+mod console;
 mod http;
+mod machine;
 mod procs;
 mod report;
 mod sections;
@@ -84,9 +88,10 @@ pub struct RunArgs {
     /// Restarts in the agent section.
     #[arg(long, default_value_t = 50)]
     pub restarts: usize,
-    /// Only these sections (comma-separated numbers 1-7); all by default.
+    /// Only these sections (comma-separated names, e.g. `throughput,scaling`, or their numbers
+    /// in the report); all by default.
     #[arg(long, value_delimiter = ',')]
-    pub only: Vec<u8>,
+    pub only: Vec<String>,
     /// The command line that started the run, for the report (set by the xtask).
     #[arg(long)]
     pub commands: Vec<String>,

@@ -171,3 +171,15 @@ pub fn write(
         .with_context(|| format!("writing {}", json_path.display()))?;
     Ok(())
 }
+
+/// The hand-written closing note (improvements made) is kept across runs: everything after
+/// the `<!-- closing -->` marker of the previous report is copied into the new one.
+pub fn closing_note(report: &Path) -> String {
+    std::fs::read_to_string(report)
+        .ok()
+        .and_then(|old| {
+            old.find("<!-- closing -->")
+                .map(|at| old[at..].trim_end().to_owned())
+        })
+        .unwrap_or_default()
+}

@@ -2,11 +2,12 @@
 //! created and bulk-loaded through its own command line (only the server knows SQL).
 
 use crate::http::{Conn, Req};
-use crate::procs::{Guard, free_addr};
+use crate::procs::{ProcessGuard, START, free_addr};
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tunnel_testkit::process::serve_command;
 
 /// A database prepared for a run: its URL, the account, its admin key.
 #[derive(Debug, Clone)]
@@ -84,28 +85,18 @@ fn run_json(bin: &Path, args: &[&str]) -> Result<serde_json::Value> {
 pub struct Server {
     pub addr: SocketAddr,
     pub db: Database,
-    pub process: Guard,
+    pub process: ProcessGuard,
 }
 
 impl Server {
     pub fn start(server_bin: &Path, db: Database, console: Option<&PathBuf>) -> Result<Server> {
         let addr = free_addr()?;
-        let mut command = Command::new(server_bin);
-        command
-            .args([
-                "serve",
-                "--listen",
-                &addr.to_string(),
-                "--database",
-                &db.url,
-            ])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null());
+        let mut command = serve_command(server_bin, addr, &db.url);
         if let Some(dir) = console {
             command.arg("--console-dir").arg(dir);
         }
-        let mut process = Guard::spawn("tunnel-server", command)?;
-        process.wait_for_port(addr)?;
+        let mut process = ProcessGuard::spawn("tunnel-server", command)?;
+        process.wait_for_port(addr, START)?;
         Ok(Server { addr, db, process })
     }
 

@@ -1,6 +1,6 @@
 //! ACL bind rules of tunnel credentials: parsing into typed rules and matching binds against them.
 //!
-//! Accepted rules (spec part 2, "ACL rules"):
+//! Accepted rules (the reference for users: `docs/acl.md`):
 //! - `*`: permits everything, the same as an empty ACL;
 //! - `bind:example.com`: exactly that domain;
 //! - `bind:*.example.com`: any sub-domain at any depth (`a.example.com`, `a.b.example.com`) and
@@ -22,6 +22,10 @@
 //!   permit `example.com:443`), and a label rule only permits labels;
 //! - a wildcard may only be the whole leftmost domain label; `bind:*` alone is rejected in favour
 //!   of the rule `*`.
+//!
+//! The module is long on purpose: about 380 lines are the rules above (rule and bind parsing,
+//! domain, address and label checks, matching) and the rest is their table-driven tests, one
+//! table per rule form and edge case, kept next to the code they pin down.
 
 use crate::errors::FieldError;
 use crate::limits::{MAX_ACL_RULES, bounded_items};

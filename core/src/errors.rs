@@ -1,5 +1,5 @@
-//! The error body of the wire (DESIGN §4), the catalogue of stable error codes, and the crate's
-//! one error enum.
+//! The error body of the wire, the catalogue of stable error codes, and the crate's one error
+//! enum. Every code, its status and meaning: `docs/errors.md`.
 //!
 //! Every distinct cause of failure has one `ErrorCode` with a fixed `ERR_TUNNEL_<n>` string and
 //! HTTP status. Codes are never renumbered: clients and scripts match on them.

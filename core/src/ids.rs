@@ -1,4 +1,5 @@
-//! Resource identifiers: kind prefixes, time-sortable generation (DESIGN §3) and parsing.
+//! Resource identifiers: kind prefixes, time-sortable generation and parsing
+//! (`docs/ids.md`).
 //!
 //! An id is `<prefix><27 base62 characters>`. The 27 characters encode 20 bytes: 6 bytes of
 //! Unix time in milliseconds, then 14 bytes of randomness. The base62 alphabet is in ASCII order,
@@ -187,7 +188,7 @@ fn increment(bytes: &mut [u8]) {
     }
 }
 
-/// A secret bearer string (authtoken or API key): `<27 base62>_<secret>` (DESIGN §3).
+/// A secret bearer string (authtoken or API key): `<27 base62>_<secret>` (`docs/ids.md`).
 /// The first part names the record, the secret is only ever stored as a hash.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretToken {

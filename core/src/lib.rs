@@ -5,7 +5,7 @@
 //! Code map:
 //! - [`ids`]: id prefixes, time-sortable id generation, authtoken / API key format.
 //! - [`acl`]: ACL bind rules: parsing and matching (the edge cases are decided there).
-//! - [`limits`]: field limits in the spec's units (bytes or characters), page sizes.
+//! - [`limits`]: field limits in their units (bytes or characters), page sizes.
 //! - [`ssh`]: SSH CA key type / curve / size combinations and defaults.
 //! - [`event_types`]: event type form and catalogue.
 //! - [`version`]: agent versions and the never-cross-a-major update rule.

@@ -1,5 +1,6 @@
-//! Size limits in the units of the spec (part 8): bytes for credentials and SSH certificate
-//! authorities, characters (Unicode scalar values) for event subscriptions.
+//! Size limits in the API's units: bytes for credentials and SSH certificate authorities,
+//! characters (Unicode scalar values) for event subscriptions. The whole table:
+//! `docs/limits.md`.
 
 use crate::errors::FieldError;
 
@@ -70,7 +71,8 @@ pub const SSH_CA_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const SSH_CA_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 pub const EVENT_SUBSCRIPTION_DESCRIPTION: TextLimit = TextLimit::chars("description", 255);
 pub const EVENT_SUBSCRIPTION_METADATA: TextLimit = TextLimit::chars("metadata", 4096);
-/// The resources of DESIGN §8 follow the byte limits of the spec's other resources.
+/// TLS edges, tunnel-group backends and event destinations (the resources managed minimally,
+/// `docs/api/README.md`) follow the byte limits of credentials.
 pub const OTHER_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const OTHER_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 
@@ -110,14 +112,14 @@ pub const MAX_ACL_RULES: usize = 100;
 /// At most this many sources, and as many destinations, on one event subscription.
 pub const MAX_EVENT_SOURCES: usize = 100;
 pub const MAX_EVENT_DESTINATIONS: usize = 100;
-/// Request bodies larger than this are refused with 413 (DESIGN §4).
+/// Request bodies larger than this are refused with 413 (`docs/api/README.md`).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-/// Page size bounds of list operations (DESIGN §5).
+/// Page size bounds of list operations (`docs/api/README.md`, "Lists").
 pub const MAX_PAGE_SIZE: u32 = 100;
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
-/// The agent's hello (DESIGN §7): its OS name, free-text metadata and number of binds. The
-/// server refuses a hello past these; the agent checks them at start-up so a bad configuration
-/// fails at once instead of connecting to be refused.
+/// The agent's hello (`docs/agent-channel.md`): its OS name, free-text metadata and number of
+/// binds. The server refuses a hello past these; the agent checks them at start-up so a bad
+/// configuration fails at once instead of connecting to be refused.
 pub const HELLO_OS: TextLimit = TextLimit::bytes("os", 64);
 pub const HELLO_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 pub const MAX_HELLO_BINDS: usize = 100;
@@ -125,7 +127,7 @@ pub const MAX_HELLO_BINDS: usize = 100;
 /// (100 binds of a few hundred bytes, 4 KiB of metadata) fits with room to spare.
 pub const MAX_AGENT_MESSAGE_BYTES: usize = 64 * 1024;
 
-/// Wait between a successful agent update and a restart (spec part 8).
+/// Wait between a successful agent update and a restart (`docs/api/tunnel_sessions.md`).
 pub const UPDATE_RESTART_WAIT_SECS: u64 = 10;
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ pub fn event_source(subscription_id: &str, event_type: &str) -> String {
     format!("{EVENT_SUBSCRIPTIONS}/{subscription_id}/sources/{event_type}")
 }
 
-/// Query of a list page: `limit` and `before_id` (DESIGN §5).
+/// Query of a list page: `limit` and `before_id` (`docs/api/README.md`, "Lists").
 pub fn list_query(limit: Option<u32>, before_id: Option<&str>) -> String {
     let mut parts = Vec::new();
     if let Some(limit) = limit {

@@ -2,9 +2,10 @@
 //! `elliptic_curve` and `key_size` are valid, and what is used when one is not given.
 //!
 //! Decisions: a missing `private_key_type` means `ed25519` (fast, small, modern); a missing curve
-//! means `p256`; a missing RSA size means `4096`. `""` and `0` mean "not given" (DESIGN §4). A curve
-//! given with a non-ECDSA key, or a size given with a non-RSA key, is an error rather than silently
-//! ignored, so nobody believes they got a key they did not get.
+//! means `p256`; a missing RSA size means `4096`. `""` and `0` mean "not given"
+//! (`docs/api/README.md`). A curve given with a non-ECDSA key, or a size given with a non-RSA
+//! key, is an error rather than silently ignored, so nobody believes they got a key they did not
+//! get. The valid combinations as a table: `docs/api/ssh_cas.md`.
 
 use crate::errors::FieldError;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
-//! A small API client for setting up test data directly (not through the console).
+//! A small API client for setting up test data directly (not through the console) and for
+//! checking what the console sent. The requests and responses: `docs/api/README.md`.
 
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
@@ -59,6 +60,29 @@ impl Api {
         Ok((status, json))
     }
 
+    /// GET: the status and the JSON body.
+    pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
+        self.call(Method::GET, path, None).await
+    }
+
+    /// How many items the list page at `path` holds under its property `field` (`None` when
+    /// the answer has no such list).
+    pub async fn count(&self, path: &str, field: &str) -> Result<Option<usize>> {
+        let (_, list) = self.get(path).await?;
+        Ok(list[field].as_array().map(Vec::len))
+    }
+
+    /// The ids of the items of the list page at `path`, under its property `field`.
+    pub async fn ids(&self, path: &str, field: &str) -> Result<Vec<String>> {
+        let (_, list) = self.get(path).await?;
+        Ok(list[field]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(id)
+            .collect())
+    }
+
     /// POST that must answer 201; returns the created resource.
     pub async fn create(&self, path: &str, body: Value) -> Result<Value> {
         let (status, json) = self.call(Method::POST, path, Some(body)).await?;
@@ -67,4 +91,9 @@ impl Api {
         }
         Ok(json)
     }
+}
+
+/// The `id` of a resource in JSON (empty when it has none, so the assertion after says what).
+pub fn id(resource: &Value) -> String {
+    resource["id"].as_str().unwrap_or_default().to_owned()
 }

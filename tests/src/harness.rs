@@ -1,13 +1,20 @@
-//! Real processes for end-to-end tests, each owned by a guard that kills it on drop.
+//! Real processes for end-to-end tests, each owned by a guard that kills it (and its process
+//! group) on drop: the server, agents, and chromedriver with headless Chromium. The guard and
+//! the browser launch come from `tunnel-testkit`, shared with the benchmarks.
 
-use anyhow::{Context, Result, bail};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+use crate::api::Api;
+use crate::pages::sign_in::sign_in;
+use anyhow::{Result, bail};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use tunnel_testkit::browser::Chromedriver;
+use tunnel_testkit::process::serve_command;
+pub use tunnel_testkit::process::{ProcessGuard, free_port};
 
-/// The admin API key of the bootstrap account of every test server (token format of DESIGN §3).
+/// The admin API key of the bootstrap account of every test server (token format of
+/// `docs/ids.md`).
 pub const ADMIN_KEY: &str = "e2eAdminKey00000000000000000_e2eSecretSecretSecretSecret0001";
 
 pub fn workspace_root() -> PathBuf {
@@ -32,88 +39,8 @@ pub fn binary(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// A free port on 127.0.0.1 (the listener is closed before the port is handed out).
-pub fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// Waits (bounded) until something accepts connections on `addr`.
-pub fn wait_for_port(addr: SocketAddr, what: &str, child: &mut Child) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(());
-        }
-        if let Some(status) = child.try_wait()? {
-            bail!("{what} exited before listening: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    bail!("{what} did not listen on {addr} within 30 s")
-}
-
-/// A child process killed, with its whole process group, on drop.
-#[derive(Debug)]
-pub struct ProcessGuard {
-    child: Child,
-    name: String,
-}
-
-impl ProcessGuard {
-    /// Starts `command` in its own process group, so helpers it spawns (Chromium) die with it.
-    pub fn spawn(name: &str, mut command: Command) -> Result<ProcessGuard> {
-        command.process_group(0);
-        let child = command
-            .spawn()
-            .with_context(|| format!("starting {name}"))?;
-        Ok(ProcessGuard {
-            child,
-            name: name.to_owned(),
-        })
-    }
-
-    pub fn child(&mut self) -> &mut Child {
-        &mut self.child
-    }
-
-    /// Waits up to `timeout` for the process to exit by itself.
-    pub fn wait_exit(&mut self, timeout: Duration) -> Result<ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait()? {
-                return Ok(status);
-            }
-            if Instant::now() >= deadline {
-                bail!("{} did not exit within {timeout:?}", self.name);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for ProcessGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-impl ProcessGuard {
-    /// Kills the process and its group now (also done on drop).
-    pub fn kill(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            // The group id is the child's pid (process_group(0)). A signal call, not the `kill`
-            // command: procps' `kill -KILL -<pgid>` reads the group as `-1` and kills everything.
-            if let Ok(pid) = i32::try_from(self.child.id()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
+/// How long a started program may take to listen on its port.
+const START: Duration = Duration::from_secs(30);
 
 /// A `tunnel-server` on a free loopback port with a temporary SQLite database, serving the
 /// release console from `dist/`.
@@ -136,23 +63,14 @@ impl Server {
             );
         }
         let database = format!("sqlite://{}", data.path().join("tunnel.db").display());
-        let mut command = Command::new(binary("tunnel-server")?);
+        let mut command = serve_command(&binary("tunnel-server")?, addr, &database);
         command
-            .args([
-                "serve",
-                "--listen",
-                &addr.to_string(),
-                "--database",
-                &database,
-            ])
             .arg("--console-dir")
             .arg(&console)
             .args(extra_args)
-            .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null());
+            .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY);
         let mut process = ProcessGuard::spawn("tunnel-server", command)?;
-        wait_for_port(addr, "tunnel-server", process.child())?;
+        process.wait_for_port(addr, START)?;
         Ok(Server {
             addr,
             process,
@@ -174,7 +92,7 @@ impl Server {
     }
 
     pub fn is_running(&mut self) -> bool {
-        matches!(self.process.child().try_wait(), Ok(None))
+        self.process.is_running()
     }
 }
 
@@ -200,10 +118,44 @@ impl Agent {
     }
 }
 
-/// chromedriver + headless Chromium, driven through fantoccini. Dropping kills both.
+/// What every flow starts with: a server and an API client as its admin (to set up data and to
+/// check what the console did). The browser comes signed in from [`Stack::signed_in_browser`],
+/// once the test has set up its data, or together with the rest from [`Stack::signed_in`].
+#[derive(Debug)]
+pub struct Stack {
+    pub server: Server,
+    pub api: Api,
+}
+
+impl Stack {
+    /// A server started with `server_args` and the admin's API client.
+    pub fn start(server_args: &[&str]) -> Result<Stack> {
+        let server = Server::start(server_args)?;
+        let api = Api::new(&server.api_url(), ADMIN_KEY);
+        Ok(Stack { server, api })
+    }
+
+    /// [`Stack::start`], then a browser signed in to the console.
+    pub async fn signed_in(server_args: &[&str]) -> Result<(Stack, Browser)> {
+        let stack = Stack::start(server_args)?;
+        let browser = stack.signed_in_browser().await?;
+        Ok((stack, browser))
+    }
+
+    /// A browser with the console open and signed in as the admin.
+    pub async fn signed_in_browser(&self) -> Result<Browser> {
+        let browser = Browser::start().await?;
+        sign_in(&browser.client, &self.server.url(), ADMIN_KEY).await?;
+        Ok(browser)
+    }
+}
+
+/// chromedriver + headless Chromium (the flags of `tunnel_testkit::browser`), driven through
+/// fantoccini. Dropping kills both.
 pub struct Browser {
     pub client: fantoccini::Client,
-    _driver: ProcessGuard,
+    // Dropped in this order: the driver (and its Chromium) before the profile directory.
+    _driver: Chromedriver,
     _profile: tempfile::TempDir,
 }
 
@@ -215,51 +167,19 @@ impl std::fmt::Debug for Browser {
 
 impl Browser {
     pub async fn start() -> Result<Browser> {
-        let port = free_port()?;
-        let mut command = Command::new("/usr/bin/chromedriver");
-        command
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let mut driver = ProcessGuard::spawn("chromedriver", command)?;
-        wait_for_port(
-            format!("127.0.0.1:{port}").parse()?,
-            "chromedriver",
-            driver.child(),
-        )?;
-        let profile = tempfile::tempdir()?;
-        let args = [
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--disable-quic",
-            "--window-size=1280,900",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .chain([format!("--user-data-dir={}", profile.path().display())])
-        .collect::<Vec<_>>();
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({"binary": "/usr/bin/chromium", "args": args}),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = fantoccini::ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .context("connecting to chromedriver")?;
+        let driver = Chromedriver::start()?;
+        let session = driver.session(&[]).await?;
         Ok(Browser {
-            client,
+            client: session.client,
+            _profile: session.profile,
             _driver: driver,
-            _profile: profile,
         })
+    }
+
+    /// Ends the WebDriver session (the processes go when the `Browser` is dropped).
+    pub async fn close(&self) -> Result<()> {
+        self.client.clone().close().await?;
+        Ok(())
     }
 
     /// Saves a screenshot under `target/e2e-screenshots/<name>.png`.

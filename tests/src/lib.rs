@@ -1,9 +1,12 @@
-//! `tunnel-e2e`: end-to-end tests of the console, the server and agents together (DESIGN §10).
+//! `tunnel-e2e`: end-to-end tests of the console, the server and agents together (the
+//! end-to-end layer of `docs/testing.md`).
 //!
 //! `harness` starts the real programs (server on a free loopback port with a temporary SQLite
-//! database and the release console, agents, chromedriver + headless Chromium) and cleans them up
-//! on drop, also when a test fails. `api` calls the API directly to set up data. `pages` holds one
-//! page object per console page, driving it by labels, buttons and visible text.
+//! database and the release console, agents, chromedriver + headless Chromium, the last two
+//! through `tunnel-testkit`) and cleans them up on drop, also when a test fails; its `Stack` is
+//! the setup every flow starts from. `api` calls the API directly to set up data and to check
+//! what the console sent. `pages` holds one page object per console page, named after its API
+//! area, driving it by labels, buttons and visible text.
 
 pub mod api;
 pub mod harness;

@@ -3,24 +3,15 @@
 //! major) and keeps restart disabled for 10 seconds, a second update shows the agent's refusal;
 //! stop ends the agent process with status 0 and the row disappears.
 
-use hyper::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Agent, Browser, Server};
-use tunnel_e2e::pages::{self, eventually, sessions, sign_in::sign_in};
+use tunnel_e2e::harness::{Agent, Stack};
+use tunnel_e2e::pages::{self, eventually, tunnel_sessions};
 
 /// Ids of the sessions online now.
 async fn session_ids(api: &Api) -> anyhow::Result<Vec<String>> {
-    let (_, list) = api.call(Method::GET, "/tunnel_sessions", None).await?;
-    Ok(list["tunnel_sessions"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default())
+    api.ids("/tunnel_sessions", "tunnel_sessions").await
 }
 
 /// Waits until exactly one session is online and it is not `previous`.
@@ -37,8 +28,8 @@ async fn one_session_other_than(api: &Api, previous: Option<&str>) -> anyhow::Re
 
 #[tokio::test]
 async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Result<()> {
-    let server = Server::start(&["--agent-latest", "3.4.1,2.9.0"])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&["--agent-latest", "3.4.1,2.9.0"])?;
+    let (server, api) = (&stack.server, &stack.api);
     let credential = api
         .create(
             "/credentials",
@@ -47,25 +38,24 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         .await?;
     let token = credential["token"].as_str().unwrap_or_default();
     let mut agent = Agent::start(
-        &server,
+        server,
         token,
         &["--bind", "app.example.com", "--report-version", "3.4.0"],
     )?;
 
-    let first = one_session_other_than(&api, None).await?;
-    let browser = Browser::start().await?;
+    let first = one_session_other_than(api, None).await?;
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
-    sessions::open_list(client).await?;
+    tunnel_sessions::open_list(client).await?;
     pages::wait_for_text(client, &first).await?;
     pages::wait_for_text(client, "3.4.0").await?;
     browser.screenshot("sessions-list").await?;
 
     // Restart: back to the list, where a new session id replaces the old one.
-    sessions::open(client, &first).await?;
+    tunnel_sessions::open(client, &first).await?;
     browser.screenshot("session-detail").await?;
-    sessions::command(client, "Restart").await?;
-    let second = one_session_other_than(&api, Some(&first)).await?;
+    tunnel_sessions::command(client, "Restart").await?;
+    let second = one_session_other_than(api, Some(&first)).await?;
     pages::wait_for_text(client, &second).await?;
     eventually("the old session to leave the list", || async {
         Ok((!pages::page_text(client).await?.contains(&first)).then_some(()))
@@ -73,16 +63,16 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     .await?;
 
     // Update: accepted, then restart is held back with a visible countdown.
-    sessions::open(client, &second).await?;
-    sessions::command(client, "Update").await?;
+    tunnel_sessions::open(client, &second).await?;
+    tunnel_sessions::command(client, "Update").await?;
     pages::wait_for_text(client, "Restart is available in").await?;
     assert!(
-        !sessions::button_enabled(client, "Restart").await?,
+        !tunnel_sessions::button_enabled(client, "Restart").await?,
         "restart is disabled after an update"
     );
     browser.screenshot("session-update-countdown").await?;
     // A second update is refused by the agent (updating, or updated and not restarted).
-    sessions::command(client, "Update").await?;
+    tunnel_sessions::command(client, "Update").await?;
     pages::wait_for_text(client, "The agent command failed").await?;
     let text = pages::page_text(client).await?;
     assert!(
@@ -91,22 +81,20 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     );
     // After the wait, restart is available again.
     eventually("restart to be enabled again after 10 s", || async {
-        Ok(sessions::button_enabled(client, "Restart")
+        Ok(tunnel_sessions::button_enabled(client, "Restart")
             .await?
             .then_some(()))
     })
     .await?;
 
     // Stop: the agent exits with 0 and the session leaves the list.
-    sessions::command(client, "Stop").await?;
+    tunnel_sessions::command(client, "Stop").await?;
     let status = agent.process.wait_exit(Duration::from_secs(15))?;
     assert!(status.success(), "the agent exits 0 on stop: {status}");
     pages::wait_for_text(client, "No tunnel sessions online").await?;
-    assert_eq!(session_ids(&api).await?, Vec::<String>::new());
-    let (status, _): (u16, Value) = api
-        .call(Method::GET, &format!("/tunnel_sessions/{second}"), None)
-        .await?;
+    assert_eq!(session_ids(api).await?, Vec::<String>::new());
+    let (status, _): (u16, Value) = api.get(&format!("/tunnel_sessions/{second}")).await?;
     assert_eq!(status, 404);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

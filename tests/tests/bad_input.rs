@@ -2,21 +2,17 @@
 //! (event subscriptions), an unknown event type, and markup in a description shown as text with
 //! no script run.
 
-use hyper::Method;
 use serde_json::json;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, events, lists, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, credentials, event_subscriptions, lists};
 
 const MARKUP: &str = "<img src=x onerror=alert(1)>";
 
 #[tokio::test]
 async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
 
     // 128 two-byte characters are 256 bytes: over the credential's byte limit.
     credentials::open_list(client).await?;
@@ -39,7 +35,7 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     .await?;
 
     // Event subscriptions count characters: 256 are too many, 255 two-byte ones are fine.
-    events::start_new(client).await?;
+    event_subscriptions::start_new(client).await?;
     pages::fill(client, "Description", &"é".repeat(256)).await?;
     pages::wait_for_text(
         client,
@@ -47,10 +43,10 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     )
     .await?;
     // The free entry checks the form as it is typed…
-    events::type_source(client, "not an event").await?;
+    event_subscriptions::type_source(client, "not an event").await?;
     pages::wait_for_text(client, "is not an event type").await?;
     // …and a well-formed but unknown type is flagged on its chip once added.
-    events::type_source(client, "bogus_event.v1").await?;
+    event_subscriptions::type_source(client, "bogus_event.v1").await?;
     pages::click_button(client, "Add").await?;
     pages::wait_for_text(client, "is not a known event type").await?;
     browser.screenshot("bad-input-events").await?;
@@ -62,10 +58,10 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
         .await?
         .click()
         .await?;
-    events::pick_source(client, "tunnel_session_started.v0").await?;
+    event_subscriptions::pick_source(client, "tunnel_session_started.v0").await?;
     pages::click_button(client, "Create subscription").await?;
     pages::wait_for_text(client, "Only the fields you change are sent").await?;
-    let (_, list) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    let (_, list) = api.get("/event_subscriptions").await?;
     assert_eq!(
         list["event_subscriptions"][0]["description"],
         "é".repeat(255)
@@ -75,7 +71,7 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     let created = api
         .create("/credentials", json!({"description": MARKUP}))
         .await?;
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let id = id(&created);
     credentials::open_list(client).await?;
     pages::wait_for_text(client, MARKUP).await?;
     lists::open_row(client, &id).await?;
@@ -96,10 +92,8 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
         "no dialog was raised"
     );
     browser.screenshot("bad-input-markup").await?;
-    let (status, _) = api
-        .call(Method::GET, &format!("/credentials/{id}"), None)
-        .await?;
+    let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 200);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

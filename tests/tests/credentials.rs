@@ -1,17 +1,14 @@
 //! Flow 2: credentials through the console: create with two ACL rules (a bad rule flagged before
 //! sending), the token shown once, the list, edit, the ACL tester, delete with confirmation.
 
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, lists, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, credentials, lists};
 
 #[tokio::test]
 async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
     credentials::open_list(client).await?;
 
     pages::click_button(client, "New credential").await?;
@@ -21,12 +18,8 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     // Flagged as typed, with core's message, before anything is sent.
     pages::wait_for_text(client, "contains whitespace").await?;
     browser.screenshot("credential-bad-rule").await?;
-    let (_, listed) = api.call(hyper::Method::GET, "/credentials", None).await?;
-    assert_eq!(
-        listed["credentials"].as_array().map(Vec::len),
-        Some(0),
-        "nothing was sent"
-    );
+    let listed = api.count("/credentials", "credentials").await?;
+    assert_eq!(listed, Some(0), "nothing was sent");
     credentials::set_rule(client, 2, "bind:env=prod").await?;
     pages::click_button(client, "Create credential").await?;
 
@@ -43,7 +36,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
         "the token is gone after closing"
     );
 
-    let (_, listed) = api.call(hyper::Method::GET, "/credentials", None).await?;
+    let (_, listed) = api.get("/credentials").await?;
     let created = &listed["credentials"][0];
     assert_eq!(created["description"], "e2e laptop");
     assert_eq!(
@@ -51,7 +44,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
         serde_json::json!(["bind:*.example.com", "bind:env=prod"])
     );
     assert_eq!(created["token"], serde_json::Value::Null);
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let id = id(created);
 
     credentials::open_list(client).await?;
     pages::wait_for_text(client, "e2e laptop").await?;
@@ -63,9 +56,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
     pages::click_button(client, "Save changes").await?;
     pages::wait_for_text(client, "Credential saved.").await?;
-    let (_, fetched) = api
-        .call(hyper::Method::GET, &format!("/credentials/{id}"), None)
-        .await?;
+    let (_, fetched) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(fetched["description"], "e2e laptop (renamed)");
     assert_eq!(
         fetched["acl"], created["acl"],
@@ -82,10 +73,8 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::wait_for_text(client, "Delete this credential?").await?;
     pages::click_in_dialog(client, "Delete credential").await?;
     pages::wait_for_text(client, "No credentials yet").await?;
-    let (status, _) = api
-        .call(hyper::Method::GET, &format!("/credentials/{id}"), None)
-        .await?;
+    let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 404);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

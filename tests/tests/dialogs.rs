@@ -3,47 +3,31 @@
 
 use fantoccini::key::Key;
 use serde_json::json;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, lists, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, credentials, lists};
 
 #[tokio::test]
 async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
     let created = api
         .create("/credentials", json!({"description": "dialog laptop"}))
         .await?;
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
-    let browser = Browser::start().await?;
+    let id = id(&created);
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     credentials::open_list(client).await?;
     lists::open_row(client, &id).await?;
     pages::wait_for_text(client, "ACL tester").await?;
 
     // The confirmation: focus starts on Cancel (the safe choice) and never leaves the dialog.
     pages::click_button(client, "Delete").await?;
-    pages::eventually("the open dialog", || async {
-        Ok(pages::focus_in_dialog(client).await?.then_some(()))
-    })
-    .await?;
+    pages::wait_focus_in_dialog(client, "the open dialog").await?;
     assert!(pages::focused(client).await?.contains("Cancel"));
-    for _ in 0..5 {
-        pages::press(client, Key::Tab).await?;
-        assert!(
-            pages::focus_in_dialog(client).await?,
-            "Tab left the dialog for {}",
-            pages::focused(client).await?
-        );
-    }
-    for _ in 0..3 {
-        pages::press(client, Key::Shift + &Key::Tab.to_string()).await?;
-        assert!(
-            pages::focus_in_dialog(client).await?,
-            "Shift+Tab left the dialog"
-        );
-    }
+    let (tab, shift_tab) = (Key::Tab.to_string(), Key::Shift + &Key::Tab.to_string());
+    pages::press_within_dialog(client, &tab, "Tab", 5, "the dialog").await?;
+    pages::press_within_dialog(client, &shift_tab, "Shift+Tab", 3, "the dialog").await?;
     // The page behind is inert: the browser itself reports it.
     let inert = client
         .execute(
@@ -73,9 +57,7 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     })
     .await?;
     // Nothing was deleted.
-    let (status, _) = api
-        .call(hyper::Method::GET, &format!("/credentials/{id}"), None)
-        .await?;
+    let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 200);
 
     // The token dialog of a new credential: focus on its close button, Tab stays inside.
@@ -83,18 +65,9 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     pages::click_button(client, "New credential").await?;
     pages::fill(client, "Description", "dialog token").await?;
     pages::click_button(client, "Create credential").await?;
-    pages::eventually("the token dialog", || async {
-        Ok(pages::focus_in_dialog(client).await?.then_some(()))
-    })
-    .await?;
+    pages::wait_focus_in_dialog(client, "the token dialog").await?;
     assert!(pages::focused(client).await?.contains("I have copied it"));
-    for _ in 0..4 {
-        pages::press(client, Key::Tab).await?;
-        assert!(
-            pages::focus_in_dialog(client).await?,
-            "Tab left the token dialog"
-        );
-    }
+    pages::press_within_dialog(client, &tab, "Tab", 4, "the token dialog").await?;
     pages::press(client, Key::Escape).await?;
     pages::wait_for_text(client, "dialog token").await?;
     pages::eventually("the detail page's heading focused", || async {
@@ -104,6 +77,6 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
             .then_some(()))
     })
     .await?;
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

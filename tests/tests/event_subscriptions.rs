@@ -1,33 +1,32 @@
 //! Flow 6: event subscriptions: create with two sources (picker and free entry) and a webhook
 //! destination; edit only the description and see sources and destinations unchanged; delete.
 
-use hyper::Method;
 use serde_json::json;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, events, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, event_subscriptions};
+
+/// The label of the field for a new webhook destination's URL.
+const WEBHOOK_URL: &str = "New webhook destination URL";
 
 #[tokio::test]
 async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
 
-    events::start_new(client).await?;
+    event_subscriptions::start_new(client).await?;
     pages::fill(client, "Description", "e2e subscription").await?;
-    events::pick_source(client, "ip_policy_created.v0").await?;
-    events::type_source(client, "credential_created.v0").await?;
+    event_subscriptions::pick_source(client, "ip_policy_created.v0").await?;
+    event_subscriptions::type_source(client, "credential_created.v0").await?;
     pages::click_button(client, "Add").await?;
-    events::add_webhook(client, "https://hooks.example.com/e2e").await?;
+    event_subscriptions::add_webhook(client, "https://hooks.example.com/e2e").await?;
     browser.screenshot("event-subscription-new").await?;
     pages::click_button(client, "Create subscription").await?;
     pages::wait_for_text(client, "Only the fields you change are sent").await?;
 
-    let (_, list) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    let (_, list) = api.get("/event_subscriptions").await?;
     let created = list["event_subscriptions"][0].clone();
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let id = id(&created);
     let types: Vec<_> = created["sources"]
         .as_array()
         .into_iter()
@@ -47,9 +46,7 @@ async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
     pages::click_button(client, "Save changes").await?;
     pages::wait_for_text(client, "Event subscription saved.").await?;
     browser.screenshot("event-subscription-detail").await?;
-    let (_, fetched) = api
-        .call(Method::GET, &format!("/event_subscriptions/{id}"), None)
-        .await?;
+    let (_, fetched) = api.get(&format!("/event_subscriptions/{id}")).await?;
     assert_eq!(fetched["description"], "e2e subscription (renamed)");
     assert_eq!(fetched["sources"], created["sources"], "sources unchanged");
     assert_eq!(
@@ -60,83 +57,56 @@ async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
     pages::click_button(client, "Delete").await?;
     pages::click_in_dialog(client, "Delete subscription").await?;
     pages::wait_for_text(client, "No event subscriptions yet").await?;
-    let (status, _) = api
-        .call(Method::GET, &format!("/event_subscriptions/{id}"), None)
-        .await?;
+    let (status, _) = api.get(&format!("/event_subscriptions/{id}")).await?;
     assert_eq!(status, 404);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_dropped()
 -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
-    events::start_new(client).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    event_subscriptions::start_new(client).await?;
     pages::fill(client, "Description", "enter test").await?;
-    events::pick_source(client, "ip_policy_created.v0").await?;
+    event_subscriptions::pick_source(client, "ip_policy_created.v0").await?;
 
     // Enter in the URL field adds the destination; the subscription is not submitted.
-    pages::fill(
-        client,
-        "New webhook destination URL",
-        "https://hooks.example.com/enter",
-    )
-    .await?;
+    pages::fill(client, WEBHOOK_URL, "https://hooks.example.com/enter").await?;
     pages::press(client, fantoccini::key::Key::Enter).await?;
     pages::wait_for_text(client, "created and selected").await?;
-    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
-    assert_eq!(
-        subs["event_subscriptions"].as_array().map(Vec::len),
-        Some(0)
-    );
-    assert_eq!(
-        pages::value_of(client, "New webhook destination URL").await?,
-        ""
-    );
+    let subscriptions = api.count("/event_subscriptions", "event_subscriptions");
+    assert_eq!(subscriptions.await?, Some(0), "nothing was submitted");
+    assert_eq!(pages::value_of(client, WEBHOOK_URL).await?, "");
 
     // A URL typed but not added holds the save, with a message on that field.
-    pages::fill(
-        client,
-        "New webhook destination URL",
-        "https://hooks.example.com/typed",
-    )
-    .await?;
+    pages::fill(client, WEBHOOK_URL, "https://hooks.example.com/typed").await?;
     pages::click_button(client, "Create subscription").await?;
     pages::wait_for_text(client, "or clear the field, before saving").await?;
     assert!(pages::focused(client).await?.contains("#webhook-url"));
-    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    let subscriptions = api.count("/event_subscriptions", "event_subscriptions");
+    assert_eq!(subscriptions.await?, Some(0), "nothing was submitted");
     assert_eq!(
-        subs["event_subscriptions"].as_array().map(Vec::len),
-        Some(0)
-    );
-    assert_eq!(
-        pages::value_of(client, "New webhook destination URL").await?,
+        pages::value_of(client, WEBHOOK_URL).await?,
         "https://hooks.example.com/typed",
         "what was typed is still there"
     );
 
     // Cleared (as a user does: select all, delete), the subscription is created with the
     // destination added by Enter.
-    pages::field(client, "New webhook destination URL")
-        .await?
-        .click()
-        .await?;
+    pages::field(client, WEBHOOK_URL).await?.click().await?;
     pages::press(client, fantoccini::key::Key::Control + "a").await?;
     pages::press(client, fantoccini::key::Key::Backspace).await?;
     pages::click_button(client, "Create subscription").await?;
     pages::wait_for_text(client, "Only the fields you change are sent").await?;
-    let (_, subs) = api.call(Method::GET, "/event_subscriptions", None).await?;
+    let (_, subs) = api.get("/event_subscriptions").await?;
     assert_eq!(
         subs["event_subscriptions"][0]["destinations"]
             .as_array()
             .map(Vec::len),
         Some(1)
     );
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

@@ -4,8 +4,8 @@
 
 use fantoccini::Client;
 use serde_json::json;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server, Stack};
 use tunnel_e2e::pages::{self, sign_in::sign_in};
 
 /// Opens `route` and checks, once `text` shows, that nothing is wider than the viewport.
@@ -42,8 +42,8 @@ async fn header_height(client: &Client) -> anyhow::Result<f64> {
 
 #[tokio::test]
 async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&[])?;
+    let (server, api) = (&stack.server, &stack.api);
     let long_url = format!(
         "https://hooks.example.com/{}?token={}",
         "segment/".repeat(40),
@@ -55,7 +55,7 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             json!({"target": {"webhook": {"url": long_url}}, "format": "json"}),
         )
         .await?;
-    let dest_id = destination["id"].as_str().unwrap_or_default().to_owned();
+    let dest_id = id(&destination);
     let long_description = "d".repeat(255);
     let subscription = api
         .create(
@@ -64,7 +64,7 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
                    "destination_ids": [dest_id]}),
         )
         .await?;
-    let sub_id = subscription["id"].as_str().unwrap_or_default().to_owned();
+    let sub_id = id(&subscription);
     let host = format!("{}.example.com", "h".repeat(60));
     let edge = api
         .create(
@@ -72,14 +72,14 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             json!({"description": "long host edge", "hostports": [format!("{host}:443")]}),
         )
         .await?;
-    let edge_id = edge["id"].as_str().unwrap_or_default().to_owned();
+    let edge_id = id(&edge);
     let backend = api
         .create(
             "/backends/tunnel_group",
             json!({"description": "named backend", "labels": {"env": "prod"}}),
         )
         .await?;
-    let backend_id = backend["id"].as_str().unwrap_or_default().to_owned();
+    let backend_id = id(&backend);
     api.call(
         hyper::Method::PUT,
         &format!("/edges/tls/{edge_id}/backend"),
@@ -93,9 +93,8 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
     )
     .await?;
 
-    let browser = Browser::start().await?;
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
 
     for (width, height) in [(1280, 900), (375, 740)] {
         pages::set_viewport(client, width, height).await?;
@@ -112,7 +111,7 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
         ];
         for (route, text) in pages_to_check {
             let shot = format!("layout-{width}{}", route.replace('/', "-"));
-            check_no_sideways_scroll(&browser, &server, route, text, &shot).await?;
+            check_no_sideways_scroll(&browser, server, route, text, &shot).await?;
         }
     }
 
@@ -163,8 +162,8 @@ async fn the_phone_header_is_one_row_with_a_menu() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn the_credential_list_does_not_shift_when_its_rows_arrive() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
     for i in 0..100 {
         api.create(
             "/credentials",
@@ -172,9 +171,8 @@ async fn the_credential_list_does_not_shift_when_its_rows_arrive() -> anyhow::Re
         )
         .await?;
     }
-    let browser = Browser::start().await?;
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::wait_for_text(client, "shift 099").await?;
     // A fresh document: the layout shifts from the first paint to 100 rows shown.
     client.refresh().await?;
@@ -197,12 +195,10 @@ async fn the_credential_list_does_not_shift_when_its_rows_arrive() -> anyhow::Re
 
 #[tokio::test]
 async fn an_unreachable_server_is_said_plainly_with_retry() -> anyhow::Result<()> {
-    let mut server = Server::start(&[])?;
-    let browser = Browser::start().await?;
+    let (mut stack, browser) = Stack::signed_in(&[]).await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::wait_for_text(client, "Authtokens that tunnel agents use").await?;
-    server.stop();
+    stack.server.stop();
     pages::click_button(client, "SSH CAs").await?;
     pages::wait_for_text(client, "Cannot reach the server").await?;
     assert!(!pages::page_text(client).await?.contains("TypeError"));

@@ -1,17 +1,16 @@
 //! Flow 8: with 250 credentials created through the API, the console pages through all of them,
 //! newest first, with no duplicates and no gaps; "Previous" goes back.
 
-use hyper::Method;
 use serde_json::json;
 use std::collections::HashSet;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, credentials, lists, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, credentials, lists};
 
 #[tokio::test]
 async fn pages_through_250_credentials() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
     let mut created = Vec::new();
     for i in 0..250 {
         let c = api
@@ -20,13 +19,12 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
                 json!({"description": format!("bulk {i:03}")}),
             )
             .await?;
-        created.push(c["id"].as_str().unwrap_or_default().to_owned());
+        created.push(id(&c));
     }
     created.reverse(); // newest first, as the list shows them
 
-    let browser = Browser::start().await?;
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     credentials::open_list(client).await?;
     let first_page = lists::row_ids(client).await?;
     let pages_seen = lists::collect_all_pages(client, 300).await?;
@@ -44,8 +42,8 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
         Ok((lists::row_ids(client).await? == *before_last).then_some(()))
     })
     .await?;
-    let (_, check) = api.call(Method::GET, "/credentials?limit=1", None).await?;
+    let (_, check) = api.get("/credentials?limit=1").await?;
     assert_eq!(check["credentials"][0]["id"], first_page[0].as_str());
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

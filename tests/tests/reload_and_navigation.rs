@@ -5,9 +5,9 @@
 use fantoccini::Client;
 use fantoccini::key::Key;
 use serde_json::json;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, eventually, lists, sign_in::sign_in};
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, eventually, lists};
 
 /// The text of the page's `<h1>` once the console shows one.
 async fn heading(client: &Client) -> anyhow::Result<String> {
@@ -41,20 +41,19 @@ async fn reload(client: &Client) -> anyhow::Result<String> {
 
 #[tokio::test]
 async fn every_page_survives_a_reload_with_a_warm_cache_and_back_forward() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
+    let stack = Stack::start(&[])?;
+    let (server, api) = (&stack.server, &stack.api);
     let credential = api
         .create("/credentials", json!({"description": "reload laptop"}))
         .await?;
-    let cred_id = credential["id"].as_str().unwrap_or_default().to_owned();
+    let cred_id = id(&credential);
     let edge = api
         .create("/edges/tls", json!({"description": "reload edge"}))
         .await?;
-    let edge_id = edge["id"].as_str().unwrap_or_default().to_owned();
+    let edge_id = id(&edge);
 
-    let browser = Browser::start().await?;
+    let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::wait_for_text(client, "Authtokens that tunnel agents use").await?;
     let routes = [
         (
@@ -130,17 +129,15 @@ async fn every_page_survives_a_reload_with_a_warm_cache_and_back_forward() -> an
     pages::wait_for_text(client, "Sign in").await?;
     assert_eq!(reload(client).await?, "Tunnel Console");
     pages::field(client, "API key").await?;
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn route_changes_move_focus_to_the_heading_and_the_skip_link_to_the_content()
 -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let browser = Browser::start().await?;
+    let (_stack, browser) = Stack::signed_in(&[]).await?;
     let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::wait_for_text(client, "Authtokens that tunnel agents use").await?;
     assert_eq!(heading(client).await?, "Credentials");
 
@@ -184,6 +181,6 @@ async fn route_changes_move_focus_to_the_heading_and_the_skip_link_to_the_conten
         announced.as_str(),
         Some("SSH certificate authorities · Tunnel Console")
     );
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

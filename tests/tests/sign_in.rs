@@ -36,7 +36,7 @@ async fn admin_key_signs_in_and_wrong_key_is_refused() -> anyhow::Result<()> {
         !url.as_str().contains(ADMIN_KEY),
         "the key must never be in the URL: {url}"
     );
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }
 
@@ -85,6 +85,6 @@ async fn sign_in_says_what_is_wrong_and_on_which_field() -> anyhow::Result<()> {
     pages::wait_for_text(client, "The API refused this key").await?;
     assert!(pages::focused(client).await?.contains("#signin-key"));
     assert!(!pages::has_button(client, "Sign out").await?);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

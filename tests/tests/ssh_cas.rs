@@ -1,11 +1,9 @@
 //! Flow 4: SSH certificate authorities: ed25519, ECDSA P-384 and RSA 2048 created in the console;
 //! the public keys shown parse with `ssh-keygen -l`; edit and delete.
 
-use hyper::Method;
 use std::process::Command;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, sign_in::sign_in, ssh_cas};
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, ssh_cas};
 
 /// `ssh-keygen -l` of one public key line: "<bits> <fingerprint> <comment> (<TYPE>)".
 fn fingerprint(public_key: &str) -> anyhow::Result<String> {
@@ -27,11 +25,8 @@ fn fingerprint(public_key: &str) -> anyhow::Result<String> {
 
 #[tokio::test]
 async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
 
     let cases = [
         (
@@ -70,9 +65,7 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
     pages::fill(client, "Description", "e2e rsa (renamed)").await?;
     pages::click_button(client, "Save changes").await?;
     pages::wait_for_text(client, "SSH CA saved.").await?;
-    let (_, list) = api
-        .call(Method::GET, "/ssh_certificate_authorities", None)
-        .await?;
+    let (_, list) = api.get("/ssh_certificate_authorities").await?;
     let newest = &list["ssh_certificate_authorities"][0];
     assert_eq!(newest["description"], "e2e rsa (renamed)");
     assert_eq!(newest["key_type"], "rsa");
@@ -82,9 +75,7 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
     ssh_cas::open_list(client).await?;
     pages::wait_for_text(client, "e2e ecdsa").await?;
     browser.screenshot("ssh-cas-list").await?;
-    let (_, list) = api
-        .call(Method::GET, "/ssh_certificate_authorities", None)
-        .await?;
+    let (_, list) = api.get("/ssh_certificate_authorities").await?;
     let descriptions: Vec<_> = list["ssh_certificate_authorities"]
         .as_array()
         .into_iter()
@@ -92,6 +83,6 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
         .map(|ca| ca["description"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(descriptions, ["e2e ecdsa", "e2e ed25519"]);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

@@ -1,21 +1,16 @@
 //! Flow 5: the backend module of a TLS edge: pick a backend, disable it, delete the module.
 
-use hyper::Method;
-use tunnel_e2e::api::Api;
-use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
-use tunnel_e2e::pages::{self, lists, sign_in::sign_in, tls_edges};
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, lists, tls_edges};
 
 #[tokio::test]
 async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()> {
-    let server = Server::start(&[])?;
-    let api = Api::new(&server.api_url(), ADMIN_KEY);
-    let browser = Browser::start().await?;
-    let client = &browser.client;
-    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
 
     tls_edges::open_list(client).await?;
     tls_edges::create_edge(client, "e2e edge", "app.example.com:443").await?;
-    let (_, edges) = api.call(Method::GET, "/edges/tls", None).await?;
+    let (_, edges) = api.get("/edges/tls").await?;
     let edge_id = edges["tls_edges"][0]["id"]
         .as_str()
         .unwrap_or_default()
@@ -28,9 +23,7 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
     pages::select_containing(client, "Tunnel-group backend", "e2e backend").await?;
     pages::click_button(client, "Replace backend module").await?;
     pages::wait_for_text(client, "Backend module set to").await?;
-    let (status, module) = api
-        .call(Method::GET, &format!("/edges/tls/{edge_id}/backend"), None)
-        .await?;
+    let (status, module) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;
     assert_eq!(status, 200);
     assert_eq!(module["enabled"], true, "enabled by default");
     let backend_id = module["backend"]["id"]
@@ -49,18 +42,14 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
     pages::click_button(client, "Replace backend module").await?;
     pages::wait_for_text(client, "disabled.").await?;
     browser.screenshot("tls-edge-backend").await?;
-    let (_, module) = api
-        .call(Method::GET, &format!("/edges/tls/{edge_id}/backend"), None)
-        .await?;
+    let (_, module) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;
     assert_eq!(module["enabled"], false);
     assert_eq!(module["backend"]["id"], backend_id.as_str());
 
     tls_edges::delete_module(client).await?;
     pages::wait_for_text(client, "No backend module").await?;
-    let (status, _) = api
-        .call(Method::GET, &format!("/edges/tls/{edge_id}/backend"), None)
-        .await?;
+    let (status, _) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;
     assert_eq!(status, 404);
-    browser.client.clone().close().await?;
+    browser.close().await?;
     Ok(())
 }

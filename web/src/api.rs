@@ -6,8 +6,9 @@
 //! will work with that key.
 
 use crate::session::Auth;
-use crate::state::AppState;
-use gloo_net::http::{Method, RequestBuilder};
+use crate::state::{AppState, use_app};
+pub use gloo_net::http::Method;
+use gloo_net::http::RequestBuilder;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tunnel_core::ErrorBody;
@@ -133,31 +134,8 @@ impl Api {
         Self::decode(&self.send(Method::GET, path, None).await?)
     }
 
-    pub async fn post<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, ApiError> {
-        self.with_body(Method::POST, path, body).await
-    }
-
-    pub async fn patch<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, ApiError> {
-        self.with_body(Method::PATCH, path, body).await
-    }
-
-    pub async fn put<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, ApiError> {
-        self.with_body(Method::PUT, path, body).await
-    }
-
-    async fn with_body<B: Serialize, T: DeserializeOwned>(
+    /// A request with a JSON body (create, replace, update), answered with JSON.
+    pub async fn send_json<B: Serialize, T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
@@ -176,6 +154,11 @@ impl Api {
     pub async fn delete(&self, path: &str) -> Result<(), ApiError> {
         self.send(Method::DELETE, path, None).await.map(drop)
     }
+}
+
+/// The API client of the current app.
+pub fn use_api() -> Api {
+    Api::new(use_app())
 }
 
 /// Sends one request with `auth`: the only place headers are set and errors decoded.

@@ -5,8 +5,12 @@
 //! - [`session`]: where the sign-in is stored (`sessionStorage`, opt-in `localStorage`).
 //! - [`state`]: app-wide signals (sign-in, toasts, the restart wait after updates).
 //! - [`theme`]: light / dark / system theme.
-//! - [`components`]: fields, the ACL editor, the token dialog, confirm dialog, toasts, pager.
+//! - [`components`]: the one list, fetch and submit helpers, fields, the ACL editor, dialogs,
+//!   toasts, pager.
 //! - [`pages`]: one module per API area, plus sign-in. [`routes`]: the console's URLs and titles.
+//!
+//! The console's rules (sign-in storage, what is shown how) are in `docs/console.md`; the API it
+//! calls is described in `docs/api/`.
 //!
 //! Only this crate knows the DOM. Every form is validated with `tunnel-core` as the user types;
 //! user-supplied text is always rendered as text nodes, never as HTML.
@@ -21,11 +25,13 @@ pub mod theme;
 
 use crate::components::toast::Toasts;
 use crate::pages::signin::SignIn;
+use crate::pages::{credentials, event_subscriptions, ssh_cas, tls_edges, tunnel_sessions};
+use crate::routes::segment;
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
 use leptos_router::components::{A, Redirect, Route, Router, Routes};
 use leptos_router::hooks::use_location;
-use leptos_router::path;
+use leptos_router::{ParamSegment, StaticSegment};
 use std::time::Duration;
 use wasm_bindgen::JsCast;
 
@@ -64,6 +70,8 @@ fn Console() -> impl IntoView {
     };
     let menu_open = RwSignal::new(false);
     let announcer = RwSignal::new(String::new());
+    // The routes are spelt with the segments of `routes`, so no route string lives here.
+    let id = ParamSegment(routes::ID_PARAM);
     view! {
         <Router>
             <RouteChanges menu_open=menu_open announcer=announcer />
@@ -95,20 +103,20 @@ fn Console() -> impl IntoView {
             </header>
             <main id="main" tabindex="-1">
                 <Routes fallback=|| view! { <h1>"Page not found"</h1><p class="empty">"No such page in the console."</p> }>
-                    <Route path=path!("/") view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
-                    <Route path=path!("/credentials") view=pages::credentials::CredentialList />
-                    <Route path=path!("/credentials/new") view=pages::credentials::CredentialNew />
-                    <Route path=path!("/credentials/:id") view=pages::credentials::CredentialDetail />
-                    <Route path=path!("/ssh-cas") view=pages::ssh_cas::SshCaList />
-                    <Route path=path!("/ssh-cas/new") view=pages::ssh_cas::SshCaNew />
-                    <Route path=path!("/ssh-cas/:id") view=pages::ssh_cas::SshCaDetail />
-                    <Route path=path!("/sessions") view=pages::sessions::SessionList />
-                    <Route path=path!("/sessions/:id") view=pages::sessions::SessionDetail />
-                    <Route path=path!("/tls-edges") view=pages::tls_edges::TlsEdgeList />
-                    <Route path=path!("/tls-edges/:id") view=pages::tls_edges::TlsEdgeDetail />
-                    <Route path=path!("/event-subscriptions") view=pages::events::SubscriptionList />
-                    <Route path=path!("/event-subscriptions/new") view=pages::events::SubscriptionNew />
-                    <Route path=path!("/event-subscriptions/:id") view=pages::events::SubscriptionDetail />
+                    <Route path=() view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
+                    <Route path=StaticSegment(segment::CREDENTIALS) view=credentials::CredentialList />
+                    <Route path=(StaticSegment(segment::CREDENTIALS), StaticSegment(segment::NEW)) view=credentials::CredentialNew />
+                    <Route path=(StaticSegment(segment::CREDENTIALS), id) view=credentials::CredentialDetail />
+                    <Route path=StaticSegment(segment::SSH_CAS) view=ssh_cas::SshCaList />
+                    <Route path=(StaticSegment(segment::SSH_CAS), StaticSegment(segment::NEW)) view=ssh_cas::SshCaNew />
+                    <Route path=(StaticSegment(segment::SSH_CAS), id) view=ssh_cas::SshCaDetail />
+                    <Route path=StaticSegment(segment::TUNNEL_SESSIONS) view=tunnel_sessions::TunnelSessionList />
+                    <Route path=(StaticSegment(segment::TUNNEL_SESSIONS), id) view=tunnel_sessions::TunnelSessionDetail />
+                    <Route path=StaticSegment(segment::TLS_EDGES) view=tls_edges::TlsEdgeList />
+                    <Route path=(StaticSegment(segment::TLS_EDGES), id) view=tls_edges::TlsEdgeDetail />
+                    <Route path=StaticSegment(segment::EVENT_SUBSCRIPTIONS) view=event_subscriptions::EventSubscriptionList />
+                    <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), StaticSegment(segment::NEW)) view=event_subscriptions::EventSubscriptionNew />
+                    <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), id) view=event_subscriptions::EventSubscriptionDetail />
                 </Routes>
             </main>
             <p id="route-announcer" class="sr-only" aria-live="polite" aria-atomic="true">{move || announcer.get()}</p>

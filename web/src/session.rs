@@ -1,8 +1,8 @@
 //! Sign-in storage: where the base URL and API key live between page loads.
 //!
-//! Rules (DESIGN §9): the key is kept in `sessionStorage` (gone when the tab closes); only when
-//! the user opts in to "remember" is it also kept in `localStorage`. It is never put in a URL.
-//! Signing out clears both stores, so a remembered key cannot come back.
+//! Rules (`docs/console.md`): the key is kept in `sessionStorage` (gone when the tab closes);
+//! only when the user opts in to "remember" is it also kept in `localStorage`. It is never put
+//! in a URL. Signing out clears both stores, so a remembered key cannot come back.
 
 use serde::{Deserialize, Serialize};
 

@@ -28,7 +28,7 @@ enum Command {
     },
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
-        /// Passed to `tunnel-bench run` (e.g. `--only 3,4` or `--load-seconds 2`).
+        /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling` or `--load-seconds 2`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },

@@ -1,4 +1,5 @@
-//! Running child processes with clear progress lines, from the workspace root.
+//! Running child processes with clear progress lines, from the workspace root, with the
+//! project's tool environment (`apply_env`). `tools` depends on this module, never the reverse.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,35 @@ pub fn root() -> PathBuf {
         .parent()
         .expect("xtask sits in the workspace")
         .to_path_buf()
+}
+
+/// Where the npm-installed wasm-opt lives: a cache outside the clone, reused when present.
+pub fn binaryen_dir() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    home.join(".cache/tunnel-console/binaryen")
+}
+
+fn cargo_bin() -> PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_default();
+    cargo_home.join("bin")
+}
+
+/// PATH for children: npm's wasm-opt and cargo's bin first, then the inherited PATH.
+fn apply_env(command: &mut Command) {
+    let mut paths = vec![binaryen_dir().join("node_modules/.bin"), cargo_bin()];
+    if let Some(path) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&path));
+    }
+    if let Ok(joined) = std::env::join_paths(paths) {
+        command.env("PATH", joined);
+    }
+    // Otherwise trunk asks crates.io for its latest version on every run.
+    command.env("TRUNK_SKIP_VERSION_CHECK", "true");
 }
 
 /// Prints a step header; returns a timer for `done`.
@@ -27,7 +57,7 @@ pub fn done((name, started): (String, Instant)) {
 pub fn cmd(program: &str, args: &[&str]) -> Command {
     let mut command = Command::new(program);
     command.args(args).current_dir(root());
-    crate::tools::apply_env(&mut command);
+    apply_env(&mut command);
     command
 }
 

@@ -2,8 +2,9 @@
 //!
 //! Steps, each printed with its duration, stopping at the first failure: tools, `cargo fmt
 //! --check`, clippy (native workspace, and the WASM crates for wasm32), the release console build,
-//! the server and agent binaries, the native tests of the workspace (end-to-end ones included), and the browser tests of the WASM crates in headless
-//! Chromium.
+//! the server and agent binaries, the native tests of the workspace (end-to-end ones and
+//! `tunnel-testkit` included: every step names the workspace, not a list of crates), and the
+//! browser tests of the WASM crates in headless Chromium. The testing layers: `docs/testing.md`.
 
 use crate::shell::{cmd, done, exec, exec_tests, step};
 use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools};

@@ -1,49 +1,18 @@
 //! Installs, idempotently and only when missing, the tools the build and tests need
-//! (`../shared/TOOLCHAIN.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
+//! (`docs/toolchain.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
 //! lock file, wasm-opt from npm binaryen, and Debian's Chromium and chromedriver. A tool counts as
 //! present only when `--version` answers with the pinned version.
 //!
 //! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
 //! offline (`Trunk.toml`) so it never downloads a tool of its own.
 
-use crate::shell::{cmd, done, exec, output, root, step};
+use crate::shell::{binaryen_dir, cmd, done, exec, output, root, step};
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
-use std::process::Command;
 
 pub const TRUNK_VERSION: &str = "0.21.14";
 pub const BINARYEN_VERSION: &str = "132.0.0";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-
-/// Where the npm-installed wasm-opt lives: a cache outside the clone, reused when present.
-fn binaryen_dir() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    home.join(".cache/tunnel-console/binaryen")
-}
-
-fn cargo_bin() -> PathBuf {
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .unwrap_or_default();
-    cargo_home.join("bin")
-}
-
-/// PATH for children: npm's wasm-opt and cargo's bin first, then the inherited PATH.
-pub fn apply_env(command: &mut Command) {
-    let mut paths = vec![binaryen_dir().join("node_modules/.bin"), cargo_bin()];
-    if let Some(path) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&path));
-    }
-    if let Ok(joined) = std::env::join_paths(paths) {
-        command.env("PATH", joined);
-    }
-    // Otherwise trunk asks crates.io for its latest version on every run.
-    command.env("TRUNK_SKIP_VERSION_CHECK", "true");
-}
 
 /// The wasm-bindgen version pinned by Cargo.lock; the CLI must match it exactly.
 pub fn locked_wasm_bindgen_version() -> Result<String> {
@@ -154,7 +123,7 @@ pub fn ensure_browser() -> Result<()> {
             c
         };
         exec(apt(&["update"]))?;
-        // With the recommended packages (fonts among them), as TOOLCHAIN.md installs it.
+        // With the recommended packages (fonts among them), as docs/toolchain.md installs it.
         exec(apt(&["install", "-y", "chromium", "chromium-driver"]))?;
     }
     let chromium = version_of(CHROMIUM, "--version").context("chromium does not start")?;

@@ -1,7 +1,9 @@
-//! Test harness: a real `tunnel-server` application listening on a loopback port (the agent
-//! channel goes over that socket), API calls sent to the same application in process, and
-//! real `tunnel-agent` processes whose stdout lines and exit status the tests read.
-//! Every wait is bounded; agent processes are killed when their handle is dropped.
+//! Test harness of the agent's tests: a real `tunnel-server` application listening on a loopback
+//! port (the agent channel goes over that socket), API calls sent to the same application in
+//! process, real `tunnel-agent` processes whose stdout lines and exit status the tests read,
+//! and a relay that breaks the link on demand. Every wait is bounded; agent processes are
+//! killed when their handle is dropped (tokio's `kill_on_drop`: the agent starts no helpers of
+//! its own, so no process group is needed, unlike the browsers of `tunnel-testkit`).
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
@@ -25,6 +27,7 @@ use tunnel_server::state::AppState;
 /// Upper bound of every wait in these tests: generous for a loaded 2-core machine.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+#[derive(Debug)]
 pub struct Server {
     pub state: AppState,
     pub addr: SocketAddr,
@@ -49,6 +52,15 @@ impl Server {
             .into_make_service_with_connect_info::<SocketAddr>();
         tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
         Server { state, addr, app }
+    }
+
+    /// [`Server::start`] in region `local`, with an account and a credential of it (no ACL):
+    /// the server, the account's API key and the credential's authtoken.
+    pub async fn with_credential(latest: &str, timings: Timings) -> (Server, String, String) {
+        let server = Server::start(latest, "local", timings).await;
+        let key = server.account().await;
+        let (_, token) = server.credential(&key, &[]).await;
+        (server, key, token)
     }
 
     pub fn url(&self) -> String {
@@ -135,6 +147,18 @@ impl Server {
             .collect()
     }
 
+    /// Stops the agent of session `id` through the API (204), then waits for it to exit 0;
+    /// returns its stderr.
+    pub async fn stop_agent(&self, agent: &mut Agent, id: &str, key: &str) -> String {
+        assert_eq!(
+            self.command(id, "stop", key).await.0,
+            StatusCode::NO_CONTENT
+        );
+        let (status, stderr) = agent.exit().await;
+        assert!(status.success(), "{stderr}");
+        stderr
+    }
+
     /// Waits (bounded) until GET of the session answers `status`.
     pub async fn wait_session_status(&self, id: &str, key: &str, status: StatusCode) {
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -163,6 +187,7 @@ pub fn fast_timings() -> Timings {
 }
 
 /// A running `tunnel-agent` process.
+#[derive(Debug)]
 pub struct Agent {
     child: Child,
     lines: mpsc::UnboundedReceiver<String>,

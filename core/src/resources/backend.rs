@@ -1,4 +1,5 @@
-//! Tunnel-group backends (DESIGN §8): the minimal resource a TLS edge backend module points at.
+//! Tunnel-group backends (`docs/api/backends.md`): the minimal resource a TLS edge backend
+//! module points at.
 
 use super::{Validate, check_text, list_page};
 use crate::errors::FieldError;

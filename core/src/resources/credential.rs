@@ -57,7 +57,7 @@ impl Validate for CredentialCreate {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialUpdate {
-    /// Accepted and ignored when equal to the path id (DESIGN §4).
+    /// Accepted and ignored when equal to the path id (`docs/api/README.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

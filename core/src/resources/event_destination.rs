@@ -1,4 +1,5 @@
-//! Event destinations (DESIGN §8): where subscriptions send events. Only webhooks for now.
+//! Event destinations (`docs/api/event_destinations.md`): where subscriptions send events. Only
+//! webhooks for now.
 
 use super::{Validate, check_text, list_page};
 use crate::errors::FieldError;

@@ -1,6 +1,7 @@
 //! Wire types of every resource, request and list of the API, with one `validate()` per request.
 //!
-//! One module per API area. Requests deny unknown fields (DESIGN §4: 400 naming the field);
+//! One module per API area. Requests deny unknown fields (400 naming the field, see
+//! `docs/api/README.md`);
 //! optional create fields treat `""`, `0` and `[]` as "not given"; update fields are `Option`s
 //! where absent and `null` both mean "unchanged".
 

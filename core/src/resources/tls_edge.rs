@@ -1,4 +1,4 @@
-//! TLS edges (DESIGN §8) and their backend module (spec part 4).
+//! TLS edges and their backend module (`docs/api/tls_edges.md`).
 
 use super::{Ref, Validate, check_id, check_text, list_page};
 use crate::errors::FieldError;
@@ -61,7 +61,7 @@ pub struct TlsEdgeBackend {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeBackendReplace {
-    /// DESIGN §4: an `id` equal to the path id is accepted and ignored (clients PUT back what
+    /// An `id` equal to the path id is accepted and ignored (clients PUT back what
     /// they read); another id is refused by the server on field `id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

@@ -1,6 +1,6 @@
 //! Tunnel sessions (online agents) and the body of the agent commands.
 //!
-//! `TunnelSession` carries two fields beyond the spec (extensions, marked as such in the OpenAPI
+//! `TunnelSession` carries two fields beyond the API (extensions, marked as such in the OpenAPI
 //! document), so a client can tell before sending `update` whether it can succeed:
 //! - `agent_update_target`: the version an `update` of this session would move the agent to —
 //!   the newest release of the agent's own major version in the server's `--agent-latest`
@@ -44,7 +44,7 @@ fn enabled() -> bool {
 }
 
 /// The body of restart, stop and update: a JSON object with no fields (a missing body is `{}`).
-/// An `id` equal to the path's id is tolerated and ignored (DESIGN §4).
+/// An `id` equal to the path's id is tolerated and ignored (`docs/api/README.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentCommandRequest {

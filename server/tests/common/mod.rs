@@ -1,14 +1,21 @@
-//! Shared helpers of the server's tests: an app on in-memory SQLite with two accounts (an
-//! admin and a non-admin user in the first, an admin in the second), and a small request
-//! builder for `oneshot` calls on the router.
-#![allow(dead_code)]
+//! Shared helpers of the server's tests (every test binary includes this module): an app on
+//! in-memory SQLite with two accounts (an admin and a non-admin user in the first, an admin in
+//! the second), a small request builder for `oneshot` calls on the router, responses decoded as
+//! core's wire types (`tunnel_core::resources`, `tunnel_core::errors::ErrorBody`), and the
+//! `tunnel-server` binary as a real process (`process`).
+#![allow(dead_code)] // Each test binary uses a different part.
+
+pub mod process;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request};
 use http_body_util::BodyExt as _;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt as _;
+use tunnel_core::errors::ErrorBody;
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
 
@@ -95,6 +102,62 @@ impl TestApp {
         assert_eq!(resp.status, 201, "{}", resp.text);
         resp.json
     }
+
+    /// POST and expect 201; returns the created resource as its wire type (see [`Resp::body`]).
+    pub async fn created<T: DeserializeOwned + Serialize>(&self, path: &str, body: Value) -> T {
+        let resp = self.post(path, body).send(self).await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+        resp.body()
+    }
+
+    /// POST as the holder of `key` and expect 201; returns the created resource as its wire
+    /// type (see [`Resp::body`]).
+    pub async fn created_by<T: DeserializeOwned + Serialize>(
+        &self,
+        key: &str,
+        path: &str,
+        body: Value,
+    ) -> T {
+        let resp = self.post(path, body).key(key).send(self).await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+        resp.body()
+    }
+
+    /// PATCH and expect 200; returns the updated resource as its wire type (see
+    /// [`Resp::body`]).
+    pub async fn patched<T: DeserializeOwned + Serialize>(&self, path: &str, body: Value) -> T {
+        let resp = self.patch(path, body).send(self).await;
+        assert_eq!(resp.status, 200, "{}", resp.text);
+        resp.body()
+    }
+
+    /// A new principal (a user, or a bot) of `account`, not an admin.
+    pub async fn principal(&self, account: &str, bot: bool) -> tunnel_server::store::NewPrincipal {
+        self.state
+            .store
+            .create_principal(account, false, bot)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    /// DELETE and expect 204.
+    pub async fn deleted(&self, path: &str) {
+        let resp = self.delete(path).send(self).await;
+        assert_eq!(resp.status, 204, "DELETE {path}: {}", resp.text);
+    }
+
+    /// GET and expect the 404 of a resource that does not exist (`ERR_TUNNEL_120`).
+    pub async fn gone(&self, path: &str) {
+        self.get(path).send(self).await.error(404, "ERR_TUNNEL_120");
+    }
+
+    /// GET and expect 200; returns the body as its wire type (see [`Resp::body`]).
+    pub async fn fetch<T: DeserializeOwned + Serialize>(&self, path: &str) -> T {
+        let resp = self.get(path).send(self).await;
+        assert_eq!(resp.status, 200, "{}", resp.text);
+        resp.body()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -156,6 +219,13 @@ impl Call {
         }
     }
 
+    /// Sends and asserts an error response (see [`Resp::error`]); returns the response.
+    pub async fn fails(self, app: &TestApp, status: u16, code: &str) -> Resp {
+        let resp = self.send(app).await;
+        resp.error(status, code);
+        resp
+    }
+
     pub async fn send(self, app: &TestApp) -> Resp {
         let mut builder = Request::builder()
             .method(self.method.clone())
@@ -197,19 +267,36 @@ impl Resp {
         self.bytes.clone()
     }
 
-    /// Asserts an error response: status, code, operation id in body and header; returns it.
-    pub fn error(&self, status: u16, code: &str) -> &Resp {
-        assert_eq!(self.status, status, "{}", self.text);
-        assert_eq!(self.json["error_code"], code, "{}", self.text);
-        assert_eq!(self.json["status_code"], status, "{}", self.text);
-        assert!(
-            self.json["msg"].as_str().is_some_and(|m| !m.is_empty()),
-            "{}",
-            self.text
+    /// The body as the wire type `T` of `tunnel_core`. It must be exactly a `T`: encoded again
+    /// it gives back the JSON that was sent, nothing missing and nothing extra, so comparing
+    /// typed values checks as much as comparing the raw JSON did.
+    pub fn body<T: DeserializeOwned + Serialize>(&self) -> T {
+        let name = std::any::type_name::<T>();
+        let value: T = serde_json::from_value(self.json.clone())
+            .unwrap_or_else(|e| panic!("not a {name}: {e}: {}", self.text));
+        assert_eq!(
+            serde_json::to_value(&value).unwrap(),
+            self.json,
+            "the body is more or other than a {name}"
         );
-        let op = self.json["details"]["operation_id"]
-            .as_str()
-            .expect("operation id");
+        value
+    }
+
+    /// The body as the API's error body (`docs/errors.md`).
+    pub fn error_body(&self) -> ErrorBody {
+        serde_json::from_value(self.json.clone())
+            .unwrap_or_else(|e| panic!("not an error body: {e}: {}", self.text))
+    }
+
+    /// Asserts an error response: status, code, a message, the operation id in body and header;
+    /// returns the error body.
+    pub fn error(&self, status: u16, code: &str) -> ErrorBody {
+        assert_eq!(self.status, status, "{}", self.text);
+        let body = self.error_body();
+        assert_eq!(body.error_code, code, "{}", self.text);
+        assert_eq!(body.status_code, status, "{}", self.text);
+        assert!(!body.msg.is_empty(), "{}", self.text);
+        let op = body.details.operation_id.as_str();
         assert!(op.starts_with("op_"), "{op}");
         assert_eq!(
             self.headers
@@ -217,10 +304,18 @@ impl Resp {
                 .and_then(|v| v.to_str().ok()),
             Some(op)
         );
-        self
+        body
     }
 
-    pub fn field(&self) -> &str {
-        self.json["details"]["field"].as_str().unwrap_or_default()
+    /// Asserts an error response (see [`Resp::error`]) naming `field`; returns the error body.
+    pub fn error_at(&self, status: u16, code: &str, field: &str) -> ErrorBody {
+        let body = self.error(status, code);
+        assert_eq!(body.details.field.as_deref(), Some(field), "{}", self.text);
+        body
+    }
+
+    /// The field an error names (`details.field`), or `""`.
+    pub fn field(&self) -> String {
+        self.error_body().details.field.unwrap_or_default()
     }
 }

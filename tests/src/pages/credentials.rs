@@ -1,18 +1,13 @@
 //! The credentials pages: list, create (with the ACL editor and the token dialog), detail, edit,
 //! the ACL tester and delete.
 
-use super::{click_button, field, fill, wait_for_text};
+use super::{click_button, field, fill, open_from_navigation, wait_for_text};
 use anyhow::{Context, Result};
 use fantoccini::{Client, Locator};
 
 /// Opens the list from the main navigation.
 pub async fn open_list(client: &Client) -> Result<()> {
-    client
-        .find(Locator::LinkText("Credentials"))
-        .await?
-        .click()
-        .await?;
-    wait_for_text(client, "Authtokens that tunnel agents use").await
+    open_from_navigation(client, "Credentials", "Authtokens that tunnel agents use").await
 }
 
 /// Types `rule` into ACL rule number `n` (1-based), adding rows as needed.

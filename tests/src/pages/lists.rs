@@ -4,16 +4,23 @@ use super::{click_button, eventually};
 use anyhow::{Result, bail};
 use fantoccini::{Client, Locator};
 
-/// The resource ids of the rows of the table on the page now (each row names its id).
+/// The resource ids of the rows of the table on the page now (each row names its id), read in
+/// one script so a re-render between finding the rows and reading them cannot leave stale
+/// elements behind.
 pub async fn row_ids(client: &Client) -> Result<Vec<String>> {
-    let mut ids = Vec::new();
-    for row in client
-        .find_all(Locator::Css("table tbody tr[data-id]"))
-        .await?
-    {
-        ids.push(row.attr("data-id").await?.unwrap_or_default());
-    }
-    Ok(ids)
+    let ids = client
+        .execute(
+            "return [...document.querySelectorAll('table tbody tr[data-id]')]\
+             .map(r => r.getAttribute('data-id') || '');",
+            vec![],
+        )
+        .await?;
+    Ok(ids
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|id| id.as_str().unwrap_or_default().to_owned())
+        .collect())
 }
 
 /// Opens the detail page of the row of resource `id` through its name link, as a user does

@@ -1,13 +1,17 @@
 //! Page objects: the console driven the way a user does, by labels, buttons and visible text.
 //! Every wait is bounded; failures say what was looked for.
+//!
+//! One module per API area, named as the API names it (`docs/api/<area>.md`): the console's
+//! links and headings may say it shorter ("Events", "Sessions"), the code does not. This module
+//! holds what every page uses: finding fields by label, clicking buttons, waiting for text.
 
 pub mod credentials;
-pub mod events;
+pub mod event_subscriptions;
 pub mod lists;
-pub mod sessions;
 pub mod sign_in;
 pub mod ssh_cas;
 pub mod tls_edges;
+pub mod tunnel_sessions;
 
 use anyhow::{Context, Result, bail};
 use fantoccini::{Client, Locator, elements::Element};
@@ -115,6 +119,17 @@ async fn click_xpath(client: &Client, text: &str, xpath: &str) -> Result<()> {
     .await
 }
 
+/// Opens a page from the main navigation by its link `link`, waiting until it shows `shown`.
+pub async fn open_from_navigation(client: &Client, link: &str, shown: &str) -> Result<()> {
+    client
+        .find(Locator::LinkText(link))
+        .await
+        .with_context(|| format!("the navigation link {link:?}"))?
+        .click()
+        .await?;
+    wait_for_text(client, shown).await
+}
+
 /// The visible text of the page.
 pub async fn page_text(client: &Client) -> Result<String> {
     Ok(client.find(Locator::Css("body")).await?.text().await?)
@@ -207,6 +222,34 @@ pub async fn focus_in_dialog(client: &Client) -> Result<bool> {
         )
         .await?;
     Ok(value.as_bool().unwrap_or(false))
+}
+
+/// Waits until the keyboard focus is inside an open dialog (`what` names it).
+pub async fn wait_focus_in_dialog(client: &Client, what: &str) -> Result<()> {
+    eventually(what, || async {
+        Ok(focus_in_dialog(client).await?.then_some(()))
+    })
+    .await
+}
+
+/// Presses `keys` `times` times, asserting after each that the focus is still inside the open
+/// dialog (`what` names it in the failure, with where the focus went).
+pub async fn press_within_dialog(
+    client: &Client,
+    keys: &str,
+    name: &str,
+    times: usize,
+    what: &str,
+) -> Result<()> {
+    for _ in 0..times {
+        press(client, keys).await?;
+        assert!(
+            focus_in_dialog(client).await?,
+            "{name} left {what} for {}",
+            focused(client).await?
+        );
+    }
+    Ok(())
 }
 
 /// `(document width, viewport width)`: a page that scrolls sideways has the first larger.

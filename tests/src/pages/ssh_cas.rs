@@ -1,17 +1,12 @@
 //! The SSH certificate authority pages: list, create (key type, then curve or size), detail with
 //! the public key, edit and delete.
 
-use super::{click_button, click_in_dialog, select, value_of, wait_for_text};
+use super::{click_button, click_in_dialog, open_from_navigation, select, value_of, wait_for_text};
 use anyhow::Result;
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 
 pub async fn open_list(client: &Client) -> Result<()> {
-    client
-        .find(Locator::LinkText("SSH CAs"))
-        .await?
-        .click()
-        .await?;
-    wait_for_text(client, "SSH certificate authorities").await
+    open_from_navigation(client, "SSH CAs", "SSH certificate authorities").await
 }
 
 /// Creates a CA from the list page and returns its public key line, shown on its detail page.

@@ -1,17 +1,12 @@
 //! The TLS edges pages: the list with its create form, and per edge the backend module editor
 //! (with a form to create a tunnel-group backend to pick).
 
-use super::{click_button, click_in_dialog, field, fill, wait_for_text};
+use super::{click_button, click_in_dialog, field, fill, open_from_navigation, wait_for_text};
 use anyhow::Result;
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 
 pub async fn open_list(client: &Client) -> Result<()> {
-    client
-        .find(Locator::LinkText("TLS edges"))
-        .await?
-        .click()
-        .await?;
-    wait_for_text(client, "Pick an edge").await
+    open_from_navigation(client, "TLS edges", "Pick an edge").await
 }
 
 /// Creates an edge from the list page.

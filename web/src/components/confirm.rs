@@ -1,7 +1,13 @@
-//! A confirmation dialog for destructive or disruptive actions. Esc or "Cancel" closes it.
+//! Confirmation before destructive or disruptive actions: the dialog (Esc or "Cancel" closes
+//! it), and [`ConfirmedDelete`], the delete flow of the detail pages built on it.
 
 use super::dialog::Modal;
+use super::submit::Submit;
+use crate::api::{ApiError, use_api};
+use crate::state::use_app;
 use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::hooks::use_navigate;
 
 #[component]
 pub fn ConfirmDialog(
@@ -34,5 +40,81 @@ pub fn ConfirmDialog(
                 <button type="button" class=confirm_class on:click=move |_| on_confirm.run(())>{confirm_label}</button>
             </div>
         </Modal>
+    }
+}
+
+/// A delete behind a confirmation, the same on every detail page: a button asks, the dialog
+/// confirms, then the DELETE is sent through a [`Submit`] (its error shown where the page puts
+/// [`ConfirmedDelete::failure`]) and `on_deleted` runs (a toast, and back to the list).
+#[derive(Debug, Clone, Copy)]
+pub struct ConfirmedDelete {
+    asked: RwSignal<bool>,
+    path: StoredValue<String>,
+    submit: Submit<String, ()>,
+}
+
+impl ConfirmedDelete {
+    /// Deletes the resource at API `path`.
+    pub fn new(path: String, on_deleted: impl Fn() + 'static) -> ConfirmedDelete {
+        let api = use_api();
+        ConfirmedDelete {
+            asked: RwSignal::new(false),
+            path: StoredValue::new(path),
+            submit: Submit::new(
+                move |path: &String| {
+                    let path = path.clone();
+                    async move { api.delete(&path).await }
+                },
+                move |_| on_deleted(),
+            ),
+        }
+    }
+
+    /// Deletes the resource at API `path`, then says `done` in a toast and goes back to the
+    /// list at console route `list` (the detail pages).
+    pub fn back_to_list(path: String, done: String, list: &'static str) -> ConfirmedDelete {
+        let app = use_app();
+        let navigate = use_navigate();
+        ConfirmedDelete::new(path, move || {
+            app.toast(done.clone(), false);
+            navigate(list, NavigateOptions::default());
+        })
+    }
+
+    /// The button that asks.
+    pub fn button(self, label: &'static str) -> impl IntoView {
+        view! { <button type="button" class="danger" on:click=move |_| self.asked.set(true)>{label}</button> }
+    }
+
+    /// The confirmation dialog, while asked.
+    pub fn dialog(
+        self,
+        title: &'static str,
+        message: String,
+        confirm_label: &'static str,
+    ) -> impl IntoView {
+        let close = Callback::new(move |_| self.asked.set(false));
+        let confirm = Callback::new(move |_| {
+            self.asked.set(false);
+            self.submit.send(self.path.get_value());
+        });
+        move || {
+            self.asked.get().then(|| {
+                view! {
+                    <ConfirmDialog title=title message=message.clone() confirm_label=confirm_label
+                        on_confirm=confirm on_cancel=close />
+                }
+            })
+        }
+    }
+
+    /// The error of a delete that failed (tracked).
+    pub fn error(&self) -> Option<ApiError> {
+        self.submit.error()
+    }
+
+    /// The error box of a delete that failed, under `title`.
+    pub fn failure(self, title: &'static str) -> impl IntoView {
+        self.submit.failure(title)
     }
 }

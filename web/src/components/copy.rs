@@ -1,9 +1,8 @@
 //! Ids, uris and other long values: shown in full (wrapping anywhere, never widening the page),
 //! each with a copy button, because a long value is copied far more often than it is read.
 
-use super::copy_to_clipboard;
+use super::copy_then;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 /// A small button that copies `text`; says "Copied" (or that it could not) for a moment.
 #[component]
@@ -16,9 +15,7 @@ pub fn CopyButton(
     let state = RwSignal::new(None::<bool>);
     let label = format!("Copy {what}");
     let copy = move |_| {
-        let text = text.clone();
-        spawn_local(async move {
-            let ok = copy_to_clipboard(&text).await;
+        copy_then(text.clone(), move |ok| {
             state.try_set(Some(ok));
             set_timeout(
                 move || {

@@ -16,6 +16,19 @@ pub fn message_for(field: &str, live: &[FieldError], server: Option<&ApiError>) 
         .or_else(|| server.and_then(|e| e.field_message(field)))
 }
 
+/// The message for a list field (`hostports`, `labels`): the live message of the list or of
+/// any of its items (`hostports[1]`), then the server's answer for the list.
+pub fn list_message_for(
+    field: &str,
+    live: &[FieldError],
+    server: Option<&ApiError>,
+) -> Option<String> {
+    live.iter()
+        .find(|e| e.field.starts_with(field))
+        .map(|e| e.message.clone())
+        .or_else(|| server.and_then(|e| e.field_message(field)))
+}
+
 /// A single-line or multi-line text field.
 #[component]
 pub fn TextField(

@@ -1,44 +1,192 @@
-//! The one list page of the console: fetches a keyset page of an API list, shows loading (in a
-//! space reserved for the table, so nothing jumps when it arrives), the error with Retry, the
-//! empty state, or the table, and the pager only under a table.
+//! The one list page of the console, [`ListPage`]: the heading, then a keyset page of an API
+//! list, with loading (in a space reserved for the table, so nothing jumps when it arrives),
+//! the error with Retry, the empty state, or the table, and the pager only under a table.
 //!
-//! Rows carry their resource id in `data-id`; the first cell shows the human part (the
-//! description) linking to the detail page, with the id under it and a copy button.
+//! Every row is made here: it carries its resource id in `data-id`, and its first cell shows the
+//! human part (the description) linking to the detail page, with the id under it and a copy
+//! button. Pages give only the other cells. Pickers (a select of another area's resources)
+//! fetch [`first_page`] with the same page size.
 
 use super::copy::CopyButton;
-use super::loading::{Load, render_load};
+use super::loading::{Load, fetch_into, render_load};
 use super::pager::{Pager, PagerNav};
-use crate::pages::fetch_into;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use serde::de::DeserializeOwned;
-use tunnel_core::resources::ListPage;
+use tunnel_core::resources::ListPage as ApiPage;
 
 /// The page size of every list and picker: the API's default and largest page, so one request
 /// usually fills the table.
 pub const PAGE_SIZE: u32 = 100;
 
-/// A list of the API list at `api_path`: `columns` are the headings, `row` renders one item's
-/// `<tr data-id=…>`. `reload` refetches the current page (after a create, on a timer, or Retry).
-pub fn resource_list<P, R, V>(
+/// The request path of the first page of the API list at `api_path` (pickers show one page).
+pub fn first_page(api_path: &str) -> String {
+    format!(
+        "{api_path}{}",
+        tunnel_core::paths::list_query(Some(PAGE_SIZE), None)
+    )
+}
+
+/// How a row names its resource: the id and the description (may be empty).
+#[derive(Debug, Clone)]
+pub struct RowName {
+    pub id: String,
+    pub name: String,
+}
+
+impl RowName {
+    pub fn new(id: String, name: String) -> RowName {
+        RowName { id, name }
+    }
+}
+
+/// A list page: its heading (with the create link, a hint or a lead when the page has them)
+/// and the list of one API area, described step by step and shown by [`ListPage::rows`].
+#[derive(Debug, Clone, Copy)]
+pub struct ListPage {
     api_path: &'static str,
-    reload: RwSignal<u32>,
+    detail: fn(&str) -> String,
+    title: &'static str,
+    create: Option<(&'static str, &'static str)>,
+    hint: Option<&'static str>,
+    lead: Option<&'static str>,
     columns: &'static [&'static str],
     empty: &'static str,
-    row: R,
-) -> impl IntoView
+    untitled: &'static str,
+    reload: Option<RwSignal<u32>>,
+}
+
+impl ListPage {
+    /// The list of the API list at `api_path`, each row linking to `detail(id)`.
+    pub fn new(api_path: &'static str, detail: fn(&str) -> String) -> ListPage {
+        ListPage {
+            api_path,
+            detail,
+            title: "",
+            create: None,
+            hint: None,
+            lead: None,
+            columns: &[],
+            empty: "",
+            untitled: "",
+            reload: None,
+        }
+    }
+
+    /// The page's `<h1>`.
+    pub fn title(self, title: &'static str) -> ListPage {
+        ListPage { title, ..self }
+    }
+
+    /// A "New …" button next to the heading, to the create page at `route`.
+    pub fn create(self, route: &'static str, label: &'static str) -> ListPage {
+        ListPage {
+            create: Some((route, label)),
+            ..self
+        }
+    }
+
+    /// A short note next to the heading.
+    pub fn hint(self, hint: &'static str) -> ListPage {
+        ListPage {
+            hint: Some(hint),
+            ..self
+        }
+    }
+
+    /// A sentence under the heading saying what the list holds.
+    pub fn lead(self, lead: &'static str) -> ListPage {
+        ListPage {
+            lead: Some(lead),
+            ..self
+        }
+    }
+
+    /// The column headings, the first one over the name cell.
+    pub fn columns(self, columns: &'static [&'static str]) -> ListPage {
+        ListPage { columns, ..self }
+    }
+
+    /// Shown instead of the table when the list is empty.
+    pub fn empty(self, empty: &'static str) -> ListPage {
+        ListPage { empty, ..self }
+    }
+
+    /// The name shown (muted) for a resource without a description.
+    pub fn untitled(self, untitled: &'static str) -> ListPage {
+        ListPage { untitled, ..self }
+    }
+
+    /// Refetch the current page whenever `reload` changes (after a create, on a timer).
+    pub fn reload(self, reload: RwSignal<u32>) -> ListPage {
+        ListPage {
+            reload: Some(reload),
+            ..self
+        }
+    }
+
+    /// The page, with `row` giving one item's name and its other cells.
+    pub fn rows<P, R, V>(self, row: R) -> impl IntoView
+    where
+        P: ApiPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
+        P::Item: Clone,
+        R: Fn(P::Item) -> (RowName, V) + Clone + Send + Sync + 'static,
+        V: IntoView + 'static,
+    {
+        let reload = self.reload.unwrap_or_else(|| RwSignal::new(0));
+        view! {
+            {self.head()}
+            {resource_list::<P, R, V>(self, reload, row)}
+        }
+    }
+
+    /// The heading, with what the page has next to and under it. Not generic, so it is
+    /// compiled once for all list pages.
+    fn head(self) -> AnyView {
+        view! {
+            <div class="page-head">
+                <h1>{self.title}</h1>
+                {self.create.map(|(route, label)| view! { <A href=route attr:class="button primary">{label}</A> })}
+                {self.hint.map(|hint| view! { <span class="hint">{hint}</span> })}
+            </div>
+            {self.lead.map(|lead| view! { <p class="lead">{lead}</p> })}
+        }
+        .into_any()
+    }
+}
+
+/// The list itself, under the page's heading: `reload` refetches the current page.
+fn resource_list<P, R, V>(page: ListPage, reload: RwSignal<u32>, row: R) -> impl IntoView
 where
-    P: ListPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
+    P: ApiPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
     P::Item: Clone,
-    R: Fn(P::Item) -> V + Clone + Send + Sync + 'static,
+    R: Fn(P::Item) -> (RowName, V) + Clone + Send + Sync + 'static,
     V: IntoView + 'static,
 {
+    let ListPage {
+        api_path,
+        columns,
+        empty,
+        untitled,
+        detail,
+        ..
+    } = page;
     let pager = Pager::new();
     let page = fetch_into::<P>(move || pager.path(api_path, PAGE_SIZE), reload);
     let next = Signal::derive(move || {
         page.with(|p| p.ready().and_then(|p| p.next_page_uri().map(str::to_owned)))
     });
     let has_rows = move || page.with(|p| p.ready().is_some_and(|p| !p.items().is_empty()));
+    let tr = move |item: P::Item, row: &R| {
+        let (RowName { id, name }, cells) = row(item);
+        let (href, data_id) = (detail(&id), id.clone());
+        view! {
+            <tr data-id=data_id>
+                <NameCell href=href name=name id=id untitled=untitled />
+                {cells}
+            </tr>
+        }
+    };
     view! {
         <div class="list-area" class:list-loading=move || page.with(|p| matches!(p, Load::Loading))>
             {move || {
@@ -50,7 +198,7 @@ where
                     view! {
                         <div class="table-wrap"><table>
                             <thead><tr>{columns.iter().map(|c| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
-                            <tbody>{p.items().iter().cloned().map(row).collect_view()}</tbody>
+                            <tbody>{p.items().iter().cloned().map(|item| tr(item, &row)).collect_view()}</tbody>
                         </table></div>
                     }
                     .into_any()

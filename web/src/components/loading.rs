@@ -1,8 +1,11 @@
-//! The three states of anything fetched: loading, ready, failed.
+//! Loading: the one fetch helper of the console ([`fetch_into`], used by every list, detail
+//! and picker) and the three states of what it fetched: loading, ready, failed.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, use_api};
 use crate::components::error_view::ErrorView;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::de::DeserializeOwned;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Load<T> {
@@ -52,4 +55,37 @@ where
         }
         Load::Ready(value) => ready(value).into_any(),
     }
+}
+
+/// Fetches API `path()` into a signal, again whenever `path` or `reload` changes.
+///
+/// Not a `LocalResource`: a refresh keeps what is shown (only a first load shows the spinner),
+/// and an answer equal to what is shown leaves the signal, and so the DOM, alone, so focus and
+/// selection survive the tunnel-session list's refresh every few seconds.
+pub fn fetch_into<T>(
+    path: impl Fn() -> String + Send + Sync + 'static,
+    reload: RwSignal<u32>,
+) -> RwSignal<Load<T>>
+where
+    T: DeserializeOwned + PartialEq + Send + Sync + 'static,
+{
+    let api = use_api();
+    let state = RwSignal::new(Load::Loading);
+    Effect::new(move |_| {
+        reload.track();
+        let path = path();
+        // A retry after a failure shows the spinner again, so the click visibly does something.
+        if state.with_untracked(|s| matches!(s, Load::Failed(_))) {
+            state.set(Load::Loading);
+        }
+        // Fire and forget: nothing waits for the load; its answer lands in `state` (with
+        // `try_`, as the page may be gone by then), and the effect starts the next one.
+        spawn_local(async move {
+            let result: Load<T> = api.get::<T>(&path).await.into();
+            if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
+                state.try_set(result);
+            }
+        });
+    });
+    state
 }

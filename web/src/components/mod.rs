@@ -1,4 +1,11 @@
 //! Reusable pieces of the console. They live in the lib so the browser tests can mount them.
+//!
+//! - [`list`]: the one list page (fetch, pager, states, table and row links) and `PAGE_SIZE`.
+//! - [`loading`]: the one fetch helper and the loading / ready / failed states.
+//! - [`submit`]: the one way to send a change (busy, server errors, success), on `Action`.
+//! - [`confirm`]: confirmation dialogs and the delete flow of the detail pages.
+//! - [`field`], [`acl_editor`], [`names`], [`copy`], [`text`], [`error_view`]: what forms and
+//!   pages are made of; [`dialog`], [`token_dialog`], [`toast`], [`pager`]: the rest.
 
 pub mod acl_editor;
 pub mod confirm;
@@ -10,9 +17,12 @@ pub mod list;
 pub mod loading;
 pub mod names;
 pub mod pager;
+pub mod submit;
 pub mod text;
 pub mod toast;
 pub mod token_dialog;
+
+use leptos::task::spawn_local;
 
 /// Copies text to the clipboard; the promise is awaited so the caller can say "Copied".
 pub async fn copy_to_clipboard(text: &str) -> bool {
@@ -21,4 +31,11 @@ pub async fn copy_to_clipboard(text: &str) -> bool {
     };
     let promise = window.navigator().clipboard().write_text(text);
     wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+}
+
+/// Copies `text` and then tells `done` whether it worked (every copy button of the console).
+pub fn copy_then(text: String, done: impl FnOnce(bool) + 'static) {
+    // Fire and forget: a click starts the copy and nothing waits for it; `done` only changes
+    // the button's label (with `try_`, as the button may be gone by then).
+    spawn_local(async move { done(copy_to_clipboard(&text).await) });
 }

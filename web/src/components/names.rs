@@ -60,6 +60,8 @@ pub fn RefName(
         });
         let api = Api::new(app);
         let path = path.clone();
+        // Fire and forget: the name lands in the app-wide cache, which outlives this row and
+        // serves every other row naming the same resource; nothing waits for it.
         spawn_local(async move {
             let name = api.get::<Named>(&path).await.ok().map(Named::name);
             names.try_update(|n| {

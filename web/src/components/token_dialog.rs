@@ -1,19 +1,16 @@
 //! The once-only authtoken dialog: the API returns a credential's token only in the creation
 //! response, so the console shows it once, with a copy button and a plain warning.
 
-use super::copy_to_clipboard;
+use super::copy_then;
 use super::dialog::Modal;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 #[component]
 pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl IntoView {
     let copied = RwSignal::new(None::<bool>);
     let copy_text = token.clone();
     let copy = move |_| {
-        let text = copy_text.clone();
-        spawn_local(async move {
-            let ok = copy_to_clipboard(&text).await;
+        copy_then(copy_text.clone(), move |ok| {
             copied.try_set(Some(ok));
         });
     };

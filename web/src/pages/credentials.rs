@@ -1,20 +1,16 @@
-//! Credentials: list with pagination, create (ACL editor, token shown once), detail with edit,
-//! the ACL tester and delete.
+//! Credentials (`docs/api/credentials.md`): list with pagination, create (ACL editor, token
+//! shown once), detail with edit, the ACL tester and delete.
 
-use super::{fetch_into, non_empty, short_time, use_api, use_id};
-use crate::api::ApiError;
+use super::{detail_page, identity_props, non_empty, short_time, title_or};
 use crate::components::acl_editor::{AclEditor, AclTester};
-use crate::components::confirm::ConfirmDialog;
-use crate::components::copy::CopyValue;
-use crate::components::error_view::ErrorView;
-use crate::components::field::{TextField, message_for};
-use crate::components::list::{NameCell, resource_list};
-use crate::components::loading::render_load;
+use crate::components::confirm::ConfirmedDelete;
+use crate::components::field::TextField;
+use crate::components::list::{ListPage, RowName};
+use crate::components::submit::Submit;
 use crate::components::token_dialog::TokenDialog;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
@@ -26,30 +22,21 @@ use tunnel_core::resources::credential::{
 
 #[component]
 pub fn CredentialList() -> impl IntoView {
-    let list = resource_list::<Page, _, _>(
-        paths::CREDENTIALS,
-        RwSignal::new(0),
-        &["Credential", "ACL", "Owner", "Created"],
-        "No credentials yet. Create one to give an agent an authtoken.",
-        |c: Credential| {
-            view! {
-                <tr data-id=c.id.clone()>
-                    <NameCell href=routes::credential(&c.id) name=c.description id=c.id.clone() untitled="Untitled credential" />
-                    <td><AclSummary rules=c.acl /></td>
-                    <td><code class="id">{c.owner_id}</code></td>
-                    <td class="time">{short_time(&c.created_at)}</td>
-                </tr>
-            }
-        },
-    );
-    view! {
-        <div class="page-head">
-            <h1>"Credentials"</h1>
-            <A href=routes::CREDENTIAL_NEW attr:class="button primary">"New credential"</A>
-        </div>
-        <p class="lead">"Authtokens that tunnel agents use to start sessions, each limited by its ACL."</p>
-        {list}
-    }
+    ListPage::new(paths::CREDENTIALS, routes::credential)
+        .title("Credentials")
+        .create(routes::CREDENTIAL_NEW, "New credential")
+        .lead("Authtokens that tunnel agents use to start sessions, each limited by its ACL.")
+        .columns(&["Credential", "ACL", "Owner", "Created"])
+        .empty("No credentials yet. Create one to give an agent an authtoken.")
+        .untitled("Untitled credential")
+        .rows::<Page, _, _>(|c: Credential| {
+            let cells = view! {
+                <td><AclSummary rules=c.acl /></td>
+                <td><code class="id">{c.owner_id}</code></td>
+                <td class="time">{short_time(&c.created_at)}</td>
+            };
+            (RowName::new(c.id, c.description), cells)
+        })
 }
 
 /// The rules themselves (the first few, then how many more), or "Unrestricted".
@@ -71,15 +58,12 @@ fn AclSummary(rules: Vec<String>) -> impl IntoView {
 
 #[component]
 pub fn CredentialNew() -> impl IntoView {
-    let api = use_api();
     let app = use_app();
     let navigate = use_navigate();
     let description = RwSignal::new(String::new());
     let metadata = RwSignal::new(String::new());
     let owner = RwSignal::new(String::new());
     let rules = RwSignal::new(Vec::<String>::new());
-    let server_error = RwSignal::new(None::<ApiError>);
-    let busy = RwSignal::new(false);
     let created = RwSignal::new(None::<Credential>);
     let request = Memo::new(move |_| CredentialCreate {
         description: non_empty(description.get()),
@@ -88,33 +72,11 @@ pub fn CredentialNew() -> impl IntoView {
         owner_id: non_empty(owner.get().trim().to_owned()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
-    let msg = move |field: &'static str| {
-        Signal::derive(move || {
-            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
-        })
-    };
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        if !live.with(Vec::is_empty) || busy.get_untracked() {
-            return;
-        }
-        busy.set(true);
-        server_error.set(None);
-        let body = request.get_untracked();
-        spawn_local(async move {
-            let result: Result<Credential, ApiError> = api.post(paths::CREDENTIALS, &body).await;
-            busy.try_set(false);
-            match result {
-                Ok(c) => {
-                    app.toast(format!("Credential {} created.", c.id), false);
-                    created.try_set(Some(c));
-                }
-                Err(e) => {
-                    server_error.try_set(Some(e));
-                }
-            }
-        });
-    };
+    let create = Submit::post(paths::CREDENTIALS, move |c: &Credential| {
+        app.toast(format!("Credential {} created.", c.id), false);
+        created.try_set(Some(c.clone()));
+    });
+    let valid = move || live.with(Vec::is_empty);
     let close_token = Callback::new(move |_| {
         if let Some(c) = created.get_untracked() {
             navigate(&routes::credential(&c.id), NavigateOptions::default());
@@ -123,19 +85,19 @@ pub fn CredentialNew() -> impl IntoView {
     view! {
         <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / new"</p>
         <h1>"New credential"</h1>
-        <form class="card form" on:submit=submit novalidate>
-            <TextField name="description" label="Description" value=description error=msg("description")
+        <form class="card form" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate>
+            <TextField name="description" label="Description" value=description error=create.message(live, "description")
                 hint="Who or what uses this credential. At most 255 bytes." />
-            <TextField name="metadata" label="Metadata" value=metadata error=msg("metadata") multiline=true
+            <TextField name="metadata" label="Metadata" value=metadata error=create.message(live, "metadata") multiline=true
                 hint="Machine-readable data, e.g. JSON. At most 4096 bytes." />
-            <AclEditor rules=rules server_error=server_error />
-            <TextField name="owner_id" label="Owner (admins only)" value=owner error=msg("owner_id")
+            <AclEditor rules=rules server_error=create.error_signal() />
+            <TextField name="owner_id" label="Owner (admins only)" value=owner error=create.message(live, "owner_id")
                 placeholder="usr_… or bot_…" hint="Leave empty to own it yourself. Only admins may name someone else." />
-            {move || server_error.get().map(|e| view! { <ErrorView error=e title="The credential was not created" /> })}
+            {create.failure("The credential was not created")}
             <div class="actions">
                 <A href=routes::CREDENTIALS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || busy.get() || !live.with(Vec::is_empty)>
-                    {move || if busy.get() { "Creating…" } else { "Create credential" }}
+                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                    {move || if create.busy() { "Creating…" } else { "Create credential" }}
                 </button>
             </div>
         </form>
@@ -145,47 +107,24 @@ pub fn CredentialNew() -> impl IntoView {
 
 #[component]
 pub fn CredentialDetail() -> impl IntoView {
-    let id = use_id();
-    let reload = RwSignal::new(0);
-    let cred = fetch_into::<Credential>(move || paths::credential(&id.get()), reload);
-    view! {
-        <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(cred.get(), reload, move |c: Credential| view! { <CredentialView cred=c reload=reload /> })}
-    }
+    detail_page(
+        routes::CREDENTIALS,
+        "Credentials",
+        paths::credential,
+        credential_view,
+    )
 }
 
-#[component]
-fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
-    let api = use_api();
-    let app = use_app();
-    let navigate = use_navigate();
+/// A loaded credential: its properties, the editor (on demand), the ACL tester and delete.
+fn credential_view(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
     let editing = RwSignal::new(false);
-    let confirm_delete = RwSignal::new(false);
-    let delete_error = RwSignal::new(None::<ApiError>);
-    let saved_rules = cred.acl.clone();
     let id = cred.id.clone();
-    let do_delete = {
-        let id = id.clone();
-        Callback::new(move |_| {
-            confirm_delete.set(false);
-            let id = id.clone();
-            let navigate = navigate.clone();
-            spawn_local(async move {
-                match api.delete(&paths::credential(&id)).await {
-                    Ok(()) => {
-                        app.toast(
-                            format!("Credential {id} deleted; its sessions were disconnected."),
-                            false,
-                        );
-                        navigate(routes::CREDENTIALS, NavigateOptions::default());
-                    }
-                    Err(e) => {
-                        delete_error.try_set(Some(e));
-                    }
-                }
-            });
-        })
-    };
+    let delete = ConfirmedDelete::back_to_list(
+        paths::credential(&id),
+        format!("Credential {id} deleted; its sessions were disconnected."),
+        routes::CREDENTIALS,
+    );
+    let saved_rules = cred.acl.clone();
     let acl_view = if cred.acl.is_empty() {
         view! { <p>"No ACL: this credential may bind anything."</p> }.into_any()
     } else {
@@ -194,19 +133,17 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
     let edit_cred = cred.clone();
     view! {
         <div class="page-head">
-            <h1>{if cred.description.is_empty() { "Credential".to_owned() } else { cred.description.clone() }}</h1>
+            <h1>{title_or(&cred.description, "Credential")}</h1>
             <div class="actions">
                 <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
                     {move || if editing.get() { "Close editor" } else { "Edit" }}
                 </button>
-                <button type="button" class="danger" on:click=move |_| confirm_delete.set(true)>"Delete"</button>
+                {delete.button("Delete")}
             </div>
         </div>
-        {move || delete_error.get().map(|e| view! { <ErrorView error=e title="The credential was not deleted" /> })}
+        {delete.failure("The credential was not deleted")}
         <dl class="props card">
-            <dt>"ID"</dt><dd><CopyValue value=cred.id.clone() what="ID" /></dd>
-            <dt>"URI"</dt><dd><CopyValue value=cred.uri.clone() what="URI" /></dd>
-            <dt>"Created"</dt><dd>{short_time(&cred.created_at)}</dd>
+            {identity_props(cred.id.clone(), cred.uri.clone(), &cred.created_at)}
             <dt>"Owner"</dt><dd class="mono">{cred.owner_id.clone()}</dd>
             <dt>"Description"</dt><dd>{cred.description.clone()}</dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{cred.metadata.clone()}</pre></dd>
@@ -215,13 +152,11 @@ fn CredentialView(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
         </dl>
         {move || editing.get().then(|| view! { <CredentialEdit cred=edit_cred.clone() editing=editing reload=reload /> })}
         <div class="card"><AclTester rules=Signal::derive(move || saved_rules.clone()) /></div>
-        {move || confirm_delete.get().then(|| view! {
-            <ConfirmDialog title="Delete this credential?"
-                message=format!("Credential {} will be deleted and every tunnel session using its authtoken disconnected. This cannot be undone.", id)
-                confirm_label="Delete credential"
-                on_confirm=do_delete
-                on_cancel=Callback::new(move |_| confirm_delete.set(false)) />
-        })}
+        {delete.dialog(
+            "Delete this credential?",
+            format!("Credential {id} will be deleted and every tunnel session using its authtoken disconnected. This cannot be undone."),
+            "Delete credential",
+        )}
     }
 }
 
@@ -231,13 +166,11 @@ fn CredentialEdit(
     editing: RwSignal<bool>,
     reload: RwSignal<u32>,
 ) -> impl IntoView {
-    let api = use_api();
     let app = use_app();
     let description = RwSignal::new(cred.description.clone());
     let metadata = RwSignal::new(cred.metadata.clone());
     let rules = RwSignal::new(cred.acl.clone());
-    let server_error = RwSignal::new(None::<ApiError>);
-    let busy = RwSignal::new(false);
+    let path = paths::credential(&cred.id);
     let original = StoredValue::new(cred);
     // Only changed fields are sent: PATCH leaves the others as they are.
     let request = Memo::new(move |_| {
@@ -252,47 +185,23 @@ fn CredentialEdit(
     let unchanged = move || {
         request.with(|r| r.description.is_none() && r.metadata.is_none() && r.acl.is_none())
     };
-    let msg = move |field: &'static str| {
-        Signal::derive(move || {
-            live.with(|l| server_error.with(|s| message_for(field, l, s.as_ref())))
-        })
-    };
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        if !live.with(Vec::is_empty) || busy.get_untracked() {
-            return;
-        }
-        busy.set(true);
-        server_error.set(None);
-        let body = request.get_untracked();
-        let id = original.with_value(|o| o.id.clone());
-        spawn_local(async move {
-            let result: Result<Credential, ApiError> =
-                api.patch(&paths::credential(&id), &body).await;
-            busy.try_set(false);
-            match result {
-                Ok(_) => {
-                    app.toast("Credential saved.", false);
-                    editing.try_set(false);
-                    reload.try_update(|r| *r += 1);
-                }
-                Err(e) => {
-                    server_error.try_set(Some(e));
-                }
-            }
-        });
-    };
+    let save = Submit::patch(path, move |_: &Credential| {
+        app.toast("Credential saved.", false);
+        editing.try_set(false);
+        reload.try_update(|r| *r += 1);
+    });
+    let valid = move || live.with(Vec::is_empty);
     view! {
-        <form class="card form" on:submit=submit novalidate aria-label="Edit credential">
+        <form class="card form" on:submit=save.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-label="Edit credential">
             <h2>"Edit"</h2>
-            <TextField name="description" label="Description" value=description error=msg("description") />
-            <TextField name="metadata" label="Metadata" value=metadata error=msg("metadata") multiline=true />
-            <AclEditor rules=rules server_error=server_error />
-            {move || server_error.get().map(|e| view! { <ErrorView error=e title="The credential was not saved" /> })}
+            <TextField name="description" label="Description" value=description error=save.message(live, "description") />
+            <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
+            <AclEditor rules=rules server_error=save.error_signal() />
+            {save.failure("The credential was not saved")}
             <div class="actions">
                 <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-                <button type="submit" class="primary" disabled=move || busy.get() || unchanged() || !live.with(Vec::is_empty)>
-                    {move || if busy.get() { "Saving…" } else { "Save changes" }}
+                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
                 </button>
             </div>
         </form>

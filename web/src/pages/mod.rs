@@ -1,53 +1,24 @@
-//! One module per API area, plus the sign-in screen. Pages fetch through [`crate::api::Api`],
-//! validate with `tunnel-core`, and show loading, empty and error states.
+//! One module per API area (named as the API names it), plus the sign-in screen. Pages fetch
+//! with [`crate::components::loading::fetch_into`], list with
+//! [`crate::components::list::ListPage`], send changes with
+//! [`crate::components::submit::Submit`], and validate with `tunnel-core` as the user types.
+//!
+//! This module holds what several pages share: the detail-page frame and small text helpers.
 
 pub mod credentials;
-pub mod events;
-pub mod sessions;
+pub mod event_destinations;
+pub mod event_subscriptions;
 pub mod signin;
 pub mod ssh_cas;
 pub mod tls_edges;
+pub mod tunnel_sessions;
 
-use crate::api::Api;
-use crate::components::loading::Load;
-use crate::state::use_app;
+use crate::components::copy::CopyValue;
+use crate::components::loading::{Load, fetch_into, render_load};
+use crate::routes;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+use leptos_router::components::A;
 use serde::de::DeserializeOwned;
-
-/// The API client of the current app.
-pub fn use_api() -> Api {
-    Api::new(use_app())
-}
-
-/// Fetches `path()` into a signal whenever `path` or `reload` changes.
-pub fn fetch_into<T>(
-    path: impl Fn() -> String + Send + Sync + 'static,
-    reload: RwSignal<u32>,
-) -> RwSignal<Load<T>>
-where
-    T: DeserializeOwned + PartialEq + Send + Sync + 'static,
-{
-    let api = use_api();
-    let state = RwSignal::new(Load::Loading);
-    Effect::new(move |_| {
-        reload.track();
-        let path = path();
-        // A retry after a failure shows the spinner again, so the click visibly does something.
-        if state.with_untracked(|s| matches!(s, Load::Failed(_))) {
-            state.set(Load::Loading);
-        }
-        // Keep what is shown while refreshing (only a first load shows the spinner), and leave
-        // the DOM alone when a refresh brings nothing new, so focus and selection survive it.
-        spawn_local(async move {
-            let result: Load<T> = api.get::<T>(&path).await.into();
-            if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
-                state.try_set(result);
-            }
-        });
-    });
-    state
-}
 
 /// A timestamp as the user reads it: the RFC 3339 text without the fraction.
 pub fn short_time(ts: &str) -> String {
@@ -60,8 +31,69 @@ pub fn non_empty(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// The `id` route parameter.
+/// The id route parameter.
 pub fn use_id() -> Memo<String> {
     let params = leptos_router::hooks::use_params_map();
-    Memo::new(move |_| params.read().get("id").unwrap_or_default())
+    Memo::new(move |_| params.read().get(routes::ID_PARAM).unwrap_or_default())
+}
+
+/// A detail page's resource: fetched from `api_path(id)` for the id in the URL, again when
+/// `reload` changes. Returns the id and the loaded resource.
+pub fn use_detail<T>(
+    api_path: fn(&str) -> String,
+    reload: RwSignal<u32>,
+) -> (Memo<String>, RwSignal<Load<T>>)
+where
+    T: DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
+{
+    let id = use_id();
+    (id, fetch_into::<T>(move || api_path(&id.get()), reload))
+}
+
+/// The frame of a detail page: the breadcrumb back to the list, then `view` of the resource
+/// once it is loaded (the spinner, or the error with Retry, until then): `show(resource,
+/// reload)`, where bumping `reload` fetches the resource again after a change.
+pub fn detail_page<T, V>(
+    list_route: &'static str,
+    list_label: &'static str,
+    api_path: fn(&str) -> String,
+    show: impl Fn(T, RwSignal<u32>) -> V + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    let reload = RwSignal::new(0);
+    let (id, resource) = use_detail::<T>(api_path, reload);
+    view! {
+        {crumbs(list_route, list_label, id)}
+        {move || render_load(resource.get(), reload, |r: T| show(r, reload))}
+    }
+}
+
+/// The breadcrumb of a detail page: the list it belongs to, then the id.
+pub fn crumbs(list_route: &'static str, list_label: &'static str, id: Memo<String>) -> AnyView {
+    view! {
+        <p class="crumbs"><A href=list_route>{list_label}</A>" / " <span class="mono">{move || id.get()}</span></p>
+    }
+    .into_any()
+}
+
+/// The first properties of a detail page (inside its `<dl>`): the id and uri, each with a copy
+/// button, and when the resource was created.
+pub fn identity_props(id: String, uri: String, created_at: &str) -> impl IntoView + use<> {
+    view! {
+        <dt>"ID"</dt><dd><CopyValue value=id what="ID" /></dd>
+        <dt>"URI"</dt><dd><CopyValue value=uri what="URI" /></dd>
+        <dt>"Created"</dt><dd>{short_time(created_at)}</dd>
+    }
+}
+
+/// The heading of a detail page: the description, or `untitled` when there is none.
+pub fn title_or(description: &str, untitled: &str) -> String {
+    if description.is_empty() {
+        untitled.to_owned()
+    } else {
+        description.to_owned()
+    }
 }

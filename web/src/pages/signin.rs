@@ -2,10 +2,10 @@
 //! with "remember"); it is never put in a URL, so the form is handled in code, not submitted.
 
 use crate::api::{SignInProblem, check_sign_in};
+use crate::components::submit::Submit;
 use crate::session::{self, Auth, DEFAULT_BASE_URL};
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -15,7 +15,6 @@ pub fn SignIn() -> impl IntoView {
     let remember = RwSignal::new(session::is_remembered());
     let base_error = RwSignal::new(None::<String>);
     let key_error = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
     let base_ref = NodeRef::<leptos::html::Input>::new();
     let key_ref = NodeRef::<leptos::html::Input>::new();
     let fail = move |problem: SignInProblem| {
@@ -28,44 +27,46 @@ pub fn SignIn() -> impl IntoView {
             let _ = input.focus();
         }
     };
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        if busy.get_untracked() {
-            return;
+    // The check: the API must answer this key before the console opens.
+    let check = Submit::new(
+        |auth: &Auth| {
+            let auth = auth.clone();
+            async move { check_sign_in(&auth).await.map(|()| auth) }
+        },
+        move |auth: &Auth| app.sign_in(auth.clone(), remember.get_untracked()),
+    );
+    // A refused check lands on the field at fault, with focus there.
+    Effect::new(move |_| {
+        if let Some(problem) = check.error() {
+            fail(problem);
         }
+    });
+    let ready = move || {
         base_error.set(None);
         key_error.set(None);
         let key = api_key.get_untracked().trim().to_owned();
         let base = base_url.get_untracked().trim().to_owned();
         if key.is_empty() {
             fail(SignInProblem::ApiKey("Enter an API key.".into()));
-            return;
+            return None;
         }
         if key.chars().any(char::is_whitespace) {
             fail(SignInProblem::ApiKey("An API key has no spaces.".into()));
-            return;
+            return None;
         }
-        let auth = Auth {
+        Some(Auth {
             base_url: if base.is_empty() {
                 DEFAULT_BASE_URL.to_owned()
             } else {
                 base
             },
             api_key: key,
-        };
-        busy.set(true);
-        spawn_local(async move {
-            let checked = check_sign_in(&auth).await;
-            busy.try_set(false);
-            match checked {
-                Ok(()) => app.sign_in(auth, remember.get_untracked()),
-                Err(problem) => fail(problem),
-            }
-        });
+        })
     };
+    let busy = move || check.busy();
     view! {
         <main class="signin">
-            <form class="card signin-card" on:submit=submit method="post" action="#" novalidate>
+            <form class="card signin-card" on:submit=check.on_submit(ready) method="post" action="#" novalidate>
                 <h1>"Tunnel Console"</h1>
                 <p class="lead">"Sign in with an API key to manage credentials, SSH CAs, tunnel sessions, TLS edges and event subscriptions."</p>
                 {move || app.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
@@ -90,8 +91,8 @@ pub fn SignIn() -> impl IntoView {
                     " Remember on this device"
                 </label>
                 <p class="hint">"Without this the key is forgotten when the tab closes. Sign out removes it."</p>
-                <button type="submit" class="primary" disabled=move || busy.get()>
-                    {move || if busy.get() { "Checking…" } else { "Sign in" }}
+                <button type="submit" class="primary" disabled=busy>
+                    {move || if busy() { "Checking…" } else { "Sign in" }}
                 </button>
             </form>
         </main>

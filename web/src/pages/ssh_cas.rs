@@ -1,19 +1,18 @@
-//! SSH certificate authorities: list, create (key type first, then only the valid curve or size),
-//! detail with the public key and a copy button, edit description and metadata, delete.
+//! SSH certificate authorities (`docs/api/ssh_cas.md`): list, create (key type first, then
+//! only the valid curve or size), detail with the public key and a copy button, edit
+//! description and metadata, delete.
 
-use super::{fetch_into, non_empty, short_time, use_api, use_id};
+use super::{detail_page, identity_props, non_empty, short_time, title_or};
 use crate::api::ApiError;
-use crate::components::confirm::ConfirmDialog;
-use crate::components::copy::CopyValue;
-use crate::components::copy_to_clipboard;
+use crate::components::confirm::ConfirmedDelete;
+use crate::components::copy_then;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
-use crate::components::list::{NameCell, resource_list};
-use crate::components::loading::render_load;
+use crate::components::list::{ListPage, RowName};
+use crate::components::submit::Submit;
 use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
@@ -27,28 +26,17 @@ use tunnel_core::ssh::{DEFAULT_RSA_KEY_SIZE, EllipticCurve, KeySpec, KeyType, RS
 
 #[component]
 pub fn SshCaList() -> impl IntoView {
-    let list = resource_list::<Page, _, _>(
-        paths::SSH_CERTIFICATE_AUTHORITIES,
-        RwSignal::new(0),
-        &["SSH certificate authority", "Key type", "Created"],
-        "No SSH certificate authorities yet.",
-        |c: Ca| {
-            view! {
-                <tr data-id=c.id.clone()>
-                    <NameCell href=routes::ssh_ca(&c.id) name=c.description id=c.id.clone() untitled="Untitled SSH CA" />
-                    <td>{c.key_type}</td>
-                    <td class="time">{short_time(&c.created_at)}</td>
-                </tr>
-            }
-        },
-    );
-    view! {
-        <div class="page-head">
-            <h1>"SSH certificate authorities"</h1>
-            <A href=routes::SSH_CA_NEW attr:class="button primary">"New SSH CA"</A>
-        </div>
-        {list}
-    }
+    ListPage::new(paths::SSH_CERTIFICATE_AUTHORITIES, routes::ssh_ca)
+        .title("SSH certificate authorities")
+        .create(routes::SSH_CA_NEW, "New SSH CA")
+        .columns(&["SSH certificate authority", "Key type", "Created"])
+        .empty("No SSH certificate authorities yet.")
+        .untitled("Untitled SSH CA")
+        .rows::<Page, _, _>(|c: Ca| {
+            let created = short_time(&c.created_at);
+            let cells = view! { <td>{c.key_type}</td><td class="time">{created}</td> };
+            (RowName::new(c.id, c.description), cells)
+        })
 }
 
 /// The create form. Key type first; then only the choices valid for it: a curve for ECDSA, a
@@ -189,59 +177,37 @@ fn key_type_label(k: KeyType) -> &'static str {
 
 #[component]
 pub fn SshCaNew() -> impl IntoView {
-    let api = use_api();
     let app = use_app();
     let navigate = use_navigate();
-    let busy = RwSignal::new(false);
-    let server_error = RwSignal::new(None::<ApiError>);
-    let on_submit = Callback::new(move |body: CaCreate| {
-        busy.set(true);
-        server_error.set(None);
-        let navigate = navigate.clone();
-        spawn_local(async move {
-            let result: Result<Ca, ApiError> =
-                api.post(paths::SSH_CERTIFICATE_AUTHORITIES, &body).await;
-            busy.try_set(false);
-            match result {
-                Ok(ca) => {
-                    app.toast(format!("SSH CA {} created.", ca.id), false);
-                    navigate(&routes::ssh_ca(&ca.id), NavigateOptions::default());
-                }
-                Err(e) => {
-                    server_error.try_set(Some(e));
-                }
-            }
-        });
+    let create = Submit::post(paths::SSH_CERTIFICATE_AUTHORITIES, move |ca: &Ca| {
+        app.toast(format!("SSH CA {} created.", ca.id), false);
+        navigate(&routes::ssh_ca(&ca.id), NavigateOptions::default());
     });
     view! {
         <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / new"</p>
         <h1>"New SSH certificate authority"</h1>
         <p class="lead">"The server generates the private key and never returns it."</p>
-        <SshCaForm on_submit=on_submit busy=busy server_error=server_error />
+        <SshCaForm on_submit=Callback::new(move |body| create.send(body)) busy=Signal::derive(move || create.busy())
+            server_error=create.error_signal() />
     }
 }
 
 #[component]
 pub fn SshCaDetail() -> impl IntoView {
-    let id = use_id();
-    let reload = RwSignal::new(0);
-    let ca = fetch_into::<Ca>(move || paths::ssh_certificate_authority(&id.get()), reload);
-    view! {
-        <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / " <span class="mono">{move || id.get()}</span></p>
-        {move || render_load(ca.get(), reload, move |c: Ca| view! { <SshCaView ca=c reload=reload /> })}
-    }
+    detail_page(
+        routes::SSH_CAS,
+        "SSH CAs",
+        paths::ssh_certificate_authority,
+        ssh_ca_view,
+    )
 }
 
-#[component]
-fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
-    let api = use_api();
+/// A loaded SSH CA: its properties, the public key to copy, the edit form and delete.
+fn ssh_ca_view(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
-    let confirm_delete = RwSignal::new(false);
-    let action_error = RwSignal::new(None::<ApiError>);
     let description = RwSignal::new(ca.description.clone());
     let metadata = RwSignal::new(ca.metadata.clone());
-    let busy = RwSignal::new(false);
+    let path = paths::ssh_certificate_authority(&ca.id);
     let original = StoredValue::new(ca.clone());
     let request = Memo::new(move |_| {
         original.with_value(|o| CaUpdate {
@@ -252,59 +218,20 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none());
-    let msg = move |field: &'static str| {
-        Signal::derive(move || {
-            live.with(|l| action_error.with(|s| message_for(field, l, s.as_ref())))
-        })
-    };
-    let save = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        if !live.with(Vec::is_empty) || busy.get_untracked() {
-            return;
-        }
-        busy.set(true);
-        action_error.set(None);
-        let body = request.get_untracked();
-        let id = original.with_value(|o| o.id.clone());
-        spawn_local(async move {
-            let result: Result<Ca, ApiError> = api
-                .patch(&paths::ssh_certificate_authority(&id), &body)
-                .await;
-            busy.try_set(false);
-            match result {
-                Ok(_) => {
-                    app.toast("SSH CA saved.", false);
-                    reload.try_update(|r| *r += 1);
-                }
-                Err(e) => {
-                    action_error.try_set(Some(e));
-                }
-            }
-        });
-    };
-    let id = ca.id.clone();
-    let do_delete = Callback::new(move |_| {
-        confirm_delete.set(false);
-        let id = original.with_value(|o| o.id.clone());
-        let navigate = navigate.clone();
-        spawn_local(async move {
-            match api.delete(&paths::ssh_certificate_authority(&id)).await {
-                Ok(()) => {
-                    app.toast(format!("SSH CA {id} deleted."), false);
-                    navigate(routes::SSH_CAS, NavigateOptions::default());
-                }
-                Err(e) => {
-                    action_error.try_set(Some(e));
-                }
-            }
-        });
+    let save = Submit::patch(path.clone(), move |_: &Ca| {
+        app.toast("SSH CA saved.", false);
+        reload.try_update(|r| *r += 1);
     });
+    let valid = move || live.with(Vec::is_empty);
+    let id = ca.id.clone();
+    let delete =
+        ConfirmedDelete::back_to_list(path, format!("SSH CA {id} deleted."), routes::SSH_CAS);
+    // The form shows the error of the last save or delete, whichever failed.
+    let error = move || save.error().or_else(|| delete.error());
     let copied = RwSignal::new(false);
     let key = ca.public_key.clone();
     let copy = move |_| {
-        let key = key.clone();
-        spawn_local(async move {
-            let ok = copy_to_clipboard(&key).await;
+        copy_then(key.clone(), move |ok| {
             copied.try_set(ok);
             app.toast(
                 if ok {
@@ -318,13 +245,11 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     };
     view! {
         <div class="page-head">
-            <h1>{if ca.description.is_empty() { "SSH certificate authority".to_owned() } else { ca.description.clone() }}</h1>
-            <button type="button" class="danger" on:click=move |_| confirm_delete.set(true)>"Delete"</button>
+            <h1>{title_or(&ca.description, "SSH certificate authority")}</h1>
+            {delete.button("Delete")}
         </div>
         <dl class="props card">
-            <dt>"ID"</dt><dd><CopyValue value=ca.id.clone() what="ID" /></dd>
-            <dt>"URI"</dt><dd><CopyValue value=ca.uri.clone() what="URI" /></dd>
-            <dt>"Created"</dt><dd>{short_time(&ca.created_at)}</dd>
+            {identity_props(ca.id.clone(), ca.uri.clone(), &ca.created_at)}
             <dt>"Key type"</dt><dd>{ca.key_type.clone()}</dd>
         </dl>
         <section class="card">
@@ -332,22 +257,21 @@ fn SshCaView(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
             <textarea id="public-key" class="mono public-key" readonly rows="4">{ca.public_key.clone()}</textarea>
             <div class="actions"><button type="button" class="copy" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy public key" }}</button></div>
         </section>
-        <form class="card form" on:submit=save novalidate aria-label="Edit SSH CA">
+        <form class="card form" on:submit=save.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-label="Edit SSH CA">
             <h2>"Edit"</h2>
-            <TextField name="description" label="Description" value=description error=msg("description") />
-            <TextField name="metadata" label="Metadata" value=metadata error=msg("metadata") multiline=true />
-            {move || action_error.get().map(|e| view! { <ErrorView error=e /> })}
+            <TextField name="description" label="Description" value=description error=save.message(live, "description") />
+            <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
+            {move || error().map(|e| view! { <ErrorView error=e /> })}
             <div class="actions">
-                <button type="submit" class="primary" disabled=move || busy.get() || unchanged() || !live.with(Vec::is_empty)>
-                    {move || if busy.get() { "Saving…" } else { "Save changes" }}
+                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
                 </button>
             </div>
         </form>
-        {move || confirm_delete.get().then(|| view! {
-            <ConfirmDialog title="Delete this SSH CA?"
-                message=format!("SSH certificate authority {id} and its private key will be deleted. This cannot be undone.")
-                confirm_label="Delete SSH CA" on_confirm=do_delete
-                on_cancel=Callback::new(move |_| confirm_delete.set(false)) />
-        })}
+        {delete.dialog(
+            "Delete this SSH CA?",
+            format!("SSH certificate authority {id} and its private key will be deleted. This cannot be undone."),
+            "Delete SSH CA",
+        )}
     }
 }

@@ -1,17 +1,13 @@
-//! The event subscription pages: list, create and edit with the source picker, free entry and
-//! the destination picker (with a form to add a webhook destination), delete.
+//! The event subscription pages (the console's "Events"): list, create and edit with the source
+//! picker, free entry and the destination picker (with a form to add a webhook destination),
+//! delete.
 
-use super::{click_button, fill, select, wait_for_text};
+use super::{click_button, fill, open_from_navigation, select, wait_for_text};
 use anyhow::Result;
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 
 pub async fn open_list(client: &Client) -> Result<()> {
-    client
-        .find(Locator::LinkText("Events"))
-        .await?
-        .click()
-        .await?;
-    wait_for_text(client, "Event subscriptions").await
+    open_from_navigation(client, "Events", "Event subscriptions").await
 }
 
 pub async fn start_new(client: &Client) -> Result<()> {

@@ -1,21 +1,21 @@
-//! Tunnel sessions: the online agents, refreshed every few seconds while the page is visible;
-//! detail with restart / stop / update, each confirmed. After a successful update restart stays
-//! disabled for `UPDATE_RESTART_WAIT_SECS` with a visible countdown (spec part 4, rule 3).
+//! Tunnel sessions (`docs/api/tunnel_sessions.md`): the online agents, refreshed every few
+//! seconds while the page is visible; detail with restart / stop / update, each confirmed.
+//! After a successful update restart stays disabled for `UPDATE_RESTART_WAIT_SECS` with a
+//! visible countdown (the restart-after-update rule of `docs/api/tunnel_sessions.md`).
 //! Update is offered only when the session names an update target (the server's
 //! `agent_update_target` extension); otherwise the page says why (up to date, or update checks
 //! disabled on the agent) instead of letting the agent refuse after a confirmation.
 
-use super::{fetch_into, short_time, use_api, use_id};
-use crate::api::{Api, ApiError};
+use super::{crumbs, short_time, use_detail};
+use crate::api::{Api, ApiError, use_api};
 use crate::components::confirm::ConfirmDialog;
-use crate::components::error_view::ErrorView;
-use crate::components::list::{NameCell, resource_list};
+use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
 use crate::components::names::RefName;
+use crate::components::submit::Submit;
 use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
@@ -63,62 +63,55 @@ fn refresh_while_visible(reload: RwSignal<u32>) {
 }
 
 #[component]
-pub fn SessionList() -> impl IntoView {
+pub fn TunnelSessionList() -> impl IntoView {
     let reload = RwSignal::new(0);
     refresh_while_visible(reload);
-    let list = resource_list::<Page, _, _>(
-        paths::TUNNEL_SESSIONS,
-        reload,
-        &[
-            "Tunnel session",
-            "Credential",
-            "Agent",
-            "IP",
-            "Region",
-            "Started",
-        ],
-        "No tunnel sessions online. Start an agent with a credential's authtoken.",
-        |s: TunnelSession| {
+    let columns = &[
+        "Tunnel session",
+        "Credential",
+        "Agent",
+        "IP",
+        "Region",
+        "Started",
+    ];
+    ListPage::new(paths::TUNNEL_SESSIONS, routes::tunnel_session)
+        .title("Tunnel sessions")
+        .hint("Online agents; refreshed every 3 s while this page is visible.")
+        .columns(columns)
+        .empty("No tunnel sessions online. Start an agent with a credential's authtoken.")
+        .untitled("Agent")
+        .reload(reload)
+        .rows::<Page, _, _>(|s: TunnelSession| {
             let title = format!("{} agent {}", s.os, s.agent_version);
-            view! {
-                <tr data-id=s.id.clone()>
-                    <NameCell href=routes::session(&s.id) name=title id=s.id.clone() untitled="Agent" />
-                    <td><RefName path=paths::credential(&s.credential.id) id=s.credential.id.clone() href=routes::credential(&s.credential.id) /></td>
-                    <td>{s.agent_version}</td>
-                    <td><code>{s.ip}</code></td>
-                    <td>{s.region}</td>
-                    <td class="time">{short_time(&s.started_at)}</td>
-                </tr>
-            }
-        },
-    );
-    view! {
-        <div class="page-head">
-            <h1>"Tunnel sessions"</h1>
-            <span class="hint">"Online agents; refreshed every 3 s while this page is visible."</span>
-        </div>
-        {list}
-    }
+            let credential = s.credential.id;
+            let cells = view! {
+                <td><RefName path=paths::credential(&credential) id=credential.clone() href=routes::credential(&credential) /></td>
+                <td>{s.agent_version}</td>
+                <td><code>{s.ip}</code></td>
+                <td>{s.region}</td>
+                <td class="time">{short_time(&s.started_at)}</td>
+            };
+            (RowName::new(s.id, title), cells)
+        })
 }
 
 #[component]
-pub fn SessionDetail() -> impl IntoView {
-    let id = use_id();
+pub fn TunnelSessionDetail() -> impl IntoView {
     let reload = RwSignal::new(0);
     refresh_while_visible(reload);
-    let session = fetch_into::<TunnelSession>(move || paths::tunnel_session(&id.get()), reload);
+    let (id, session) = use_detail::<TunnelSession>(paths::tunnel_session, reload);
     let navigate = use_navigate();
     let api = use_api();
     let on_done = Callback::new(move |cmd: AgentCommand| {
         if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
-            navigate(routes::SESSIONS, NavigateOptions::default());
+            navigate(routes::TUNNEL_SESSIONS, NavigateOptions::default());
         }
     });
     // Keep the actions mounted across refreshes (their countdown and dialogs live there); only
     // the session's fields are re-rendered.
     let current = Memo::new(move |_| session.with(|s| s.ready().cloned()));
     view! {
-        <p class="crumbs"><A href=routes::SESSIONS>"Sessions"</A>" / " <span class="mono">{move || id.get()}</span></p>
+        {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
             Load::Failed(e) if e.status == 404 => view! {
                 <p class="empty">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
@@ -283,8 +276,6 @@ pub fn SessionActions(
     });
     let id = StoredValue::new(session.id.clone());
     let confirm = RwSignal::new(None::<AgentCommand>);
-    let busy = RwSignal::new(None::<AgentCommand>);
-    let error = RwSignal::new(None::<ApiError>);
     let now = RwSignal::new(now_ms());
     let tick = set_interval_with_handle(move || now.set(now_ms()), Duration::from_millis(250));
     on_cleanup(move || {
@@ -294,52 +285,58 @@ pub fn SessionActions(
     });
     let deadline = move || id.with_value(|id| app.restart_after.with(|m| m.get(id).copied()));
     let left = move || seconds_left(deadline(), now.get());
-    let run = move |cmd: AgentCommand| {
-        confirm.set(None);
-        busy.set(Some(cmd));
-        error.set(None);
-        let Some(fut) = runner.run(cmd) else { return };
-        spawn_local(async move {
-            let result = fut.await;
-            busy.try_set(None);
-            let id = id.try_get_value().unwrap_or_default();
-            match result {
-                Ok(()) => {
-                    let text = match cmd {
-                        AgentCommand::Update => {
-                            let until = now_ms() + (UPDATE_RESTART_WAIT_SECS * 1000) as f64;
-                            app.restart_after.update(|m| {
-                                m.insert(id.clone(), until);
-                            });
-                            now.try_set(now_ms());
-                            format!(
-                                "Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code."
-                            )
-                        }
-                        AgentCommand::Restart => format!(
-                            "Agent of {id} restarted; it reconnects under a new session id."
-                        ),
-                        AgentCommand::Stop => format!("Agent of {id} stopped."),
-                    };
-                    app.toast(text, false);
-                    on_done.run(cmd);
-                }
-                Err(e) => {
-                    error.try_set(Some(e));
+    let session_id = session.id.clone();
+    let command = Submit::new(
+        move |cmd: &AgentCommand| {
+            let cmd = *cmd;
+            let sent = runner.run(cmd);
+            async move {
+                match sent {
+                    Some(sent) => sent.await.map(|()| cmd),
+                    None => Err(ApiError::network("The page was closed.")),
                 }
             }
-        });
+        },
+        move |cmd: &AgentCommand| {
+            let id = &session_id;
+            let text = match cmd {
+                AgentCommand::Update => {
+                    let until = now_ms() + (UPDATE_RESTART_WAIT_SECS * 1000) as f64;
+                    app.restart_after.update(|m| {
+                        m.insert(id.clone(), until);
+                    });
+                    now.try_set(now_ms());
+                    format!(
+                        "Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code."
+                    )
+                }
+                AgentCommand::Restart => {
+                    format!("Agent of {id} restarted; it reconnects under a new session id.")
+                }
+                AgentCommand::Stop => format!("Agent of {id} stopped."),
+            };
+            app.toast(text, false);
+            on_done.run(*cmd);
+        },
+    );
+    // Which command was sent last, for the busy button's label.
+    let sent = RwSignal::new(None::<AgentCommand>);
+    let run = move |cmd: AgentCommand| {
+        confirm.set(None);
+        sent.set(Some(cmd));
+        command.send(cmd);
     };
     let button = move |cmd: AgentCommand| {
         let disabled = move || {
-            busy.with(Option::is_some)
+            command.busy()
                 || match cmd {
                     AgentCommand::Restart => windows || left() > 0,
                     AgentCommand::Update => target.with_value(Option::is_none),
                     AgentCommand::Stop => false,
                 }
         };
-        let text = move || match (busy.get(), cmd) {
+        let busy = move || command.busy().then(|| sent.get()).flatten();
+        let text = move || match (busy(), cmd) {
             (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
             (_, AgentCommand::Restart) if left() > 0 => format!("Restart ({} s)", left()),
             _ => label(cmd).to_owned(),
@@ -378,7 +375,7 @@ pub fn SessionActions(
                 {move || (left() > 0).then(|| format!(
                     "Agent updated. Restart is available in {} s, so that the agent can start the new code.", left()))}
             </p>
-            {move || error.get().map(|e| view! { <ErrorView error=e title="The agent command failed" /> })}
+            {command.failure("The agent command failed")}
             {move || confirm.get().map(|cmd| view! {
                 <ConfirmDialog
                     title=confirm_title(cmd, &version.get_value(), target.get_value().as_deref())

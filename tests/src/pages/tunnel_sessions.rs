@@ -1,16 +1,12 @@
-//! The tunnel sessions pages: the refreshed list, the detail page and the agent commands.
+//! The tunnel sessions pages (the console's "Sessions"): the refreshed list, the detail page and
+//! the agent commands.
 
-use super::{click_button, click_in_dialog, wait_for_text};
+use super::{click_button, click_in_dialog, open_from_navigation, wait_for_text};
 use anyhow::Result;
 use fantoccini::{Client, Locator};
 
 pub async fn open_list(client: &Client) -> Result<()> {
-    client
-        .find(Locator::LinkText("Sessions"))
-        .await?
-        .click()
-        .await?;
-    wait_for_text(client, "Tunnel sessions").await
+    open_from_navigation(client, "Sessions", "Tunnel sessions").await
 }
 
 /// Opens a session from the list by its id (the list refreshes itself every few seconds).

@@ -1,0 +1,192 @@
+//! Agent commands through the API: no acknowledgement is a 504 and acks are matched by id,
+//! the update's target, two concurrent stops, a connection lost mid-command, the body `id`.
+
+use crate::support::{Server, WAIT};
+use crate::{accept_next, answer_next, next_json, timings, welcomed};
+use axum::http::{Method, StatusCode};
+use futures_util::SinkExt;
+use serde_json::json;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tunnel_core::ErrorCode;
+use tunnel_server::agents::Timings;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_does_not_answer_gets_a_504_and_acks_are_matched_by_id() {
+    // Heartbeats slow enough that this client, which reads only when it expects a command, is
+    // not taken for dead while it keeps the API waiting.
+    let (server, key, token) = Server::with_credential(
+        "3.4.1,2.9.0",
+        Timings {
+            heartbeat: Duration::from_secs(30),
+            ..timings()
+        },
+    )
+    .await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+
+    // No acknowledgement at all.
+    let (answer, command) = tokio::join!(server.command(&id, "restart", &key), next_json(&mut ws));
+    assert_eq!(command["type"], "command");
+    assert_eq!(command["command"], "restart");
+    let (status, body) = answer;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(body["error_code"], ErrorCode::AgentTimeout.as_str());
+
+    // An acknowledgement of another command id does not answer this one.
+    let reply = async {
+        let command = next_json(&mut ws).await;
+        let wrong = command["command_id"].as_u64().unwrap() + 100;
+        ws.send(Message::text(
+            json!({"type": "ack", "command_id": wrong}).to_string(),
+        ))
+        .await
+        .unwrap();
+        command
+    };
+    let ((status, _), command) = tokio::join!(server.command(&id, "stop", &key), reply);
+    assert_eq!(command["command"], "stop");
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
+
+    // The update command carries the target the server chose: the newest of the same major.
+    let reply = async { answer_next(&mut ws, Some("update_in_progress")).await };
+    let ((status, body), command) = tokio::join!(server.command(&id, "update", &key), reply);
+    assert_eq!(command["target_version"], "3.4.1");
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["error_code"], ErrorCode::UpdateInProgress.as_str());
+
+    // None of this cost the session.
+    assert_eq!(server.session_ids(&key).await, vec![id]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_target_is_sent_when_nothing_newer_exists_in_the_major_version() {
+    let (server, key, token) = Server::with_credential("3.4.1,2.9.0", timings()).await;
+    for version in ["3.4.1", "4.0.0", "1.0.0"] {
+        let (mut ws, id) = welcomed(&server, &token, version).await;
+        let reply = answer_next(&mut ws, Some("no_update_available"));
+        let ((status, body), command) = tokio::join!(server.command(&id, "update", &key), reply);
+        assert!(
+            command.get("target_version").is_none(),
+            "{version}: {command}"
+        );
+        assert_eq!(
+            body["error_code"],
+            ErrorCode::NoUpdateAvailable.as_str(),
+            "{status}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_concurrent_stops_one_is_accepted_and_the_other_finds_no_session() {
+    // A long command timeout: the losing stop must not wait for it (a 504), it must learn at
+    // once that the session is going away (404).
+    let (server, key, token) = Server::with_credential(
+        "3.4.1",
+        Timings {
+            command_timeout: Duration::from_secs(60),
+            heartbeat: Duration::from_secs(30),
+            ..timings()
+        },
+    )
+    .await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+
+    // The agent sees both stops before it answers, accepts the first and says nothing more
+    // (it is leaving; it never answers the second).
+    let agent = async {
+        let first = accept_next(&mut ws).await;
+        let second = next_json(&mut ws).await;
+        (first, second)
+    };
+    let both = async {
+        tokio::join!(
+            server.command(&id, "stop", &key),
+            server.command(&id, "stop", &key)
+        )
+    };
+    let (((a, body_a), (b, body_b)), (first, second)) =
+        tokio::time::timeout(WAIT, async { tokio::join!(both, agent) })
+            .await
+            .expect("both stops answered in time");
+    assert_eq!(first["command"], "stop");
+    assert_eq!(second["command"], "stop");
+    let mut statuses = [a, b];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::NO_CONTENT, StatusCode::NOT_FOUND],
+        "{body_a} {body_b}"
+    );
+    let lost = if a == StatusCode::NOT_FOUND {
+        body_a
+    } else {
+        body_b
+    };
+    assert_eq!(lost["error_code"], ErrorCode::NotFound.as_str(), "{lost}");
+    assert!(lost["msg"].as_str().unwrap().contains("ended"), "{lost}");
+
+    // And a command after the accepted stop finds nothing either.
+    let (status, _) = server.command(&id, "update", &key).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_lost_during_a_command_is_a_404_not_a_timeout() {
+    let (server, key, token) = Server::with_credential(
+        "3.4.1",
+        Timings {
+            command_timeout: Duration::from_secs(60),
+            heartbeat: Duration::from_secs(30),
+            ..timings()
+        },
+    )
+    .await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+    let agent = async {
+        let command = next_json(&mut ws).await;
+        ws.close(None).await.unwrap();
+        command
+    };
+    let ((status, body), command) = tokio::time::timeout(WAIT, async {
+        tokio::join!(server.command(&id, "restart", &key), agent)
+    })
+    .await
+    .expect("answered in time");
+    assert_eq!(command["command"], "restart");
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("ended"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_id_must_be_the_path_id() {
+    let (server, key, token) = Server::with_credential("3.4.1", timings()).await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+    for command in ["restart", "stop", "update"] {
+        let path = format!("/tunnel_sessions/{id}/{command}");
+        let other = json!({"id": "ts_someoneelse"}).to_string();
+        let (status, body) = server.call(Method::POST, &path, &key, Some(&other)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(
+            body["error_code"],
+            ErrorCode::InvalidField.as_str(),
+            "{body}"
+        );
+        assert_eq!(body["details"]["field"], "id", "{body}");
+        let (status, body) = server
+            .call(Method::POST, &path, &key, Some(r#"{"nope": 1}"#))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    }
+    // The same id is accepted and ignored: the command reaches the agent.
+    let same = json!({"id": id}).to_string();
+    let path = format!("/tunnel_sessions/{id}/update");
+    let reply = async {
+        answer_next(&mut ws, Some("no_update_available")).await;
+    };
+    let ((status, body), ()) =
+        tokio::join!(server.call(Method::POST, &path, &key, Some(&same)), reply);
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error_code"], ErrorCode::NoUpdateAvailable.as_str());
+}

@@ -1,0 +1,121 @@
+//! How a session ends without a goodbye: a peer that stops answering pings, a closed
+//! connection (at once), an agent that stops reading (its blocked writes time out).
+
+use crate::support::{Server, WAIT};
+use crate::{hello, timings, welcomed};
+use axum::http::StatusCode;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tunnel_agent::config::connect_url;
+use tunnel_core::resources::tunnel_session::AgentCommand;
+use tunnel_server::agents::Timings;
+use tunnel_server::agents::registry::CommandError;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_stops_answering_pings_loses_its_session() {
+    let timings = Timings {
+        heartbeat: Duration::from_millis(500),
+        ..timings()
+    };
+    let (server, key, token) = Server::with_credential("3.4.1", timings).await;
+    // The connection stays open, but the client no longer reads, so it answers no ping.
+    let (_ws, id) = welcomed(&server, &token, "3.4.0").await;
+    assert_eq!(server.session_ids(&key).await, vec![id.clone()]);
+    server
+        .wait_session_status(&id, &key, StatusCode::NOT_FOUND)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_connection_removes_the_session_at_once() {
+    let (server, key, token) = Server::with_credential(
+        "3.4.1",
+        Timings {
+            heartbeat: Duration::from_secs(30),
+            ..timings()
+        },
+    )
+    .await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+    assert_eq!(server.session_ids(&key).await, vec![id.clone()]);
+    ws.close(None).await.unwrap();
+    // Well before any heartbeat could have noticed.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while server.session_ids(&key).await.contains(&id) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "session still listed after close"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_stops_reading_loses_its_session() {
+    // Heartbeats far apart: without a write time limit nothing else would ever notice.
+    let (server, key, token) = Server::with_credential(
+        "3.4.1",
+        Timings {
+            command_timeout: Duration::from_secs(600),
+            heartbeat: Duration::from_secs(600),
+            send_timeout: Duration::from_millis(300),
+            ..timings()
+        },
+    )
+    .await;
+    // A client with a tiny receive buffer, so the server's writes back up quickly.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let tcp = socket.connect(server.addr).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(connect_url(&server.url()).unwrap(), tcp)
+        .await
+        .unwrap();
+    ws.send(hello(&token, "3.4.0")).await.unwrap();
+    let welcome = loop {
+        match ws.next().await {
+            Some(Ok(Message::Text(text))) => break serde_json::from_str::<Value>(&text).unwrap(),
+            Some(Ok(_)) => continue,
+            other => panic!("no welcome: {other:?}"),
+        }
+    };
+    let id = welcome["session_id"].as_str().unwrap().to_owned();
+    // From now on the client reads nothing. Commands (each with a bulky target, to fill the
+    // socket buffers fast) pile up until a write blocks; every caller then hears that the
+    // session ended, and the session is gone.
+    let account_id = server
+        .state
+        .store
+        .authenticate_authtoken(&token)
+        .await
+        .unwrap()
+        .unwrap()
+        .account_id;
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..100 {
+        let registry = server.state.registry.clone();
+        let (account_id, id) = (account_id.clone(), id.clone());
+        calls.spawn(async move {
+            registry
+                .command(
+                    &account_id,
+                    &id,
+                    AgentCommand::Update,
+                    Some("9".repeat(50_000)),
+                )
+                .await
+        });
+    }
+    let outcomes = tokio::time::timeout(WAIT, calls.join_all())
+        .await
+        .expect("a blocked write to the agent held every caller");
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Err(CommandError::Ended | CommandError::NotFound))),
+        "{outcomes:?}"
+    );
+    assert!(server.session_ids(&key).await.is_empty());
+    drop(ws);
+}

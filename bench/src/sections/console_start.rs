@@ -1,0 +1,76 @@
+//! Console start: from navigation to 100 credential rows shown, in headless Chromium with a
+//! cold profile each run, against the static page of the same rows (see `crate::browser`).
+
+use super::{ROWS, number};
+use crate::RunArgs;
+use crate::browser::Browser;
+use crate::report::{Row, Section, ms};
+use crate::server::Server;
+use crate::stats::{median, percentile};
+use anyhow::Result;
+
+pub const NAME: &str = "console_start";
+
+/// Alternates console and static page, `--browser-runs` times each.
+pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
+    let mut s = Section::new(
+        number(NAME),
+        "Console start",
+        "Headless Chromium (fresh profile, so a cold cache, every run), signed in through \
+         `sessionStorage`, navigating to `/credentials`. Measured by the page: a \
+         `MutationObserver` installed before any page script (DevTools \
+         `Page.addScriptToEvaluateOnNewDocument`) puts a `performance.mark` when the document \
+         holds 100 rows in `table tbody`; the figure is the mark's `startTime` (ms since the \
+         navigation started). Baseline: the static HTML page of the same 100 rows served by \
+         the same server, measured by the same observer. Runs alternate between the two.",
+    );
+    let base = format!("http://{}", server.addr);
+    let auth = serde_json::json!({"base_url": "/api", "api_key": server.db.api_key}).to_string();
+    let browser = Browser::start()?;
+    let (mut console_ms, mut static_ms) = (Vec::new(), Vec::new());
+    for run in 0..args.browser_runs {
+        for (url, out) in [
+            (format!("{base}/credentials"), &mut console_ms),
+            (format!("{base}/bench-static.html"), &mut static_ms),
+        ] {
+            let session = browser.session().await?;
+            session
+                .client
+                .goto(&format!("{base}/bench-blank.html"))
+                .await?;
+            session
+                .client
+                .execute(
+                    "sessionStorage.setItem('tunnel-console.auth', arguments[0]);",
+                    vec![serde_json::Value::String(auth.clone())],
+                )
+                .await?;
+            session.mark_rows_on_new_documents(ROWS).await?;
+            let measured = session.time_to_rows(&url).await;
+            session.close().await?;
+            let ms = measured?;
+            println!("    run {}: {url}: {ms:.0} ms", run + 1);
+            out.push(ms);
+        }
+    }
+    let (c, b) = (median(&console_ms), median(&static_ms));
+    s.rows = vec![
+        Row::new(
+            format!(
+                "navigation → 100 rows shown, median of {}",
+                console_ms.len()
+            ),
+            ms(c),
+            format!("{} (static page)", ms(b)),
+            Some(c / b),
+        ),
+        Row::new(
+            "slowest run",
+            ms(percentile(&console_ms, 100.0)),
+            format!("{} (static page)", ms(percentile(&static_ms, 100.0))),
+            Some(percentile(&console_ms, 100.0) / percentile(&static_ms, 100.0)),
+        ),
+    ];
+    s.raw = serde_json::json!({"console_ms": console_ms, "static_ms": static_ms});
+    Ok(s)
+}

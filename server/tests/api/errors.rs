@@ -1,0 +1,265 @@
+//! Errors common to every operation (`docs/errors.md`): authentication, the version header,
+//! bodies that are not JSON of the right shape or size or type, unknown routes and methods,
+//! the messages naming unknown fields, and path ids that do not decode (the JSON error body,
+//! not axum's text).
+
+use crate::common::TestApp;
+use serde_json::json;
+use tunnel_core::ids::{IdKind, make_id};
+use tunnel_core::resources::credential::Credential;
+
+#[tokio::test]
+async fn authentication_errors() {
+    let app = TestApp::new().await;
+    app.get("/credentials")
+        .without("authorization")
+        .fails(&app, 401, "ERR_TUNNEL_102")
+        .await;
+    app.get("/credentials")
+        .header("authorization", "Basic dXNlcjpwYXNz")
+        .fails(&app, 401, "ERR_TUNNEL_103")
+        .await;
+    app.get("/credentials")
+        .header("authorization", "Bearer")
+        .fails(&app, 401, "ERR_TUNNEL_103")
+        .await;
+    app.get("/credentials")
+        .key("not-a-key-at-all-1234567")
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
+    // Right lookup, wrong secret.
+    let lookup = app.admin_key.split('_').next().unwrap();
+    app.get("/credentials")
+        .key(&format!("{lookup}_{}", "A".repeat(43)))
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
+    // Authtokens are not API keys.
+    let token = app
+        .created::<Credential>("/credentials", json!({}))
+        .await
+        .token
+        .unwrap();
+    app.get("/credentials")
+        .key(&token)
+        .fails(&app, 401, "ERR_TUNNEL_104")
+        .await;
+    // `bearer` in any case works.
+    let r = app
+        .get("/credentials")
+        .header("authorization", &format!("bearer {}", app.admin_key))
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 200);
+    // Success responses carry an operation id too.
+    assert!(
+        r.headers
+            .get("operation-id")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("op_")
+    );
+}
+
+#[tokio::test]
+async fn version_header_errors() {
+    let app = TestApp::new().await;
+    let r = app
+        .get("/credentials")
+        .without("service-version")
+        .send(&app)
+        .await;
+    r.error(400, "ERR_TUNNEL_100");
+    let r = app
+        .get("/credentials")
+        .header("service-version", "1")
+        .send(&app)
+        .await;
+    let error = r.error(400, "ERR_TUNNEL_101");
+    assert_eq!(error.details.extra["supported_version"], "2");
+    assert!(error.msg.contains('2'));
+    // The version is checked before the key.
+    app.get("/credentials")
+        .without("service-version")
+        .without("authorization")
+        .fails(&app, 400, "ERR_TUNNEL_100")
+        .await;
+}
+
+#[tokio::test]
+async fn body_errors() {
+    let app = TestApp::new().await;
+    let r = app
+        .post("/credentials", json!(null))
+        .raw("application/json", "{\"description\": ")
+        .send(&app)
+        .await;
+    r.error(400, "ERR_TUNNEL_110");
+    app.post("/credentials", json!(null))
+        .raw("application/json", "[1,2]")
+        .fails(&app, 400, "ERR_TUNNEL_110")
+        .await;
+    app.post("/credentials", json!(null))
+        .raw("application/json", "{} {}")
+        .fails(&app, 400, "ERR_TUNNEL_110")
+        .await;
+    let r = app
+        .post("/credentials", json!({"descripton": "typo"}))
+        .send(&app)
+        .await;
+    let error = r.error(400, "ERR_TUNNEL_111");
+    assert_eq!(r.field(), "descripton");
+    let accepted = error.details.extra["accepted_fields"].as_array().unwrap();
+    assert!(
+        accepted.contains(&json!("description")) && accepted.contains(&json!("owner_id")),
+        "{}",
+        r.text
+    );
+    let r = app
+        .post("/credentials", json!({"acl": "bind:x"}))
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_110", "acl");
+    // Content types.
+    app.post("/credentials", json!(null))
+        .raw("text/plain", "{}")
+        .fails(&app, 415, "ERR_TUNNEL_113")
+        .await;
+    app.post("/credentials", json!(null))
+        .raw("", "{}")
+        .fails(&app, 415, "ERR_TUNNEL_113")
+        .await;
+    let r = app
+        .post("/credentials", json!(null))
+        .raw("application/json; charset=utf-8", "{}")
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 201);
+    // Over 1 MiB: 413, whether or not Content-Length says so up front.
+    let big = json!({"description": "x".repeat(1024 * 1024)});
+    app.post("/credentials", big.clone())
+        .fails(&app, 413, "ERR_TUNNEL_112")
+        .await;
+    // Just under the limit is parsed (and then fails validation, not the size check).
+    let under = format!("{{\"metadata\": \"{}\"}}", "x".repeat(1024 * 1024 - 20));
+    app.post("/credentials", json!(null))
+        .raw("application/json", under)
+        .fails(&app, 400, "ERR_TUNNEL_114")
+        .await;
+}
+
+#[tokio::test]
+async fn body_too_large_without_content_length() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt as _;
+    let app = TestApp::new().await;
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        (0..20).map(|_| Ok(vec![b' '; 64 * 1024])).collect();
+    let body = Body::from_stream(futures_stream(chunks));
+    let request = Request::post("/api/credentials")
+        .header("authorization", format!("Bearer {}", app.admin_key))
+        .header("service-version", "2")
+        .header("content-type", "application/json")
+        .body(body)
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 413);
+}
+
+fn futures_stream(
+    items: Vec<Result<Vec<u8>, std::io::Error>>,
+) -> impl futures_core::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    struct Iter(std::vec::IntoIter<Result<Vec<u8>, std::io::Error>>);
+    impl futures_core::Stream for Iter {
+        type Item = Result<Vec<u8>, std::io::Error>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            std::task::Poll::Ready(self.0.next())
+        }
+    }
+    Iter(items.into_iter())
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_get_json_errors() {
+    let app = TestApp::new().await;
+    let r = app.get("/nope").send(&app).await;
+    r.error(404, "ERR_TUNNEL_130");
+    app.get("/api/credentials/x/y/z")
+        .fails(&app, 404, "ERR_TUNNEL_130")
+        .await;
+    app.call(axum::http::Method::PUT, "/credentials")
+        .json(json!({}))
+        .fails(&app, 405, "ERR_TUNNEL_131")
+        .await;
+    app.call(axum::http::Method::PATCH, "/edges/tls")
+        .json(json!({}))
+        .fails(&app, 405, "ERR_TUNNEL_131")
+        .await;
+    for root in ["/api", "/api/"] {
+        let r = app.get(root).outside_api().send(&app).await;
+        assert_eq!(
+            r.error_body().error_code,
+            "ERR_TUNNEL_130",
+            "{root}: {}",
+            r.text
+        );
+    }
+    // Unknown API routes answer JSON even without credentials.
+    app.get("/nothing/here")
+        .without("authorization")
+        .fails(&app, 404, "ERR_TUNNEL_130")
+        .await;
+}
+
+#[tokio::test]
+async fn command_style_bodies_and_unknown_field_messages() {
+    let app = TestApp::new().await;
+    let r = app
+        .post("/credentials", json!({"descripton": "typo"}))
+        .send(&app)
+        .await;
+    let msg = r.error_body().msg;
+    assert!(
+        msg.starts_with("Unknown field `descripton`; the accepted fields are `description`"),
+        "{msg}"
+    );
+    assert_eq!(msg.matches("descripton").count(), 1, "{msg}");
+}
+
+#[tokio::test]
+async fn undecodable_path_ids_get_the_json_error_body() {
+    let app = TestApp::new().await;
+    for path in [
+        "/credentials/%FF",
+        "/ssh_certificate_authorities/%FF",
+        "/tunnel_sessions/%FF",
+        "/edges/tls/%FF",
+        "/edges/tls/%FF/backend",
+        "/backends/tunnel_group/%FF",
+        "/event_destinations/%FF",
+        "/event_subscriptions/%FF",
+        "/event_subscriptions/%FF/sources/x",
+    ] {
+        let r = app.get(path).send(&app).await;
+        r.error(400, "ERR_TUNNEL_114");
+        assert_eq!(r.field(), "id", "{path}: {}", r.text);
+        assert!(
+            r.headers
+                .get("content-type")
+                .is_some_and(|v| v.to_str().unwrap().starts_with("application/json")),
+            "{path}"
+        );
+    }
+    let sub = make_id(IdKind::EventSubscription, 1, [1; 14]);
+    let r = app
+        .get(&format!("/event_subscriptions/{sub}/sources/%FF"))
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_114", "event_type");
+    let r = app.delete("/credentials/%FF").send(&app).await;
+    r.error(400, "ERR_TUNNEL_114");
+}

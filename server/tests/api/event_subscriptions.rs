@@ -1,0 +1,155 @@
+//! Event subscriptions (`docs/api/event_subscriptions.md`): create with sources and
+//! destinations, each source's own URI, partial updates that leave the rest unchanged, a
+//! destination in use refusing deletion, unknown event types and destinations that are not the
+//! account's.
+
+use crate::common::{BASE, TestApp};
+use crate::support::destination;
+use serde_json::json;
+use tunnel_core::ids::{IdKind, make_id};
+use tunnel_core::resources::Ref;
+use tunnel_core::resources::event_destination::EventDestination;
+use tunnel_core::resources::event_subscription::{
+    EventSource, EventSubscription, EventSubscriptionList,
+};
+
+#[tokio::test]
+async fn event_subscription_crud_and_partial_updates() {
+    let app = TestApp::new().await;
+    let d1 = destination(&app).await;
+    let d2 = destination(&app).await;
+    let sub: EventSubscription = app
+        .created(
+            "/event_subscriptions",
+            json!({"description": "audit", "metadata": "x", "sources": [{"type": "ip_policy_created.v0"}, {"type": "credential_created.v0"}], "destination_ids": [d1]}),
+        )
+        .await;
+    let id = sub.id.clone();
+    assert!(id.starts_with("esb_"));
+    assert_eq!(sub.uri, format!("{BASE}/event_subscriptions/{id}"));
+    let source = |event_type: &str| EventSource {
+        event_type: event_type.to_owned(),
+        uri: format!("{BASE}/event_subscriptions/{id}/sources/{event_type}"),
+    };
+    assert_eq!(
+        sub.sources,
+        [
+            source("ip_policy_created.v0"),
+            source("credential_created.v0")
+        ]
+    );
+    assert_eq!(
+        sub.destinations,
+        [Ref {
+            id: d1.clone(),
+            uri: format!("{BASE}/event_destinations/{d1}")
+        }]
+    );
+
+    // Each source uri answers.
+    let src = app.get(&sub.sources[0].uri).send(&app).await;
+    assert_eq!(src.status, 200);
+    assert_eq!(src.body::<EventSource>(), sub.sources[0]);
+    app.gone(&format!(
+        "/event_subscriptions/{id}/sources/tls_edge_created.v0"
+    ))
+    .await;
+
+    let path = format!("/event_subscriptions/{id}");
+    let r: EventSubscription = app
+        .patched(&path, json!({"description": "only this"}))
+        .await;
+    assert_eq!(r.description, "only this");
+    assert_eq!(r.metadata, "x");
+    assert_eq!(r.sources, sub.sources);
+    assert_eq!(r.destinations, sub.destinations);
+    let r: EventSubscription = app
+        .patched(
+            &path,
+            json!({"sources": [{"type": "tls_edge_created.v0"}], "destination_ids": [d2, d1]}),
+        )
+        .await;
+    assert_eq!(r.sources[0].event_type, "tls_edge_created.v0");
+    assert_eq!(r.destinations[0].id, d2);
+    assert_eq!(r.destinations[1].id, d1);
+    assert_eq!(r.description, "only this");
+    assert_eq!(
+        app.get(&path).send(&app).await.body::<EventSubscription>(),
+        r
+    );
+    let list: EventSubscriptionList = app.get("/event_subscriptions").send(&app).await.body();
+    assert_eq!(list.event_subscriptions[0], r);
+
+    // A destination in use cannot be deleted.
+    app.delete(&format!("/event_destinations/{d1}"))
+        .fails(&app, 409, "ERR_TUNNEL_122")
+        .await;
+    let r = app
+        .patch(&path, json!({"destination_ids": []}))
+        .send(&app)
+        .await;
+    assert!(r.body::<EventSubscription>().destinations.is_empty());
+    app.deleted(&format!("/event_destinations/{d1}")).await;
+    app.deleted(&path).await;
+    app.gone(&path).await;
+    app.deleted(&format!("/event_destinations/{d2}")).await;
+}
+
+#[tokio::test]
+async fn unknown_event_type_and_bad_destinations() {
+    let app = TestApp::new().await;
+    let r = app
+        .post(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "made_up.v0"}]}),
+        )
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_114", "sources[0].type");
+    let r = app
+        .post(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "no version"}]}),
+        )
+        .send(&app)
+        .await;
+    assert_eq!(r.field(), "sources[0].type");
+    let r = app.post("/event_subscriptions", json!({})).send(&app).await;
+    r.error_at(400, "ERR_TUNNEL_114", "sources");
+    // A well-formed destination id that does not exist in the account: 400 naming it.
+    let missing = make_id(IdKind::EventDestination, 5, [5; 14]);
+    let r = app
+        .post(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [missing]}),
+        )
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_121", "destination_ids[0]");
+    // Another account's destination is as good as missing.
+    let theirs: EventDestination = app
+        .post(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": "https://other.example/h"}}}),
+        )
+        .key(&app.other_key)
+        .send(&app)
+        .await
+        .body();
+    let r = app
+        .post(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [theirs.id]}),
+        )
+        .send(&app)
+        .await;
+    r.error(400, "ERR_TUNNEL_121");
+    let r = app
+        .post(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "ip_policy_created.v0", "extra": 1}]}),
+        )
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_111", "sources[0].extra");
+}

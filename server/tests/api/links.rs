@@ -1,0 +1,111 @@
+//! Links and the API's description: every URI the API returns answers GET, and the OpenAPI
+//! document (`docs/api/README.md`) lists exactly the routes the server has.
+
+use crate::common::{BASE, TestApp};
+use crate::support::{destination, session};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use tunnel_core::resources::backend::TunnelGroupBackend;
+use tunnel_core::resources::credential::Credential;
+use tunnel_core::resources::tls_edge::TlsEdge;
+
+#[tokio::test]
+async fn every_uri_the_api_returns_answers_get() {
+    let app = TestApp::new().await;
+    let ed = destination(&app).await;
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    let edge: TlsEdge = app.created("/edges/tls", json!({})).await;
+    app.put(
+        &format!("/edges/tls/{}/backend", edge.id),
+        json!({"backend_id": backend.id}),
+    )
+    .send(&app)
+    .await;
+    let cred: Credential = app.created("/credentials", json!({})).await;
+    app.state
+        .registry
+        .insert(session(&app, 1, &app.account_id, &cred.id));
+    app.create("/ssh_certificate_authorities", json!({})).await;
+    app.create(
+        "/event_subscriptions",
+        json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [ed]}),
+    )
+    .await;
+    let mut uris = HashSet::new();
+    for list in [
+        "/credentials",
+        "/ssh_certificate_authorities",
+        "/tunnel_sessions",
+        "/edges/tls",
+        "/backends/tunnel_group",
+        "/event_destinations",
+        "/event_subscriptions",
+    ] {
+        // Raw JSON on purpose: every `uri` anywhere in the lists, whatever the type.
+        collect_uris(&app.get(list).send(&app).await.json, &mut uris);
+    }
+    assert!(uris.len() >= 15, "{uris:?}");
+    for uri in &uris {
+        assert!(uri.starts_with(BASE), "absolute: {uri}");
+        let r = app.get(uri).send(&app).await;
+        assert_eq!(r.status, 200, "GET {uri}: {}", r.text);
+    }
+}
+
+fn collect_uris(value: &Value, out: &mut HashSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if (k == "uri" || k == "next_page_uri") && v.is_string() {
+                    out.insert(v.as_str().unwrap().to_owned());
+                }
+                collect_uris(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_uris(v, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn openapi_covers_every_route() {
+    let app = TestApp::new().await;
+    // Raw JSON: the OpenAPI document is not one of the API's wire types.
+    let r = app
+        .get("/openapi.json")
+        .without("authorization")
+        .without("service-version")
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json["openapi"], "3.1.0");
+    assert_eq!(r.json["servers"][0]["url"], BASE);
+    let documented = r.json["paths"].as_object().unwrap();
+    assert!(documented.len() >= 14);
+    let methods = ["get", "post", "put", "patch", "delete"];
+    for (path, ops) in documented {
+        let concrete = path.replace("{id}", "x").replace("{event_type}", "y.v0");
+        for method in methods {
+            let resp = app
+                .call(method.to_uppercase().parse().unwrap(), &concrete)
+                .json(json!({}))
+                .send(&app)
+                .await;
+            // Raw JSON: a documented route may answer anything but these two errors.
+            let code = resp.json["error_code"].as_str().unwrap_or_default();
+            if ops.get(method).is_some() {
+                assert!(
+                    code != "ERR_TUNNEL_130" && code != "ERR_TUNNEL_131",
+                    "{method} {path} is documented but not routed: {}",
+                    resp.text
+                );
+            } else {
+                assert_eq!(
+                    code, "ERR_TUNNEL_131",
+                    "{method} {path} is routed but not documented: {}",
+                    resp.text
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! `tunnel-server` as a real process: the command with a clean environment, reading the address
+//! it listens on from its log, and a minimal HTTP/1.1 client over a real socket.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The `tunnel-server` binary of this build, with none of the `TUNNEL_*` settings of the
+/// environment the tests run in, plain logs at `info`.
+pub fn server_bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tunnel-server"));
+    cmd.env("NO_COLOR", "1")
+        .env("RUST_LOG", "info")
+        .env_remove("TUNNEL_BOOTSTRAP_API_KEY")
+        .env_remove("TUNNEL_DATABASE")
+        .env_remove("TUNNEL_CORS_ORIGIN")
+        .env_remove("TUNNEL_CONSOLE_DIR");
+    cmd
+}
+
+/// `serve` on `database` (a `sqlite://` URL) on a free loopback port, its output piped (the
+/// log on stderr is where [`listen_addr`] finds the address).
+pub fn serve_command(database: &str) -> Command {
+    let mut cmd = server_bin();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--database", database])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Reads the server's log (stderr, piped) until it says where it listens.
+pub fn listen_addr(child: &mut Child) -> SocketAddr {
+    let stderr = child.stderr.take().unwrap();
+    let mut reader = BufReader::new(stderr);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "server exited before listening"
+        );
+        if let Some(rest) = line.split("listen=").nth(1) {
+            let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+            // Keep draining the log so the server never blocks on a full pipe.
+            std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+            return addr;
+        }
+    }
+}
+
+/// Kills the server and reaps it.
+pub fn stop(mut child: Child) {
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+/// A minimal HTTP/1.1 client over a real socket.
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
+}

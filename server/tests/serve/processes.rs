@@ -1,0 +1,149 @@
+//! The operator CLI (`docs/command-line.md`) and `serve` as real processes: accounts and users
+//! created from the command line, their keys working over a real socket, and the admin key
+//! printed once on the first start.
+
+use crate::api_headers;
+use crate::common::process::{http, listen_addr, serve_command, server_bin, stop};
+use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader, Read as _};
+
+fn run_json(args: &[&str]) -> Value {
+    let out = server_bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn operator_cli_and_serve_as_real_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("data/tunnel.db").display());
+    let created = run_json(&["account", "create", "--name", "acme", "--database", &db]);
+    let account_id = created["account_id"].as_str().unwrap();
+    assert!(account_id.starts_with("acct_"));
+    assert!(created["user_id"].as_str().unwrap().starts_with("usr_"));
+    let admin_key = created["api_key"].as_str().unwrap().to_owned();
+    let bot = run_json(&[
+        "user",
+        "create",
+        "--account",
+        account_id,
+        "--bot",
+        "--database",
+        &db,
+    ]);
+    assert!(bot["user_id"].as_str().unwrap().starts_with("bot_"));
+    let user = run_json(&["user", "create", "--account", account_id, "--database", &db]);
+    assert!(user["user_id"].as_str().unwrap().starts_with("usr_"));
+    let list = run_json(&["account", "list", "--database", &db]);
+    assert_eq!(list, json!([{"account_id": account_id, "name": "acme"}]));
+    let out = server_bin()
+        .args([
+            "user",
+            "create",
+            "--account",
+            "acct_missing",
+            "--database",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+
+    // `serve` on that database: the CLI-made key works over a real socket.
+    let mut child = serve_command(&db).spawn().unwrap();
+    let addr = listen_addr(&mut child);
+    let auth = format!("Bearer {admin_key}");
+    let headers = api_headers(&auth);
+    let (status, _, body) = http(
+        addr,
+        "POST",
+        "/api/credentials",
+        &headers,
+        r#"{"description":"over tcp"}"#,
+    );
+    assert_eq!(status, 201, "{body}");
+    let cred: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        cred["uri"].as_str().unwrap(),
+        format!(
+            "http://{addr}/api/credentials/{}",
+            cred["id"].as_str().unwrap()
+        )
+    );
+    let (status, head, body) = http(addr, "GET", "/api/credentials", &headers[..1], "");
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        head.to_ascii_lowercase().contains("operation-id: op_"),
+        "{head}"
+    );
+    let (status, _, _) = http(addr, "GET", "/", &[], "");
+    assert_eq!(status, 404, "no console dir: no console");
+    let (status, _, body) = http(addr, "GET", "/api/openapi.json", &[], "");
+    assert_eq!(status, 200, "{body}");
+    stop(child);
+}
+
+#[test]
+fn first_start_prints_the_admin_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let console = dir.path().join("dist");
+    std::fs::create_dir_all(&console).unwrap();
+    std::fs::write(console.join("index.html"), "<html>console</html>").unwrap();
+    let mut child = serve_command(&db)
+        .arg("--console-dir")
+        .arg(&console)
+        .spawn()
+        .unwrap();
+    // The banner is printed before the server listens.
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let key = loop {
+        let line = lines.next().expect("banner with the key").unwrap();
+        let trimmed = line.trim();
+        if tunnel_core::ids::SecretToken::parse(trimmed).is_some() {
+            break trimmed.to_owned();
+        }
+    };
+    let addr = listen_addr(&mut child);
+    let auth = format!("Bearer {key}");
+    let (status, _, body) = http(
+        addr,
+        "GET",
+        "/api/credentials",
+        &[("Authorization", &auth), ("Service-Version", "2")],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = http(addr, "GET", "/tunnel-sessions/deep/link", &[], "");
+    assert_eq!((status, body.as_str()), (200, "<html>console</html>"));
+    stop(child);
+
+    // Second start: no new account, no key printed.
+    let out = server_bin()
+        .args(["account", "list", "--database", &db])
+        .output()
+        .unwrap();
+    let accounts: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(accounts.as_array().unwrap().len(), 1);
+    let mut child = serve_command(&db).spawn().unwrap();
+    let _ = listen_addr(&mut child);
+    child.kill().unwrap();
+    let mut printed = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut printed)
+        .unwrap();
+    let _ = child.wait();
+    assert!(
+        !printed.contains(&key) && !printed.contains("API key"),
+        "{printed}"
+    );
+}

@@ -1,0 +1,70 @@
+//! The in-process server over a real TCP socket: created resources, errors and pages answered
+//! with absolute URIs of the listening address.
+
+use crate::api_headers;
+use crate::common::process::http;
+use serde_json::Value;
+use std::net::SocketAddr;
+use tunnel_server::config::Config;
+
+#[tokio::test]
+async fn in_process_server_over_a_real_socket() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = Config::in_memory();
+    config.listen = addr;
+    config.public_url = Config::default_public_url(addr);
+    let state = tunnel_server::state::AppState::open(config).await.unwrap();
+    let created = state.store.create_account("sock").await.unwrap();
+    let app = tunnel_server::app(state);
+    let server = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    let key = created.api_key.clone();
+    let (status, body) = tokio::task::spawn_blocking(move || {
+        let auth = format!("Bearer {key}");
+        let headers = api_headers(&auth);
+        let (status, _, body) = http(
+            addr,
+            "POST",
+            "/api/ssh_certificate_authorities",
+            &headers,
+            "{}",
+        );
+        assert_eq!(status, 201, "{body}");
+        let (status, _, body) = http(addr, "POST", "/api/credentials", &headers, "not json");
+        assert_eq!(status, 400, "{body}");
+        let (status, _, body) = http(
+            addr,
+            "GET",
+            "/api/credentials",
+            &[("Service-Version", "2")],
+            "",
+        );
+        assert_eq!(status, 401, "{body}");
+        http(
+            addr,
+            "GET",
+            "/api/ssh_certificate_authorities?limit=1",
+            &headers[..2],
+            "",
+        )
+    })
+    .await
+    .map(|(s, _, b)| (s, b))
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let list: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        list["ssh_certificate_authorities"][0]["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("http://{addr}/api/"))
+    );
+    server.abort();
+}

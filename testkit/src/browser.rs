@@ -1,0 +1,124 @@
+//! chromedriver and headless Chromium (Debian's `/usr/bin` builds), driven through fantoccini.
+//!
+//! [`Chromedriver::start`] runs the driver under a [`ProcessGuard`]; each
+//! [`Chromedriver::session`] is a fresh Chromium (cold cache) with an empty profile in a
+//! temporary directory and the flags of [`CHROMIUM_FLAGS`], plus whatever the caller adds.
+//! Dropping the driver kills it and every Chromium it started (one process group).
+
+use crate::process::{ProcessGuard, free_addr};
+use anyhow::{Context, Result};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The flags of every Chromium: headless, no sandbox (containers), nothing that reaches out to
+/// the network by itself (updates, sync, QUIC), a fixed window size so layouts are comparable.
+/// `--user-data-dir=<temporary directory>` is added per session.
+pub const CHROMIUM_FLAGS: &[&str] = &[
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--window-size=1280,900",
+];
+
+/// How long chromedriver may take to listen.
+const DRIVER_START: Duration = Duration::from_secs(30);
+
+/// A running chromedriver on a free loopback port.
+#[derive(Debug)]
+pub struct Chromedriver {
+    port: u16,
+    _process: ProcessGuard,
+}
+
+/// One Chromium session: the WebDriver client and the profile directory it uses (removed on
+/// drop, after the browser is gone with its driver).
+pub struct Session {
+    pub client: fantoccini::Client,
+    pub profile: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("profile", &self.profile.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Chromedriver {
+    pub fn start() -> Result<Chromedriver> {
+        let addr = free_addr()?;
+        let mut command = Command::new(CHROMEDRIVER);
+        command
+            .arg(format!("--port={}", addr.port()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut process = ProcessGuard::spawn("chromedriver", command)?;
+        process.wait_for_port(addr, DRIVER_START)?;
+        Ok(Chromedriver {
+            port: addr.port(),
+            _process: process,
+        })
+    }
+
+    /// A new headless Chromium with [`CHROMIUM_FLAGS`], then `extra_flags`.
+    pub async fn session(&self, extra_flags: &[&str]) -> Result<Session> {
+        let profile = tempfile::tempdir()?;
+        let args = chromium_args(extra_flags, profile.path());
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({"binary": CHROMIUM, "args": args}),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = fantoccini::ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .context("connecting to chromedriver")?;
+        Ok(Session { client, profile })
+    }
+}
+
+/// Chromium's command line: the common flags, the caller's, and the profile directory.
+pub fn chromium_args(extra_flags: &[&str], profile: &std::path::Path) -> Vec<String> {
+    CHROMIUM_FLAGS
+        .iter()
+        .chain(extra_flags)
+        .map(|f| (*f).to_owned())
+        .chain([format!("--user-data-dir={}", profile.display())])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_gets_the_common_flags_its_own_and_a_profile() {
+        let args = chromium_args(&["--disable-extensions"], std::path::Path::new("/tmp/p"));
+        for flag in [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+            "--disable-extensions",
+        ] {
+            assert!(args.iter().any(|a| a == flag), "{flag} missing: {args:?}");
+        }
+        assert_eq!(args.last().unwrap(), "--user-data-dir=/tmp/p");
+    }
+}

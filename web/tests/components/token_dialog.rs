@@ -1,0 +1,44 @@
+//! The once-only authtoken dialog.
+
+use super::dom::document;
+use super::dom::*;
+use leptos::prelude::*;
+use leptos::task::tick;
+use tunnel_web::components::token_dialog::TokenDialog;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::Element;
+
+#[wasm_bindgen_test]
+async fn token_dialog_shows_the_token_once_and_closes_with_escape_or_the_button() {
+    let root = container();
+    let closed = RwSignal::new(0);
+    let token = "2Tq1kV8mZyq3bX9cWcPvS0aLh7e_5xYhG2pN8rQwE4tU6iO1sDfZ";
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <TokenDialog token=token on_close=Callback::new(move |_| closed.update(|c| *c += 1)) /> }
+    });
+    let root: Element = root.into();
+    tick().await;
+
+    let input: web_sys::HtmlTextAreaElement = get(&root, "#token-value").unchecked_into();
+    assert_eq!(input.value(), token);
+    assert!(input.read_only());
+    assert!(text(&root, ".warning").contains("you will not see it again"));
+    assert_eq!(
+        get(&root, "[role=dialog]")
+            .get_attribute("aria-modal")
+            .as_deref(),
+        Some("true")
+    );
+    assert!(find(&root, "button.copy").is_some());
+    // The close button has focus, so a stray Enter does not leave the token unseen elsewhere.
+    assert_eq!(
+        document().active_element().map(|e| e.class_name()),
+        Some("primary done".into())
+    );
+
+    press_escape().await;
+    assert_eq!(closed.get_untracked(), 1);
+    click(&root, "button.done").await;
+    assert_eq!(closed.get_untracked(), 2);
+}
