@@ -74,9 +74,32 @@ async fn refuse(channel: &Channel, mut socket: WebSocket, code: ErrorCode, msg: 
         error_code: code.as_str().to_owned(),
         msg,
     };
-    if send(&mut socket, encode(&refused), limit).await.is_ok() {
-        let _ = send(&mut socket, Message::Close(None), limit).await;
+    farewell(&mut socket, &refused, limit).await;
+}
+
+/// How long a closing connection waits for the agent's own Close frame.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Sends the agent its verdict (`Refused` or `Closed`) and closes the connection with the
+/// WebSocket closing handshake: the socket is dropped only once the agent answered Close (or
+/// after [`CLOSE_WAIT`]). Dropping it at once while a frame of the agent (a heartbeat ping) is
+/// still unread makes the kernel reset the connection, and a reset can discard the verdict
+/// before the agent reads it: the agent would then see a lost connection and reconnect instead
+/// of exiting with the verdict's code.
+async fn farewell(socket: &mut WebSocket, verdict: &ServerMessage, limit: Duration) {
+    if send(socket, encode(verdict), limit).await.is_err()
+        || send(socket, Message::Close(None), limit).await.is_err()
+    {
+        return;
     }
+    let _ = tokio::time::timeout(CLOSE_WAIT, async {
+        while let Some(Ok(message)) = socket.recv().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// Waits for the hello (text frames only; pings are answered by the WebSocket layer).
@@ -203,9 +226,7 @@ pub async fn serve(
             error_code: ErrorCode::CredentialDeleted.as_str().to_owned(),
             msg,
         };
-        if send(&mut socket, encode(&closed), limit).await.is_ok() {
-            let _ = send(&mut socket, Message::Close(None), limit).await;
-        }
+        farewell(&mut socket, &closed, limit).await;
         return;
     }
     tracing::info!(session_id = %id, credential_id = %credential.id, "tunnel session opened");
@@ -281,9 +302,7 @@ async fn hold(
                 }
                 Some(Control::Close { code, msg }) => {
                     let closed = ServerMessage::Closed { error_code: code.as_str().to_owned(), msg };
-                    if send(&mut socket, encode(&closed), limit).await.is_ok() {
-                        let _ = send(&mut socket, Message::Close(None), limit).await;
-                    }
+                    farewell(&mut socket, &closed, limit).await;
                     return;
                 }
                 // The registry forgot this session (removed elsewhere): end the connection.
