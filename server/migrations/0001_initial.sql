@@ -1,6 +1,6 @@
 -- Initial schema. Every resource row carries its account: every query is scoped by it, so a
--- resource of another account simply does not exist for the caller (DESIGN §4).
--- Ids are time-sortable (DESIGN §3); the (account_id, id) indexes serve keyset pagination.
+-- resource of another account simply does not exist for the caller (docs/api/README.md).
+-- Ids are time-sortable (docs/ids.md); the (account_id, id) indexes serve keyset pagination.
 
 CREATE TABLE accounts (
     id TEXT PRIMARY KEY,
