@@ -7,8 +7,7 @@
 //! or refused/closed by the server (an [`AgentError`]). What to do then (exit, `exec`) is
 //! `main`'s business, so the same loop runs in tests.
 //!
-//! `wss://` goes through rustls (the `ring` provider) trusting the system's root certificates,
-//! loaded once per process; `SSL_CERT_FILE`/`SSL_CERT_DIR` replace them, for self-hosted CAs.
+//! `wss://` goes through [`crate::tls`].
 //!
 //! Backoff: each failed attempt doubles the delay up to `backoff_max`. It starts over only after
 //! a session stayed up for `backoff_max`: a proxy that accepts and then drops every connection
@@ -18,7 +17,6 @@ use crate::config::{Config, connect_url};
 use crate::error::AgentError;
 use crate::update::{UpdateState, Updater};
 use futures_util::{SinkExt, StreamExt};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_tungstenite::Connector;
 use tokio_tungstenite::tungstenite::Message;
@@ -89,7 +87,7 @@ pub async fn run(
     config.validate()?;
     let url = connect_url(&config.server)?;
     let connector = if url.starts_with("wss://") {
-        Some(tls_connector()?)
+        Some(crate::tls::connector()?)
     } else {
         None
     };
@@ -123,31 +121,6 @@ fn retry_delay(config: &Config, backoff: Duration, up_for: Option<Duration>) -> 
     } else {
         backoff
     }
-}
-
-/// rustls with the `ring` provider, trusting the system's roots (or `SSL_CERT_FILE`).
-fn tls_connector() -> Result<Connector, AgentError> {
-    let found = rustls_native_certs::load_native_certs();
-    let mut roots = rustls::RootCertStore::empty();
-    // Unparseable system certificates are skipped, as browsers do; only none at all is fatal.
-    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
-    if added == 0 {
-        let why = found
-            .errors
-            .first()
-            .map_or_else(String::new, |e| format!(" ({e})"));
-        return Err(AgentError::Config(format!(
-            "no trusted root certificates found for https{why}; install the system's CA \
-             certificates or point SSL_CERT_FILE at a PEM bundle"
-        )));
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| AgentError::Config(format!("cannot set up TLS: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Connector::Rustls(Arc::new(config)))
 }
 
 /// Up to +25% of the delay, so a fleet of agents cut off together does not reconnect in step.

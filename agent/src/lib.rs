@@ -7,12 +7,14 @@
 //! - [`channel`]: connect, hello, heartbeats, commands, reconnect with backoff.
 //! - [`commands`]: what restart and stop do to the process (exec, exit).
 //! - [`error`]: the one error type, its exit statuses and messages.
+//! - [`tls`]: the rustls client configuration of `wss://` servers.
 //! - [`update`]: idle → updating → updated-restart-pending, and the update refusals.
 
 pub mod channel;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod tls;
 pub mod update;
 
 pub use channel::{Event, Exit, run};

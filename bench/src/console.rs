@@ -2,10 +2,13 @@
 //! added, the static baseline page (the same first 100 credential rows as plain HTML with the
 //! console's stylesheet) and a blank page the browser opens first to reach the origin.
 
-use crate::sections::ROWS;
 use crate::server::Server;
 use anyhow::{Context, Result};
 use std::path::Path;
+
+/// Rows of the static page, and the rows the console start section waits for (the console's
+/// credential page size).
+pub const ROWS: usize = 100;
 
 /// Copies the files of `from` (not its folders) into a fresh `to`.
 pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {

@@ -1,9 +1,10 @@
 //! Console start: from navigation to 100 credential rows shown, in headless Chromium with a
 //! cold profile each run, against the static page of the same rows (see `crate::browser`).
 
-use super::{ROWS, number};
+use super::number;
 use crate::RunArgs;
 use crate::browser::Browser;
+use crate::console::ROWS;
 use crate::report::{Row, Section, ms};
 use crate::server::Server;
 use crate::stats::{median, percentile};

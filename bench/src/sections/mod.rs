@@ -36,8 +36,6 @@ pub const ALL: [&str; 7] = [
     memory::NAME,
 ];
 
-/// Rows the console start section waits for (the console's credential page size).
-pub const ROWS: usize = 100;
 /// Credentials in the small database (every section but memory, and the small end of scaling).
 const SMALL: u64 = 1_000;
 /// Credentials of the memory section.

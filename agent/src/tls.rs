@@ -1,0 +1,32 @@
+//! TLS of the agent channel: `wss://` goes through rustls (the `ring` provider) trusting the
+//! system's root certificates, loaded once per process; `SSL_CERT_FILE`/`SSL_CERT_DIR` replace
+//! them, for self-hosted CAs.
+
+use crate::error::AgentError;
+use std::sync::Arc;
+use tokio_tungstenite::Connector;
+
+/// rustls with the `ring` provider, trusting the system's roots (or `SSL_CERT_FILE`).
+pub fn connector() -> Result<Connector, AgentError> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = rustls::RootCertStore::empty();
+    // Unparseable system certificates are skipped, as browsers do; only none at all is fatal.
+    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        let why = found
+            .errors
+            .first()
+            .map_or_else(String::new, |e| format!(" ({e})"));
+        return Err(AgentError::Config(format!(
+            "no trusted root certificates found for https{why}; install the system's CA \
+             certificates or point SSL_CERT_FILE at a PEM bundle"
+        )));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| AgentError::Config(format!("cannot set up TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Connector::Rustls(Arc::new(config)))
+}
