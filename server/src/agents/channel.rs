@@ -210,6 +210,7 @@ pub async fn serve(
         session,
         account_id: credential.account_id.clone(),
         credential_id: credential.id.clone(),
+        binds,
     };
     let control = channel.registry.open(live);
     let limit = channel.registry.timings().send_timeout;

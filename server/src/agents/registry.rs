@@ -18,6 +18,7 @@ use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tunnel_core::acl::Bind;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
@@ -28,6 +29,10 @@ pub struct LiveSession {
     pub session: TunnelSession,
     pub account_id: String,
     pub credential_id: String,
+    /// What the agent asked to bind in its hello (domains, addresses, `key=value` labels), kept
+    /// so a changed ACL can be checked against live sessions and backends can select them by
+    /// label.
+    pub binds: Vec<Bind>,
 }
 
 /// What the API asks of a session's connection task.
@@ -307,6 +312,7 @@ mod tests {
             },
             account_id: account.into(),
             credential_id: credential.into(),
+            binds: Vec::new(),
         }
     }
 

@@ -43,5 +43,6 @@ pub fn session(app: &TestApp, n: u64, account: &str, credential: &str) -> LiveSe
         },
         account_id: account.into(),
         credential_id: credential.into(),
+        binds: Vec::new(),
     }
 }
