@@ -1,7 +1,7 @@
 //! The agent channel, agent side: connect to `/agent/v1/connect`, send the hello, hold the
-//! session with heartbeats, answer commands, and reconnect with bounded exponential backoff when
-//! the link is lost (each reconnect opens a new session, as the server removes a session the
-//! moment its connection drops).
+//! session with heartbeats, answer commands, report the update's progress (`UpdateState`), and
+//! reconnect with bounded exponential backoff when the link is lost (each reconnect opens a new
+//! session, as the server removes a session the moment its connection drops).
 //!
 //! [`run`] returns only when the process should end or be replaced: stopped, asked to restart,
 //! or refused/closed by the server (an [`AgentError`]). What to do then (exit, `exec`) is
@@ -214,6 +214,12 @@ async fn session(
     };
     on_event(Event::Opened { session_id });
     let opened_at = Some(Instant::now());
+    // A session opened mid-update (a reconnect): the new session's server state starts empty.
+    if let Some(update) = updater.report(Instant::now())
+        && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
+    {
+        return lost(format!("cannot report the update: {e}"), opened_at);
+    }
 
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -239,10 +245,17 @@ async fn session(
                     ServerMessage::Command { command_id, command, target_version } => {
                         let (refused, exit) = decide(config, updater, command, target_version.as_deref());
                         on_event(Event::Command { command, refused });
-                        if let (AgentCommand::Update, None) = (command, refused)
-                            && let UpdateState::Updating { target, .. } = updater.state(Instant::now())
-                        {
-                            on_event(Event::Updating { target: *target });
+                        if let (AgentCommand::Update, None) = (command, refused) {
+                            // Before the ack: the server knows the update runs by the time the
+                            // API answers 204, so no restart can slip in between.
+                            if let Some(update) = updater.report(Instant::now())
+                                && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
+                            {
+                                return lost(format!("cannot report the update: {e}"), opened_at);
+                            }
+                            if let UpdateState::Updating { target, .. } = updater.state(Instant::now()) {
+                                on_event(Event::Updating { target: *target });
+                            }
                         }
                         if let Err(e) = tx.send(encode(&AgentMessage::Ack(Ack { command_id, refused }))).await {
                             return lost(format!("cannot acknowledge: {e}"), opened_at);
@@ -273,6 +286,13 @@ async fn session(
             }
             _ = sleep_until(update_done), if update_done.is_some() => {
                 if let Some(target) = updater.pending_version(Instant::now()) {
+                    // The server first, then the event: whoever watches the event (a person, a
+                    // test) finds the server already counting the wait after the update.
+                    if let Some(update) = updater.report(Instant::now())
+                        && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
+                    {
+                        return lost(format!("cannot report the update: {e}"), opened_at);
+                    }
                     on_event(Event::Updated { target });
                 }
             }

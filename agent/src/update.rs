@@ -5,6 +5,12 @@
 //! it by waiting for the configured duration. After a restart the agent reports the target
 //! version (see `commands::UPDATED_VERSION_ENV`).
 //!
+//! The server is told where the update stands ([`Updater::report`], sent over the channel when
+//! the update starts, when it finishes, and when a session opens mid-update), because it refuses
+//! a restart that would lose the update: while it is applied and for a while after. The report
+//! holds durations on this process's monotonic clock, not timestamps, so the server's clock and
+//! the agent's need not agree.
+//!
 //! The agent is the one place that decides every update refusal, because it alone knows both its
 //! configuration (update checks on/off) and its state; the server only supplies the target.
 //! The agent does not take that target on trust either: one that is not newer, or that is in
@@ -12,7 +18,7 @@
 //! version, whatever a misconfigured or hostile server asks).
 
 use std::time::{Duration, Instant};
-use tunnel_core::agent_protocol::Refusal;
+use tunnel_core::agent_protocol::{Refusal, UpdateReport};
 use tunnel_core::version::Version;
 
 /// Where the agent is in an update.
@@ -23,9 +29,10 @@ pub enum UpdateState {
         target: Version,
         until: Instant,
     },
-    /// Updated; the new version runs after the next restart.
+    /// Updated (at `at`); the new version runs after the next restart.
     Updated {
         target: Version,
+        at: Instant,
     },
 }
 
@@ -55,7 +62,7 @@ impl Updater {
         if let UpdateState::Updating { target, until } = self.state
             && now >= until
         {
-            self.state = UpdateState::Updated { target };
+            self.state = UpdateState::Updated { target, at: until };
         }
         &self.state
     }
@@ -71,8 +78,24 @@ impl Updater {
     /// The version to report after a restart, if an update completed.
     pub fn pending_version(&mut self, now: Instant) -> Option<Version> {
         match self.state(now) {
-            UpdateState::Updated { target } => Some(*target),
+            UpdateState::Updated { target, .. } => Some(*target),
             _ => None,
+        }
+    }
+
+    /// What to tell the server about the update at `now`; `None` while idle.
+    pub fn report(&mut self, now: Instant) -> Option<UpdateReport> {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        match self.state(now) {
+            UpdateState::Idle => None,
+            UpdateState::Updating { target, until } => Some(UpdateReport::Updating {
+                target: target.to_string(),
+                remaining_ms: ms(until.saturating_duration_since(now)),
+            }),
+            UpdateState::Updated { target, at } => Some(UpdateReport::Updated {
+                version: target.to_string(),
+                elapsed_ms: ms(now.saturating_duration_since(*at)),
+            }),
         }
     }
 
@@ -143,18 +166,34 @@ mod tests {
     fn update_goes_idle_updating_updated() {
         let t0 = Instant::now();
         let mut u = updater(true);
+        assert_eq!(u.report(t0), None);
         assert_eq!(
             u.request(Some("3.4.1"), t0),
             Ok(Version::parse("3.4.1").unwrap())
         );
         assert!(matches!(u.state(t0), UpdateState::Updating { .. }));
         assert_eq!(u.deadline(), Some(t0 + D));
+        assert_eq!(
+            u.report(t0 + Duration::from_secs(1)),
+            Some(UpdateReport::Updating {
+                target: "3.4.1".into(),
+                remaining_ms: 2000
+            })
+        );
         assert_eq!(u.pending_version(t0), None);
         assert_eq!(
             u.request(Some("3.4.1"), t0 + Duration::from_secs(1)),
             Err(Refusal::UpdateInProgress)
         );
         assert_eq!(u.pending_version(t0 + D), Version::parse("3.4.1"));
+        // Finished at its deadline, however late it is noticed.
+        assert_eq!(
+            u.report(t0 + D + Duration::from_millis(250)),
+            Some(UpdateReport::Updated {
+                version: "3.4.1".into(),
+                elapsed_ms: 250
+            })
+        );
         assert_eq!(
             u.request(Some("3.4.1"), t0 + D),
             Err(Refusal::UpdatedNotRestarted)

@@ -9,10 +9,14 @@
 
 mod support;
 
-use axum::http::{Method, StatusCode};
-use serde_json::Value;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
 use support::{Agent, Server, fast_timings};
 use tunnel_core::ErrorCode;
+use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
+use tunnel_server::agents::Timings;
 
 async fn server() -> Server {
     Server::start("3.4.1,2.9.0", "test-region", fast_timings()).await
@@ -295,7 +299,7 @@ async fn update_refusals_and_a_successful_update_then_restart() {
     let (_, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
     assert_eq!(s["agent_version"], "3.4.0");
 
-    let (status, body) = server.command(&id, "restart", &key).await;
+    let (status, body) = server.restart_after_update(&id, &key).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     let new_id = agent.session().await;
     assert_ne!(new_id, id);
@@ -324,12 +328,116 @@ async fn update_refusals_and_a_successful_update_then_restart() {
     })
     .await;
     assert_eq!(
-        server.command(&id, "restart", &key).await.0,
+        server.restart_after_update(&id, &key).await.0,
         StatusCode::NO_CONTENT
     );
     let id = old.session().await;
     let (_, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
     assert_eq!(s["agent_version"], "2.9.0");
+}
+
+/// The `Retry-After` of a 409, which must equal `details.retry_after_secs`.
+fn retry_after(headers: &HeaderMap, body: &Value) -> u64 {
+    let secs: u64 = headers[RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    assert_eq!(body["details"]["retry_after_secs"], secs, "{body}");
+    secs
+}
+
+/// The restart-after-update rule with the server's real 10 s wait: during the update, and right
+/// after it, restart is a 409 with its own code, the seconds left and `Retry-After`; once the
+/// wait is over it goes through and the new session runs the new version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_waits_for_the_update_and_ten_seconds_after_it() {
+    let timings = Timings {
+        update_restart_wait: Timings::default().update_restart_wait,
+        ..fast_timings()
+    };
+    assert_eq!(
+        timings.update_restart_wait.as_secs(),
+        UPDATE_RESTART_WAIT_SECS
+    );
+    let server = Server::start("3.4.1", "local", timings).await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &["--report-version", "3.4.0"]);
+    let id = agent.session().await;
+    let path = format!("/tunnel_sessions/{id}");
+    let restart = format!("{path}/restart");
+    let (_, s) = server.get(&path, &key).await;
+    assert_eq!(s["agent_update_state"], Value::Null, "{s}");
+
+    // During the update (2 s in these tests): the server knew before it answered 204.
+    let (status, body) = server.command(&id, "update", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, s) = server.get(&path, &key).await;
+    assert_eq!(
+        s["agent_update_state"],
+        json!({"state": "updating", "target": "3.4.1"})
+    );
+    let (status, headers, body) = server
+        .call_with_headers(Method::POST, &restart, &key, None)
+        .await;
+    assert_error(status, &body, ErrorCode::RestartDuringUpdate);
+    assert!((1..=2).contains(&retry_after(&headers, &body)), "{body}");
+    assert!(
+        body["msg"]
+            .as_str()
+            .unwrap()
+            .contains("applying its update to 3.4.1"),
+        "{body}"
+    );
+    assert_eq!(body["details"]["session_id"], id.as_str());
+    assert!(agent.running(), "the refused restart reached no agent");
+
+    // Right after it: the 10 s count, rounded up to whole seconds.
+    agent
+        .wait_line("update complete", |l| {
+            l.starts_with("updated to 3.4.1").then_some(())
+        })
+        .await;
+    let (status, headers, body) = server
+        .call_with_headers(Method::POST, &restart, &key, None)
+        .await;
+    assert_error(status, &body, ErrorCode::RestartTooSoon);
+    let secs = retry_after(&headers, &body);
+    assert!((8..=10).contains(&secs), "{secs} s left: {body}");
+    let msg = body["msg"].as_str().unwrap();
+    assert!(msg.contains("less than 10 seconds ago"), "{msg}");
+    assert!(
+        msg.contains(&format!("restart it in {secs} seconds")),
+        "{msg}"
+    );
+    let (_, s) = server.get(&path, &key).await;
+    let state = &s["agent_update_state"];
+    assert_eq!(state["state"], "updated", "{s}");
+    assert_eq!(state["version"], "3.4.1", "{s}");
+    let left = state["restart_available_in_secs"].as_u64().unwrap();
+    assert!(left <= secs && left + 1 >= secs, "{left} vs {secs}");
+    // Listed the same way.
+    let (_, list) = server.get("/tunnel_sessions", &key).await;
+    assert_eq!(
+        list["tunnel_sessions"][0]["agent_update_state"]["state"],
+        "updated"
+    );
+
+    // After the wait the restart goes through and the new session reports the new version.
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    let (_, s) = server.get(&path, &key).await;
+    assert_eq!(
+        s["agent_update_state"]["restart_available_in_secs"], 0,
+        "{s}"
+    );
+    let (status, body) = server.command(&id, "restart", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let new_id = agent.session().await;
+    let (_, s) = server
+        .get(&format!("/tunnel_sessions/{new_id}"), &key)
+        .await;
+    assert_eq!(s["agent_version"], "3.4.1", "{s}");
+    assert_eq!(s["agent_update_state"], Value::Null, "{s}");
+    // With no update pending, restart is never held back.
+    let (status, body) = server.command(&new_id, "restart", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

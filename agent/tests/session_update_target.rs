@@ -84,7 +84,7 @@ async fn the_update_target_is_shown_and_is_what_update_does() {
         })
         .await;
     assert_eq!(done, "3.4.1; restart pending");
-    let (status, body) = server.command(id, "restart", &key).await;
+    let (status, body) = server.restart_after_update(id, &key).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     let new_id = agent.session().await;
     let (one, listed) = both_views(&server, &key, &new_id).await;

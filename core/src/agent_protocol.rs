@@ -2,7 +2,10 @@
 //!
 //! The agent opens with `Hello`; the server answers `Welcome` (a session is open) or `Refused`
 //! (and closes). The server then sends `Command`s, each answered by the agent with an `Ack`.
-//! Both sides send `Ping`/`Pong`-style heartbeats at the WebSocket level.
+//! The agent reports where it is in an update with `UpdateState` (when an update starts, when
+//! it finishes, and at the start of a session opened mid-update); the server keeps it to refuse
+//! a restart that would lose the update. Both sides send `Ping`/`Pong`-style heartbeats at the
+//! WebSocket level.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +22,25 @@ use crate::version::Version;
 pub enum AgentMessage {
     Hello(Hello),
     Ack(Ack),
+    /// Where the agent is in an update. Sent before the `Ack` of an accepted update (so the
+    /// server knows before the API answers 204), when the update finishes, and right after the
+    /// welcome of a session opened while an update is running or pending a restart. A server
+    /// that does not know this message ignores it.
+    UpdateState {
+        update: UpdateReport,
+    },
+}
+
+/// An update's progress as the agent reports it. Times are durations on the agent's own
+/// monotonic clock, never timestamps: the server anchors them to its receipt time, so no two
+/// clocks need to agree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum UpdateReport {
+    /// Applying the update to `target`; about `remaining_ms` are left.
+    Updating { target: String, remaining_ms: u64 },
+    /// The update to `version` finished `elapsed_ms` ago; it runs after the next restart.
+    Updated { version: String, elapsed_ms: u64 },
 }
 
 /// The first message of an agent.
@@ -189,6 +211,22 @@ mod tests {
         };
         let json = serde_json::to_string(&cmd).unwrap();
         assert_eq!(serde_json::from_str::<ServerMessage>(&json).unwrap(), cmd);
+        let report = AgentMessage::UpdateState {
+            update: UpdateReport::Updated {
+                version: "3.4.1".into(),
+                elapsed_ms: 5,
+            },
+        };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "update_state",
+                "update": {"state": "updated", "version": "3.4.1", "elapsed_ms": 5}})
+        );
+        assert_eq!(
+            serde_json::from_value::<AgentMessage>(json).unwrap(),
+            report
+        );
     }
 
     fn good_hello() -> Hello {

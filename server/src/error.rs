@@ -1,6 +1,7 @@
 //! The server's one error type and its one mapping to the wire (docs/errors.md): the JSON
 //! [`ErrorBody`] with a stable code, `details.field` where a field is at fault, and the operation
-//! id in the body and in the `Operation-Id` header. 5xx bodies never carry internals: the cause
+//! id in the body and in the `Operation-Id` header, and `Retry-After` for an error that names
+//! when to try again (`details.retry_after_secs`, set by [`ApiError::with_retry_after`]). 5xx bodies never carry internals: the cause
 //! is logged with the operation id instead, so an operator can match a report to the log.
 
 use crate::store;
@@ -12,6 +13,9 @@ use std::collections::BTreeMap;
 use tunnel_core::errors::{ErrorBody, ErrorCode, FieldError};
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths::OPERATION_ID_HEADER;
+
+/// The `details` key of [`ApiError::with_retry_after`], mirrored in the `Retry-After` header.
+const RETRY_AFTER_DETAIL: &str = "retry_after_secs";
 
 tokio::task_local! {
     /// The operation id of the request being served (set by `operation_id` middleware in
@@ -100,6 +104,12 @@ impl ApiError {
             }
             other => other,
         }
+    }
+
+    /// Says when to try again: `details.retry_after_secs` in the body and the same whole
+    /// seconds in the `Retry-After` header (one source, so the two cannot disagree).
+    pub fn with_retry_after(self, secs: u64) -> ApiError {
+        self.with_detail(RETRY_AFTER_DETAIL, secs)
     }
 
     /// 404 for a resource that does not exist in the caller's account (never 403: no leak).
@@ -213,11 +223,21 @@ impl IntoResponse for ApiError {
             tracing::error!(operation_id, error = %format!("{cause:#}"), "internal error");
         }
         let body = self.body(&operation_id);
+        let retry_after = body
+            .details
+            .extra
+            .get(RETRY_AFTER_DETAIL)
+            .and_then(Value::as_u64);
         let status =
             StatusCode::from_u16(body.status_code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response = (status, axum::Json(body)).into_response();
         if let Ok(value) = HeaderValue::from_str(&operation_id) {
             response.headers_mut().insert(OPERATION_ID_HEADER, value);
+        }
+        if let Some(secs) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }

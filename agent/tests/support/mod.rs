@@ -9,7 +9,8 @@
 
 use axum::Router;
 use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ use tokio::net::TcpListener;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tower::ServiceExt;
+use tunnel_core::ErrorCode;
 use tunnel_server::agents::{Registry, Timings};
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
@@ -85,6 +87,18 @@ impl Server {
         key: &str,
         body: Option<&str>,
     ) -> (StatusCode, Value) {
+        let (status, _, value) = self.call_with_headers(method, path, key, body).await;
+        (status, value)
+    }
+
+    /// [`Server::call`], with the response's headers too.
+    pub async fn call_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        body: Option<&str>,
+    ) -> (StatusCode, HeaderMap, Value) {
         let mut req = Request::builder()
             .method(method)
             .uri(format!("/api{path}"))
@@ -98,13 +112,14 @@ impl Server {
             .unwrap();
         let res = self.app.clone().oneshot(req).await.unwrap();
         let status = res.status();
+        let headers = res.headers().clone();
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         let value = if bytes.is_empty() {
             Value::Null
         } else {
             serde_json::from_slice(&bytes).unwrap()
         };
-        (status, value)
+        (status, headers, value)
     }
 
     pub async fn get(&self, path: &str, key: &str) -> (StatusCode, Value) {
@@ -120,6 +135,30 @@ impl Server {
             None,
         )
         .await
+    }
+
+    /// Restarts the agent of session `id` after an update, as a client should: a 409 saying the
+    /// update is still applied or finished too recently is retried after its `Retry-After`
+    /// (bounded by [`WAIT`]). Returns the last answer.
+    pub async fn restart_after_update(&self, id: &str, key: &str) -> (StatusCode, Value) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let path = format!("/tunnel_sessions/{id}/restart");
+        loop {
+            let (status, headers, body) =
+                self.call_with_headers(Method::POST, &path, key, None).await;
+            let waiting = [ErrorCode::RestartDuringUpdate, ErrorCode::RestartTooSoon]
+                .iter()
+                .any(|c| body["error_code"] == c.as_str());
+            if !waiting {
+                return (status, body);
+            }
+            let secs: u64 = headers[RETRY_AFTER].to_str().unwrap().parse().unwrap();
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "restart still refused: {body}"
+            );
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+        }
     }
 
     /// Creates a credential with `acl`; returns its id and authtoken.
@@ -176,12 +215,14 @@ impl Server {
     }
 }
 
-/// Fast timings for tests (the agent's own are set by flags/env in `Agent::spawn`).
+/// Fast timings for tests (the agent's own are set by flags/env in `Agent::spawn`): a restart
+/// waits 1 s after an update instead of 10 (the 10 s default has its own test).
 pub fn fast_timings() -> Timings {
     Timings {
         command_timeout: Duration::from_secs(10),
         heartbeat: Duration::from_secs(5),
         hello_timeout: Duration::from_secs(5),
+        update_restart_wait: Duration::from_secs(1),
         ..Timings::default()
     }
 }

@@ -9,9 +9,14 @@
 //! - `agent_update_checks`: whether the agent said in its hello that update checks are enabled
 //!   (`false` for an agent started with `--no-update-check`, which refuses every update).
 //!
-//! Both default when absent (`null`; `true`), so JSON from a server without them still decodes.
-//! Neither follows an update in progress: the agent reports its new version, and gets a new
-//! target, only in the session it opens after the restart.
+//! - `agent_update_state`: where the agent is in an update, as it reported over the channel:
+//!   `null` (no update in this process), `updating` (to `target`), or `updated` (to `version`,
+//!   with `restart_available_in_secs`: how long a restart is still refused, counted at the
+//!   moment of the response, so a client needs no clock agreeing with the server's).
+//!
+//! All default when absent (`null`; `true`; `null`), so JSON from a server without them still
+//! decodes. `agent_version` and `agent_update_target` do not follow an update: the agent reports
+//! its new version, and gets a new target, only in the session it opens after the restart.
 
 use super::{Ref, list_page};
 use serde::{Deserialize, Serialize};
@@ -35,6 +40,23 @@ pub struct TunnelSession {
     /// Extension: whether the agent accepts updates at all (its hello's `update_checks`).
     #[serde(default = "enabled")]
     pub agent_update_checks: bool,
+    /// Extension: the agent's update in progress or pending a restart (see the module doc).
+    #[serde(default)]
+    pub agent_update_state: Option<AgentUpdateState>,
+}
+
+/// Where a session's agent is in an update (`agent_update_state`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum AgentUpdateState {
+    /// Applying the update to `target`: a restart now would lose it, so it is refused.
+    Updating { target: String },
+    /// Updated to `version`, which runs after the next restart; a restart is refused for
+    /// another `restart_available_in_secs` seconds (0: allowed now).
+    Updated {
+        version: String,
+        restart_available_in_secs: u64,
+    },
 }
 
 /// What a session without `agent_update_checks` (an older server) is taken to say: the
@@ -105,11 +127,30 @@ mod tests {
         let written = serde_json::to_value(&old).unwrap();
         assert_eq!(written["agent_update_target"], serde_json::Value::Null);
         assert_eq!(written["agent_update_checks"], true);
+        assert_eq!(old.agent_update_state, None);
+        assert_eq!(written["agent_update_state"], serde_json::Value::Null);
         let mut new = json;
         new["agent_update_target"] = "3.4.1".into();
         new["agent_update_checks"] = false.into();
         let new: TunnelSession = serde_json::from_value(new).unwrap();
         assert_eq!(new.agent_update_target.as_deref(), Some("3.4.1"));
         assert!(!new.agent_update_checks);
+        let state = AgentUpdateState::Updated {
+            version: "3.4.1".into(),
+            restart_available_in_secs: 7,
+        };
+        assert_eq!(
+            serde_json::to_value(&state).unwrap(),
+            serde_json::json!({"state": "updated", "version": "3.4.1", "restart_available_in_secs": 7})
+        );
+        let updating: AgentUpdateState =
+            serde_json::from_value(serde_json::json!({"state": "updating", "target": "3.4.1"}))
+                .unwrap();
+        assert_eq!(
+            updating,
+            AgentUpdateState::Updating {
+                target: "3.4.1".into()
+            }
+        );
     }
 }

@@ -7,8 +7,10 @@
 //! either refuses (one `Refused` frame with the error code and reason, then close) or opens a
 //! session `ts_…` in the registry, with the update target the server picks for it once and for all,
 //! and serves it: commands from the API go out as `Command` frames and come back as `Ack`s matched
-//! by `command_id`; pings keep the link alive and detect dead peers. Whatever ends the connection
-//! removes the session at once (docs/agent-channel.md).
+//! by `command_id`; the agent's update reports (`UpdateState`) go to the registry, which holds
+//! restarts back while an update is applied and shortly after; pings keep the link alive and
+//! detect dead peers. Whatever ends the connection removes the session at once
+//! (docs/agent-channel.md).
 //!
 //! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped at
 //! `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most
@@ -205,6 +207,8 @@ pub async fn serve(
             &channel.config.agent_latest,
         ),
         agent_update_checks: hello.update_checks,
+        // Known only once the agent reports it over the channel.
+        agent_update_state: None,
     };
     let live = LiveSession {
         session,
@@ -280,6 +284,10 @@ async fn hold(
                                 // The API caller may have timed out and left: nothing to tell.
                                 let _ = reply.send(ack.refused.map_or(Ok(()), Err));
                             }
+                        }
+                        // Stamped with the server's receipt time: no agent clock is trusted.
+                        Ok(AgentMessage::UpdateState { update }) => {
+                            channel.registry.report_update(id, update, Instant::now());
                         }
                         // A second hello or an unknown message is ignored rather than fatal, so
                         // newer agents can add messages.

@@ -8,14 +8,19 @@
 //! whether it is updating, decides every update refusal and says which. Restart on Windows is
 //! refused by both: here from the reported OS, and by the agent.
 //!
+//! A restart is also refused here, before anything is sent, while the agent applies an update
+//! and for the wait after it ([`Undelivered::MustWait`]): the server knows the update's
+//! progress from the agent's own reports (`Registry::restart_wait`), so the rule holds for every
+//! client, not only the console. Restarting then would run the old version and lose the update.
+//!
 //! The target is chosen once, when the session opens ([`session_update_target`]), and shown as
 //! the session's `agent_update_target`, so what a client sees before sending `update` is the
 //! target the command carries. An agent whose hello disabled update checks gets none: it would
 //! refuse any target, and its own refusal (update checks disabled) takes precedence over "no
 //! target", so the outcome of the command does not change.
 
-use super::registry::{CommandError, Registry};
-use std::time::Duration;
+use super::registry::{CommandError, Registry, RestartWait};
+use std::time::{Duration, Instant};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
 use tunnel_core::version::{Version, update_target};
@@ -36,6 +41,8 @@ pub enum Undelivered {
         os: String,
         agent_version: String,
     },
+    /// A restart must wait: an update is being applied or finished too recently.
+    MustWait(RestartWait),
 }
 
 /// Sends `command` to the session `id` of `account_id` and waits for the agent's answer.
@@ -57,6 +64,11 @@ pub async fn deliver(
     // that reports Windows, without a round trip.
     if command == AgentCommand::Restart && is_windows(&session.os) {
         return Err(refused(Refusal::RestartUnsupported));
+    }
+    if command == AgentCommand::Restart
+        && let Some(wait) = registry.restart_wait(account_id, id, Instant::now())
+    {
+        return Err(Undelivered::MustWait(wait));
     }
     let target = match command {
         AgentCommand::Update => session.agent_update_target.clone(),

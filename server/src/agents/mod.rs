@@ -12,4 +12,4 @@ pub mod commands;
 pub mod registry;
 
 pub use commands::Undelivered;
-pub use registry::{LiveSession, Registry, Timings};
+pub use registry::{LiveSession, Registry, RestartWait, Timings};

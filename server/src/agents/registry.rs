@@ -12,16 +12,23 @@
 //!
 //! The registry also holds the slots of connections still waiting for their hello, so a flood
 //! of upgrades that never say hello cannot pin an unbounded number of tasks and sockets.
+//!
+//! And each session's update progress, as its agent reported it over the channel (`UpdateState`),
+//! anchored to the server's own clock on receipt: a restart is refused while an update is being
+//! applied and for `Timings::update_restart_wait` after it finished ([`Registry::restart_wait`]),
+//! and sessions are served with it as `agent_update_state`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tunnel_core::acl::Bind;
-use tunnel_core::agent_protocol::Refusal;
+use tunnel_core::agent_protocol::{Refusal, UpdateReport};
 use tunnel_core::errors::ErrorCode;
-use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
+use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
+use tunnel_core::resources::tunnel_session::{AgentCommand, AgentUpdateState, TunnelSession};
+use tunnel_core::version::Version;
 
 /// One connected session with what the API does not show: its account and credential.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +85,10 @@ pub struct Timings {
     pub send_timeout: Duration,
     /// Most connections waiting for their hello at once; further upgrades get a 503.
     pub max_pending_hellos: usize,
+    /// How long after an agent finished an update a restart is still refused (the spec's
+    /// `UPDATE_RESTART_WAIT_SECS`). Tests in process may shorten it; the server binary has no
+    /// flag for it.
+    pub update_restart_wait: Duration,
 }
 
 impl Default for Timings {
@@ -88,6 +99,99 @@ impl Default for Timings {
             hello_timeout: Duration::from_secs(10),
             send_timeout: Duration::from_secs(10),
             max_pending_hellos: 1024,
+            update_restart_wait: Duration::from_secs(UPDATE_RESTART_WAIT_SECS),
+        }
+    }
+}
+
+/// A session's update as the server knows it, on the server's clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UpdateProgress {
+    /// Being applied; expected to finish at `until` (the agent's estimate, from receipt).
+    Updating { target: String, until: Instant },
+    /// Finished at `finished_at` (receipt time, less what the agent said had elapsed).
+    Updated {
+        version: String,
+        finished_at: Instant,
+    },
+}
+
+/// Why a restart must wait, and for how long (whole seconds, rounded up, at least 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestartWait {
+    /// The agent is applying an update to `target`.
+    Updating { target: String, secs: u64 },
+    /// The agent finished updating to `version` less than the wait ago.
+    TooSoon { version: String, secs: u64 },
+}
+
+/// Whole seconds in `d`, rounded up.
+pub fn ceil_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// Longest update an agent may announce, and longest it may say has elapsed: bounds on what a
+/// peer can make the server believe (an hour is far beyond any real update).
+const MAX_REPORTED: Duration = Duration::from_secs(3600);
+
+impl UpdateProgress {
+    /// The progress an agent's report means, received `now`; `None` for a report whose version
+    /// is not a version (ignored, like any malformed message).
+    fn from_report(report: UpdateReport, now: Instant) -> Option<UpdateProgress> {
+        let ms = |ms: u64| Duration::from_millis(ms).min(MAX_REPORTED);
+        match report {
+            UpdateReport::Updating {
+                target,
+                remaining_ms,
+            } => Version::parse(&target).map(|v| UpdateProgress::Updating {
+                target: v.to_string(),
+                until: now + ms(remaining_ms),
+            }),
+            UpdateReport::Updated {
+                version,
+                elapsed_ms,
+            } => Version::parse(&version).map(|v| UpdateProgress::Updated {
+                version: v.to_string(),
+                finished_at: now.checked_sub(ms(elapsed_ms)).unwrap_or(now),
+            }),
+        }
+    }
+
+    /// Whether (and how long) a restart must wait at `now`.
+    fn restart_wait(&self, wait: Duration, now: Instant) -> Option<RestartWait> {
+        match self {
+            // An update past its estimate still counts as running until the agent says it
+            // finished: restarting then could still lose it. Retry soon rather than never.
+            UpdateProgress::Updating { target, until } => Some(RestartWait::Updating {
+                target: target.clone(),
+                secs: ceil_secs(until.saturating_duration_since(now)).max(1),
+            }),
+            UpdateProgress::Updated {
+                version,
+                finished_at,
+            } => {
+                let left = (*finished_at + wait).saturating_duration_since(now);
+                (!left.is_zero()).then(|| RestartWait::TooSoon {
+                    version: version.clone(),
+                    secs: ceil_secs(left),
+                })
+            }
+        }
+    }
+
+    /// The wire form (`agent_update_state`) at `now`.
+    fn shown(&self, wait: Duration, now: Instant) -> AgentUpdateState {
+        match self {
+            UpdateProgress::Updating { target, .. } => AgentUpdateState::Updating {
+                target: target.clone(),
+            },
+            UpdateProgress::Updated { version, .. } => AgentUpdateState::Updated {
+                version: version.clone(),
+                restart_available_in_secs: match self.restart_wait(wait, now) {
+                    Some(RestartWait::TooSoon { secs, .. }) => secs,
+                    _ => 0,
+                },
+            },
         }
     }
 }
@@ -97,6 +201,16 @@ impl Default for Timings {
 struct Entry {
     live: LiveSession,
     link: mpsc::UnboundedSender<Control>,
+    update: Option<UpdateProgress>,
+}
+
+impl Entry {
+    /// The session as the API shows it at `now`, with its update state.
+    fn shown(&self, wait: Duration, now: Instant) -> TunnelSession {
+        let mut session = self.live.session.clone();
+        session.agent_update_state = self.update.as_ref().map(|u| u.shown(wait, now));
+        session
+    }
 }
 
 #[derive(Debug, Default)]
@@ -169,7 +283,38 @@ impl Registry {
         sessions
             .accounts
             .insert(live.session.id.clone(), live.account_id.clone());
-        sessions.by_account.insert(key, Entry { live, link });
+        sessions.by_account.insert(
+            key,
+            Entry {
+                live,
+                link,
+                update: None,
+            },
+        );
+    }
+
+    /// Records the update progress the agent of session `id` reported, received at `now`.
+    pub fn report_update(&self, id: &str, report: UpdateReport, now: Instant) {
+        let Some(progress) = UpdateProgress::from_report(report, now) else {
+            return;
+        };
+        let mut sessions = self.write();
+        let Some(account_id) = sessions.accounts.get(id).cloned() else {
+            return;
+        };
+        if let Some(entry) = sessions.by_account.get_mut(&(account_id, id.to_owned())) {
+            entry.update = Some(progress);
+        }
+    }
+
+    /// Whether a restart of session `id` must wait at `now` (an update being applied, or
+    /// finished less than `update_restart_wait` ago), and for how long.
+    pub fn restart_wait(&self, account_id: &str, id: &str, now: Instant) -> Option<RestartWait> {
+        self.read()
+            .by_account
+            .get(&(account_id.to_owned(), id.to_owned()))
+            .and_then(|e| e.update.as_ref())
+            .and_then(|u| u.restart_wait(self.timings.update_restart_wait, now))
     }
 
     /// Delivers `command` to the session `id` of `account_id` and waits for the agent's
@@ -216,10 +361,11 @@ impl Registry {
 
     /// The session `id` if it belongs to `account_id`.
     pub fn get(&self, account_id: &str, id: &str) -> Option<TunnelSession> {
+        let now = Instant::now();
         self.read()
             .by_account
             .get(&(account_id.to_owned(), id.to_owned()))
-            .map(|e| e.live.session.clone())
+            .map(|e| e.shown(self.timings.update_restart_wait, now))
     }
 
     /// One page of the account's sessions, newest first, and whether more follow.
@@ -229,6 +375,8 @@ impl Registry {
         limit: usize,
         before_id: Option<&str>,
     ) -> (Vec<TunnelSession>, bool) {
+        let now = Instant::now();
+        let wait = self.timings.update_restart_wait;
         let sessions = self.read();
         let account = account_id.to_owned();
         // The account's range: from its smallest possible key (empty id) up to `before_id`
@@ -244,7 +392,7 @@ impl Registry {
             .range((lower, upper))
             .rev()
             .take(limit + 1)
-            .map(|(_, e)| e.live.session.clone())
+            .map(|(_, e)| e.shown(wait, now))
             .collect();
         let more = page.len() > limit;
         page.truncate(limit);
@@ -309,6 +457,7 @@ mod tests {
                 transport: "tunnel/v2".into(),
                 agent_update_target: Some("3.4.1".into()),
                 agent_update_checks: true,
+                agent_update_state: None,
             },
             account_id: account.into(),
             credential_id: credential.into(),
@@ -354,6 +503,85 @@ mod tests {
         assert!(registry.remove(&id).is_some());
         assert!(registry.remove(&id).is_none());
         assert_eq!(registry.list("a", 10, None).0.len(), 1);
+    }
+
+    #[test]
+    fn restart_waits_while_updating_and_for_the_wait_after_it() {
+        let registry = Registry::default();
+        let l = live(1, "a", "cr_1");
+        let id = l.session.id.clone();
+        registry.insert(l);
+        // 3 s ago, so that the finish at `t1` below is about now for `get`, which reads the clock.
+        let t0 = Instant::now() - Duration::from_secs(3);
+        let wait = |now| registry.restart_wait("a", &id, now);
+        let state = || registry.get("a", &id).unwrap().agent_update_state;
+        assert_eq!(wait(t0), None);
+        assert_eq!(state(), None);
+
+        let updating = |target: &str, remaining_ms| UpdateReport::Updating {
+            target: target.into(),
+            remaining_ms,
+        };
+        registry.report_update(&id, updating("3.4.1", 2500), t0);
+        let ms = Duration::from_millis;
+        let updating_for = |secs| {
+            Some(RestartWait::Updating {
+                target: "3.4.1".into(),
+                secs,
+            })
+        };
+        assert_eq!(wait(t0), updating_for(3));
+        assert_eq!(wait(t0 + ms(2000)), updating_for(1));
+        // Past its estimate but not reported finished: still updating, retry in a second.
+        assert_eq!(wait(t0 + ms(9000)), updating_for(1));
+        assert_eq!(
+            state(),
+            Some(AgentUpdateState::Updating {
+                target: "3.4.1".into()
+            })
+        );
+        // Another account does not see it; a malformed report changes nothing.
+        assert_eq!(registry.restart_wait("b", &id, t0), None);
+        registry.report_update(&id, updating("not a version", 1), t0);
+        assert_eq!(wait(t0), updating_for(3));
+
+        // Finished 400 ms before the report arrived at t1: the default 10 s count from then.
+        let t1 = t0 + ms(3000);
+        let updated = UpdateReport::Updated {
+            version: "3.4.1".into(),
+            elapsed_ms: 400,
+        };
+        registry.report_update(&id, updated, t1);
+        let too_soon = |secs| {
+            Some(RestartWait::TooSoon {
+                version: "3.4.1".into(),
+                secs,
+            })
+        };
+        assert_eq!(UPDATE_RESTART_WAIT_SECS, 10);
+        assert_eq!(wait(t1), too_soon(10)); // 9.6 s left
+        assert_eq!(wait(t1 + ms(599)), too_soon(10));
+        assert_eq!(wait(t1 + ms(600)), too_soon(9));
+        assert_eq!(wait(t1 + ms(9599)), too_soon(1));
+        assert_eq!(wait(t1 + ms(9600)), None);
+        match state() {
+            Some(AgentUpdateState::Updated {
+                version,
+                restart_available_in_secs,
+            }) => {
+                assert_eq!(version, "3.4.1");
+                assert!((9..=10).contains(&restart_available_in_secs));
+            }
+            other => panic!("{other:?}"),
+        }
+        // An agent cannot push the finish time arbitrarily far back (nor the wait forward).
+        let t2 = t1 + ms(20_000);
+        let long_ago = UpdateReport::Updated {
+            version: "3.4.1".into(),
+            elapsed_ms: u64::MAX,
+        };
+        registry.report_update(&id, long_ago, t2);
+        assert_eq!(wait(t2), None);
     }
 
     #[tokio::test]

@@ -9,14 +9,17 @@
 //! A command is answered 204 once the agent acknowledged it; 404 for a session that is gone or
 //! belongs to another account, and for one that ended while the command was in flight or
 //! already accepted stop/restart (it is going away); 409 with the refusal's own error code
-//! (restart on Windows, and the four update cases); 504 only when the link is up but no
+//! (restart on Windows, and the four update cases); 409 with `Retry-After` for a restart while the
+//! agent applies an update or less than the wait after it finished; 504 only when the link is up but no
 //! acknowledgement came in time. The body is `{}` (a missing body counts as `{}`; unknown
 //! fields are a 400); an `id` equal to the path's is accepted and ignored, another is a 400 on
 //! field `id` (docs/api/README.md).
 
 use super::resource::Page;
 use super::{Change, Path};
+use crate::agents::RestartWait;
 use crate::agents::commands::{Undelivered, deliver};
+use crate::agents::registry::ceil_secs;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::paging;
@@ -85,13 +88,18 @@ fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
         } = change;
         deliver(&state.registry, &caller.account_id, &id, command)
             .await
-            .map_err(|why| undelivered(&id, command, why))?;
+            .map_err(|why| {
+                let wait = state.registry.timings().update_restart_wait;
+                undelivered(&id, command, why, ceil_secs(wait))
+            })?;
         ApiResult::Ok(StatusCode::NO_CONTENT)
     })
 }
 
 /// The answer to a command the agent did not accept.
-fn undelivered(id: &str, command: AgentCommand, why: Undelivered) -> ApiError {
+/// `wait_secs` is the server's wait after an update (`UPDATE_RESTART_WAIT_SECS` unless a test
+/// shortened it), named in the answer to a restart during an update.
+fn undelivered(id: &str, command: AgentCommand, why: Undelivered, wait_secs: u64) -> ApiError {
     let shown: String = id.chars().take(64).collect();
     match why {
         Undelivered::NotFound => ApiError::not_found(IdKind::TunnelSession, id),
@@ -121,6 +129,37 @@ fn undelivered(id: &str, command: AgentCommand, why: Undelivered) -> ApiError {
             refusal_message(refusal, &os, &agent_version),
         )
         .with_detail("session_id", id.to_owned()),
+        Undelivered::MustWait(wait) => {
+            restart_wait_error(wait, wait_secs).with_detail("session_id", id.to_owned())
+        }
+    }
+}
+
+/// The 409 of a restart that must wait: its own code, the seconds left in the message, and
+/// `Retry-After` with them.
+fn restart_wait_error(wait: RestartWait, wait_secs: u64) -> ApiError {
+    let s = |secs: u64| if secs == 1 { "" } else { "s" };
+    match wait {
+        RestartWait::Updating { target, secs } => ApiError::new(
+            ErrorCode::RestartDuringUpdate,
+            format!(
+                "The agent is applying its update to {target}; restarting now would lose it. \
+                 The update should finish in about {secs} second{}; restart is available {} \
+                 seconds after it has finished.",
+                s(secs),
+                wait_secs
+            ),
+        )
+        .with_retry_after(secs),
+        RestartWait::TooSoon { version, secs } => ApiError::new(
+            ErrorCode::RestartTooSoon,
+            format!(
+                "The agent finished updating to {version} less than {wait_secs} seconds ago; \
+                 restart it in {secs} second{} so that it starts the new version.",
+                s(secs)
+            ),
+        )
+        .with_retry_after(secs),
     }
 }
 

@@ -40,6 +40,7 @@ pub fn session(app: &TestApp, n: u64, account: &str, credential: &str) -> LiveSe
             transport: "tunnel/v2".into(),
             agent_update_target: None,
             agent_update_checks: true,
+            agent_update_state: None,
         },
         account_id: account.into(),
         credential_id: credential.into(),

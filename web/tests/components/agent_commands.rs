@@ -30,6 +30,7 @@ fn session(os: &str) -> TunnelSession {
         transport: "tunnel/v2".into(),
         agent_update_target: Some("3.4.1".into()),
         agent_update_checks: true,
+        agent_update_state: None,
     }
 }
 

@@ -96,7 +96,13 @@ pub const OPERATIONS: &[Operation] = &[
 ];
 
 /// Fields that are `null` in some responses.
-pub const NULLABLE: &[&str] = &["token", "next_page_uri", "backend", "agent_update_target"];
+pub const NULLABLE: &[&str] = &[
+    "token",
+    "next_page_uri",
+    "backend",
+    "agent_update_target",
+    "agent_update_state",
+];
 
 /// Properties beyond the spec (docs/api/README.md, extensions): (schema, property, description). Each is marked
 /// with `x-extension: true` and described, so a client can tell them from the spec's fields.
@@ -113,5 +119,14 @@ pub const EXTENSIONS: &[(&str, &str, &str)] = &[
         "agent_update_checks",
         "Extension. Whether the agent accepts updates (false for an agent started with \
          --no-update-check, which refuses every update).",
+    ),
+    (
+        "TunnelSession",
+        "agent_update_state",
+        "Extension. Where the agent is in an update, as it reported it: null (no update in this \
+         agent process), {\"state\": \"updating\", \"target\"} while the update is applied, or \
+         {\"state\": \"updated\", \"version\", \"restart_available_in_secs\"} once it finished: \
+         restart is refused (409) while updating and until restart_available_in_secs (counted at \
+         the time of the response) reaches 0.",
     ),
 ];

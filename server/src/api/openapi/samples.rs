@@ -28,7 +28,7 @@ use tunnel_core::resources::tls_edge::{
     TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList,
 };
 use tunnel_core::resources::tunnel_session::{
-    AgentCommandRequest, TunnelSession, TunnelSessionList,
+    AgentCommandRequest, AgentUpdateState, TunnelSession, TunnelSessionList,
 };
 use tunnel_core::resources::{ListPage, Ref};
 
@@ -89,6 +89,10 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         transport: "tunnel/v2".into(),
         agent_update_target: s("3.4.2"),
         agent_update_checks: true,
+        agent_update_state: Some(AgentUpdateState::Updated {
+            version: "3.4.2".into(),
+            restart_available_in_secs: 7,
+        }),
     };
     let module = TlsEdgeBackend {
         enabled: true,
