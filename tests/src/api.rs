@@ -65,6 +65,11 @@ impl Api {
         self.call(Method::GET, path, None).await
     }
 
+    /// POST: the status and the JSON body (any status; the caller judges it).
+    pub async fn post(&self, path: &str, body: Value) -> Result<(u16, Value)> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
     /// How many items the list page at `path` holds under its property `field` (`None` when
     /// the answer has no such list).
     pub async fn count(&self, path: &str, field: &str) -> Result<Option<usize>> {

@@ -1,7 +1,10 @@
 //! Flow 3: a real agent with a credential created through the API appears in the console;
 //! restart gives a new session id; update succeeds (the server knows a newer version of the same
-//! major) and keeps restart disabled for 10 seconds, a second update shows the agent's refusal;
-//! stop ends the agent process with status 0 and the row disappears.
+//! major) and restart stays disabled while the update runs and for 10 seconds after it, with a
+//! countdown that comes from the server (a reload in the middle keeps it), and the server itself
+//! refuses an early restart; a second update shows the agent's refusal; the restart after the
+//! wait brings the agent up on the new version; stop ends the agent process with status 0 and
+//! the row disappears.
 
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -71,6 +74,26 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         "restart is disabled after an update"
     );
     browser.screenshot("session-update-countdown").await?;
+    // The wait is the server's: any client is refused, with the seconds left.
+    let restart = format!("/tunnel_sessions/{second}/restart");
+    let (status, body): (u16, Value) = api.post(&restart, json!({})).await?;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        ["ERR_TUNNEL_146", "ERR_TUNNEL_147"].contains(&body["error_code"].as_str().unwrap_or("")),
+        "{body}"
+    );
+    assert!(
+        body["details"]["retry_after_secs"].as_u64().is_some(),
+        "{body}"
+    );
+    // A reload in the middle of the wait keeps the countdown: it comes from the session.
+    client.refresh().await?;
+    pages::wait_for_text(client, "Agent commands").await?;
+    pages::wait_for_text(client, "Restart is available in").await?;
+    assert!(
+        !tunnel_sessions::button_enabled(client, "Restart").await?,
+        "restart is still disabled after a reload"
+    );
     // A second update is refused by the agent (updating, or updated and not restarted).
     tunnel_sessions::command(client, "Update").await?;
     pages::wait_for_text(client, "The agent command failed").await?;
@@ -79,13 +102,21 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         text.contains("ERR_TUNNEL_143") || text.contains("ERR_TUNNEL_144"),
         "the refusal's code is shown: {text}"
     );
-    // After the wait, restart is available again.
+    // After the wait, restart is available again, and brings the agent up on the new version.
     eventually("restart to be enabled again after 10 s", || async {
         Ok(tunnel_sessions::button_enabled(client, "Restart")
             .await?
             .then_some(()))
     })
     .await?;
+    tunnel_sessions::command(client, "Restart").await?;
+    let third = one_session_other_than(api, Some(&second)).await?;
+    let (_, session): (u16, Value) = api.get(&format!("/tunnel_sessions/{third}")).await?;
+    assert_eq!(session["agent_version"], "3.4.1", "{session}");
+    assert_eq!(session["agent_update_state"], Value::Null, "{session}");
+    pages::wait_for_text(client, &third).await?;
+    tunnel_sessions::open(client, &third).await?;
+    pages::wait_for_text(client, "Agent version 3.4.1").await?;
 
     // Stop: the agent exits with 0 and the session leaves the list.
     tunnel_sessions::command(client, "Stop").await?;
@@ -93,8 +124,10 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     assert!(status.success(), "the agent exits 0 on stop: {status}");
     pages::wait_for_text(client, "No tunnel sessions online").await?;
     assert_eq!(session_ids(api).await?, Vec::<String>::new());
-    let (status, _): (u16, Value) = api.get(&format!("/tunnel_sessions/{second}")).await?;
-    assert_eq!(status, 404);
+    for gone in [&second, &third] {
+        let (status, _): (u16, Value) = api.get(&format!("/tunnel_sessions/{gone}")).await?;
+        assert_eq!(status, 404);
+    }
     browser.close().await?;
     Ok(())
 }

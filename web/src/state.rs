@@ -1,5 +1,7 @@
-//! The app-wide state: who is signed in, the sign-out notice, toasts, and the restart wait after
-//! agent updates. All signals, so the struct is `Copy` and moves freely into closures and tasks.
+//! The app-wide state: who is signed in, the sign-out notice, toasts, and names of referenced
+//! resources. All signals, so the struct is `Copy` and moves freely into closures and tasks.
+//! (The restart wait after an agent update is not kept here: it is the server's, read from the
+//! session, so it survives a reload and is the same in every tab.)
 
 use crate::session::{self, Auth};
 use leptos::prelude::*;
@@ -20,9 +22,6 @@ pub struct AppState {
     pub notice: RwSignal<Option<String>>,
     pub toasts: RwSignal<Vec<Toast>>,
     next_toast: RwSignal<u64>,
-    /// Per tunnel session id: the time (ms since the epoch) before which restart stays disabled,
-    /// kept here so that leaving the page does not reset the wait after an update.
-    pub restart_after: RwSignal<BTreeMap<String, f64>>,
     /// Names of referenced resources by API path (`None` while loading or when not found); see
     /// `components::names`.
     pub names: RwSignal<BTreeMap<String, Option<String>>>,
@@ -35,7 +34,6 @@ impl AppState {
             notice: RwSignal::new(None),
             toasts: RwSignal::new(Vec::new()),
             next_toast: RwSignal::new(0),
-            restart_after: RwSignal::new(BTreeMap::new()),
             names: RwSignal::new(BTreeMap::new()),
         }
     }

@@ -1,7 +1,13 @@
 //! Tunnel sessions (`docs/api/tunnel_sessions.md`): the online agents, refreshed every few
 //! seconds while the page is visible; detail with restart / stop / update, each confirmed.
-//! After a successful update restart stays disabled for `UPDATE_RESTART_WAIT_SECS` with a
-//! visible countdown (the restart-after-update rule of `docs/api/tunnel_sessions.md`).
+//! While the agent applies an update, and for `UPDATE_RESTART_WAIT_SECS` after it finished,
+//! restart stays disabled with a visible countdown (the restart-after-update rule of
+//! `docs/api/tunnel_sessions.md`). The rule is the server's: the countdown comes from the
+//! session's `agent_update_state` (seconds left when the server answered, counted down here from
+//! the moment the answer arrived, so no clock has to agree with the server's), so a reload,
+//! another tab or another admin sees the same wait. A restart the server holds back anyway
+//! (409 `ERR_TUNNEL_146`/`147`, e.g. from a page that had not refreshed yet) shows its message
+//! as a note, not as a failure.
 //! Update is offered only when the session names an update target (the server's
 //! `agent_update_target` extension); otherwise the page says why (up to date, or update checks
 //! disabled on the agent) instead of letting the agent refuse after a confirmation.
@@ -9,6 +15,7 @@
 use super::{crumbs, short_time, use_detail};
 use crate::api::{Api, ApiError, use_api};
 use crate::components::confirm::ConfirmDialog;
+use crate::components::error_view::ErrorView;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
 use crate::components::names::RefName;
@@ -22,10 +29,11 @@ use leptos_router::hooks::use_navigate;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
+use tunnel_core::ErrorCode;
 use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
 use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
-    AgentCommand, TunnelSession, TunnelSessionList as Page, is_windows,
+    AgentCommand, AgentUpdateState, TunnelSession, TunnelSessionList as Page, is_windows,
 };
 use tunnel_core::version::Version;
 
@@ -108,8 +116,18 @@ pub fn TunnelSessionDetail() -> impl IntoView {
         }
     });
     // Keep the actions mounted across refreshes (their countdown and dialogs live there); only
-    // the session's fields are re-rendered.
-    let current = Memo::new(move |_| session.with(|s| s.ready().cloned()));
+    // the session's fields are re-rendered. The update state changes with every refresh while
+    // a wait runs, so it reaches the actions as a signal of its own instead of remounting them.
+    let current = Memo::new(move |_| {
+        session.with(|s| {
+            s.ready().cloned().map(|mut s| {
+                s.agent_update_state = None;
+                s
+            })
+        })
+    });
+    let update_state =
+        Memo::new(move |_| session.with(|s| s.ready().and_then(|s| s.agent_update_state.clone())));
     view! {
         {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
@@ -120,7 +138,7 @@ pub fn TunnelSessionDetail() -> impl IntoView {
         }}
         {move || current.get().map(|s| {
             let runner = api_runner(api, s.id.clone());
-            view! { <SessionActions session=s runner=runner on_done=on_done /> }
+            view! { <SessionActions session=s update_state=update_state runner=runner on_done=on_done /> }
         })}
     }
 }
@@ -232,6 +250,44 @@ pub fn seconds_left(deadline_ms: Option<f64>, now_ms: f64) -> u64 {
     deadline_ms.map_or(0, |d| ((d - now_ms) / 1000.0).ceil().max(0.0) as u64)
 }
 
+/// Why restart is held back after an update, if it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RestartHold {
+    /// The agent applies its update to this version.
+    Updating(String),
+    /// The update finished; restart is allowed in this many seconds.
+    Wait(u64),
+}
+
+/// The hold at `now_ms`, from the update state the server reported at `received_ms` (local
+/// time of the answer: the server's seconds are counted down from then).
+fn restart_hold(
+    state: Option<&AgentUpdateState>,
+    received_ms: f64,
+    now_ms: f64,
+) -> Option<RestartHold> {
+    match state? {
+        AgentUpdateState::Updating { target } => Some(RestartHold::Updating(target.clone())),
+        AgentUpdateState::Updated {
+            restart_available_in_secs,
+            ..
+        } => {
+            let deadline = received_ms + (*restart_available_in_secs * 1000) as f64;
+            // The ticking clock may lag an answer that just arrived: never count from before it.
+            let left = seconds_left(Some(deadline), now_ms.max(received_ms));
+            (left > 0).then_some(RestartHold::Wait(left))
+        }
+    }
+}
+
+/// Whether an error is the server holding a restart back after an update (not a failure: the
+/// rule working).
+fn is_restart_wait(error: &ApiError) -> bool {
+    [ErrorCode::RestartDuringUpdate, ErrorCode::RestartTooSoon]
+        .iter()
+        .any(|c| error.code() == Some(c.as_str()))
+}
+
 fn label(cmd: AgentCommand) -> &'static str {
     match cmd {
         AgentCommand::Restart => "Restart",
@@ -251,10 +307,12 @@ fn confirm_title(cmd: AgentCommand, version: &str, target: Option<&str>) -> Stri
 }
 
 /// Restart, stop and update for one session, with the agent's version and update target,
-/// confirmation, caveats, errors, and the wait after an update.
+/// confirmation, caveats, errors, and the wait after an update. `update_state` is the session's
+/// `agent_update_state` as last read from the server (the page's refresh keeps it current).
 #[component]
 pub fn SessionActions(
     session: TunnelSession,
+    #[prop(into)] update_state: Signal<Option<AgentUpdateState>>,
     runner: Runner,
     on_done: Callback<AgentCommand>,
 ) -> impl IntoView {
@@ -283,8 +341,13 @@ pub fn SessionActions(
             h.clear();
         }
     });
-    let deadline = move || id.with_value(|id| app.restart_after.with(|m| m.get(id).copied()));
-    let left = move || seconds_left(deadline(), now.get());
+    // The server's update state and the local time it arrived; a new answer replaces both.
+    let known = RwSignal::new((update_state.get_untracked(), now_ms()));
+    Effect::new(move |_| {
+        let state = update_state.get();
+        known.set((state, now_ms()));
+    });
+    let hold = move || known.with(|(state, at)| restart_hold(state.as_ref(), *at, now.get()));
     let session_id = session.id.clone();
     let command = Submit::new(
         move |cmd: &AgentCommand| {
@@ -301,13 +364,13 @@ pub fn SessionActions(
             let id = &session_id;
             let text = match cmd {
                 AgentCommand::Update => {
-                    let until = now_ms() + (UPDATE_RESTART_WAIT_SECS * 1000) as f64;
-                    app.restart_after.update(|m| {
-                        m.insert(id.clone(), until);
-                    });
-                    now.try_set(now_ms());
+                    // The agent told the server before the 204: show it at once rather than at
+                    // the next refresh, which brings the server's own state.
+                    if let Some(target) = target.get_value() {
+                        known.try_set((Some(AgentUpdateState::Updating { target }), now_ms()));
+                    }
                     format!(
-                        "Agent of {id} updated. Restart it in {UPDATE_RESTART_WAIT_SECS} s to run the new code."
+                        "Agent of {id} is updating. Restart it {UPDATE_RESTART_WAIT_SECS} s after the update has finished to run the new code."
                     )
                 }
                 AgentCommand::Restart => {
@@ -330,7 +393,7 @@ pub fn SessionActions(
         let disabled = move || {
             command.busy()
                 || match cmd {
-                    AgentCommand::Restart => windows || left() > 0,
+                    AgentCommand::Restart => windows || hold().is_some(),
                     AgentCommand::Update => target.with_value(Option::is_none),
                     AgentCommand::Stop => false,
                 }
@@ -338,7 +401,11 @@ pub fn SessionActions(
         let busy = move || command.busy().then(|| sent.get()).flatten();
         let text = move || match (busy(), cmd) {
             (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
-            (_, AgentCommand::Restart) if left() > 0 => format!("Restart ({} s)", left()),
+            (_, AgentCommand::Restart) => match hold() {
+                Some(RestartHold::Wait(left)) => format!("Restart ({left} s)"),
+                Some(RestartHold::Updating(_)) => "Restart (updating)".to_owned(),
+                None => label(cmd).to_owned(),
+            },
             _ => label(cmd).to_owned(),
         };
         // Only stop is destructive (the agent does not come back by itself); restart and
@@ -372,10 +439,18 @@ pub fn SessionActions(
             {windows.then(|| view! { <p class="note">"Restart is not supported for agents on Windows; stop it and start it again on the host instead."</p> })}
             <p class="note">"Update moves the agent to the latest version of its own major version only; a new major version is a manual install."</p>
             <p class="countdown" role="timer" aria-live="polite">
-                {move || (left() > 0).then(|| format!(
-                    "Agent updated. Restart is available in {} s, so that the agent can start the new code.", left()))}
+                {move || hold().map(|hold| match hold {
+                    RestartHold::Wait(left) => format!(
+                        "Agent updated. Restart is available in {left} s, so that the agent can start the new code."),
+                    RestartHold::Updating(target) => format!(
+                        "Agent is updating to {target}. Restart is available {UPDATE_RESTART_WAIT_SECS} s after the update has finished."),
+                })}
             </p>
-            {command.failure("The agent command failed")}
+            {move || command.error().map(|e| if is_restart_wait(&e) {
+                view! { <p class="note restart-wait" role="status">{e.message}</p> }.into_any()
+            } else {
+                view! { <ErrorView error=e title="The agent command failed" /> }.into_any()
+            })}
             {move || confirm.get().map(|cmd| view! {
                 <ConfirmDialog
                     title=confirm_title(cmd, &version.get_value(), target.get_value().as_deref())

@@ -6,7 +6,7 @@ use leptos::task::tick;
 use std::cell::RefCell;
 use std::rc::Rc;
 use tunnel_core::resources::Ref;
-use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
+use tunnel_core::resources::tunnel_session::{AgentCommand, AgentUpdateState, TunnelSession};
 use tunnel_web::api::ApiError;
 use tunnel_web::pages::tunnel_sessions::{Runner, SessionActions};
 use tunnel_web::state::AppState;
@@ -34,6 +34,13 @@ fn session(os: &str) -> TunnelSession {
     }
 }
 
+fn updated(secs: u64) -> Option<AgentUpdateState> {
+    Some(AgentUpdateState::Updated {
+        version: "3.4.1".into(),
+        restart_available_in_secs: secs,
+    })
+}
+
 /// A runner that records the commands and answers with `answer`.
 fn recording_runner(sent: Rc<RefCell<Vec<AgentCommand>>>, answer: Result<(), ApiError>) -> Runner {
     Runner::new(move |cmd| {
@@ -50,9 +57,11 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     let runner = recording_runner(sent.clone(), Ok(()));
     let done = RwSignal::new(Vec::<AgentCommand>::new());
     let state = AppState::new(None);
+    // The session's `agent_update_state` as the page's refresh delivers it.
+    let server_state = RwSignal::new(None::<AgentUpdateState>);
     let _handle = leptos::mount::mount_to(root.clone(), move || {
         provide_context(state);
-        view! { <SessionActions session=session("linux") runner=runner on_done=Callback::new(move |c| done.update(|d| d.push(c))) /> }
+        view! { <SessionActions session=session("linux") update_state=server_state runner=runner on_done=Callback::new(move |c| done.update(|d| d.push(c))) /> }
     });
     let root: Element = root.into();
     tick().await;
@@ -73,6 +82,14 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     assert_eq!(done.get_untracked(), [AgentCommand::Update]);
     assert!(find(&root, "[role=alertdialog]").is_none());
 
+    // Accepted: the agent is applying the update, so restart is held back at once.
+    assert!(is_disabled(&root, ".cmd-restart"));
+    assert_eq!(text(&root, ".cmd-restart"), "Restart (updating)");
+    assert!(text(&root, ".countdown").contains("Agent is updating to 3.4.1"));
+
+    // The server says the update finished: its 10 s are counted down here.
+    server_state.set(updated(10));
+    tick().await;
     assert!(is_disabled(&root, ".cmd-restart"));
     assert_eq!(text(&root, ".cmd-restart"), "Restart (10 s)");
     assert!(text(&root, ".countdown").contains("available in 10 s"));
@@ -85,16 +102,48 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
         "{label}"
     );
     assert!(is_disabled(&root, ".cmd-restart"));
+    // Each refresh brings the server's own count, which replaces the local one.
+    server_state.set(updated(3));
+    tick().await;
+    assert_eq!(text(&root, ".cmd-restart"), "Restart (3 s)");
 
     // When the wait is over, restart is enabled again and the countdown disappears.
-    state.restart_after.update(|m| {
-        m.insert(session("linux").id, js_sys::Date::now() - 1.0);
-    });
+    server_state.set(updated(0));
     sleep_ms(300).await;
     tick().await;
     assert!(!is_disabled(&root, ".cmd-restart"));
     assert_eq!(text(&root, ".cmd-restart"), "Restart");
     assert_eq!(text(&root, ".countdown"), "");
+}
+
+#[wasm_bindgen_test]
+async fn a_page_opened_during_the_wait_shows_it_and_a_held_back_restart_is_a_note() {
+    let root = container();
+    let sent = Rc::new(RefCell::new(Vec::new()));
+    let body = r#"{"error_code":"ERR_TUNNEL_147","status_code":409,"msg":"The agent finished updating to 3.4.1 less than 10 seconds ago; restart it in 6 seconds so that it starts the new version.","details":{"operation_id":"op_78","retry_after_secs":6}}"#;
+    let runner = recording_runner(sent.clone(), Err(ApiError::from_response(409, body, None)));
+    // A reload (or another tab) in the middle of the wait: the server's state is all there is.
+    let server_state = RwSignal::new(updated(7));
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <SessionActions session=session("linux") update_state=server_state runner=runner on_done=Callback::new(|_| ()) /> }
+    });
+    let root: Element = root.into();
+    tick().await;
+    assert!(is_disabled(&root, ".cmd-restart"));
+    assert_eq!(text(&root, ".cmd-restart"), "Restart (7 s)");
+    assert!(text(&root, ".countdown").contains("available in 7 s"));
+
+    // A page whose state is stale sends the restart anyway; the server's 409 is the rule
+    // working, shown as a note with its seconds, not as a failure.
+    server_state.set(None);
+    tick().await;
+    assert!(!is_disabled(&root, ".cmd-restart"));
+    click(&root, ".cmd-restart").await;
+    click(&root, "[role=alertdialog] .confirm").await;
+    tick().await;
+    assert_eq!(*sent.borrow(), [AgentCommand::Restart]);
+    assert!(text(&root, ".restart-wait").contains("restart it in 6 seconds"));
+    assert!(find(&root, ".error-box").is_none());
 }
 
 #[wasm_bindgen_test]
@@ -104,7 +153,7 @@ async fn windows_agents_cannot_restart_and_command_errors_are_shown() {
     let body = r#"{"error_code":"ERR_TUNNEL_141","status_code":409,"msg":"No newer agent version of the same major version is available.","details":{"operation_id":"op_77"}}"#;
     let runner = recording_runner(sent.clone(), Err(ApiError::from_response(409, body, None)));
     let _handle = leptos::mount::mount_to(root.clone(), move || {
-        view! { <SessionActions session=session("windows") runner=runner on_done=Callback::new(|_| ()) /> }
+        view! { <SessionActions session=session("windows") update_state=RwSignal::new(None) runner=runner on_done=Callback::new(|_| ()) /> }
     });
     let root: Element = root.into();
     tick().await;
@@ -137,7 +186,7 @@ async fn update_is_offered_only_with_a_target_and_says_why_not() {
         let state = AppState::new(None);
         let handle = leptos::mount::mount_to(root.clone(), move || {
             provide_context(state);
-            view! { <SessionActions session=session.clone() runner=runner on_done=Callback::new(|_| ()) /> }
+            view! { <SessionActions session=session.clone() update_state=RwSignal::new(None) runner=runner on_done=Callback::new(|_| ()) /> }
         });
         (Element::from(root), handle)
     };
