@@ -1,11 +1,13 @@
 //! A lost link: the real agent reconnects with backoff and opens a new session, whether the
-//! connection drops or silently stops carrying anything (heartbeats detect that).
+//! connection drops or silently stops carrying anything (heartbeats detect that); an update in
+//! progress is reported to the new session.
 
 mod support;
 
 use axum::http::StatusCode;
 use std::time::Duration;
 use support::{Agent, Fault, Proxy, Server, fast_timings};
+use tunnel_core::ErrorCode;
 use tunnel_server::agents::Timings;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,4 +151,69 @@ async fn sessions_dropped_at_once_do_not_reset_the_backoff() {
             "delay {i} is {delay:?}, below {floor:?}: {delays:?}"
         );
     }
+}
+
+/// An update outlives a lost link: the agent tells the new session where its update stands, so
+/// a restart through the new session is held back as well, and after the wait the agent comes
+/// back on the new version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_survives_a_reconnect_and_still_holds_restart_back() {
+    // Long enough that the restart below always falls inside the update or the wait after it.
+    let timings = Timings {
+        update_restart_wait: Duration::from_secs(5),
+        ..fast_timings()
+    };
+    let (server, key, token) = Server::with_credential("3.4.1", timings).await;
+    let proxy = Proxy::start(server.addr).await;
+    let mut agent = Agent::spawn_to(&proxy.url(), &token, &["--report-version", "3.4.0"]);
+    let first = agent.session().await;
+    let (status, body) = server.command(&first, "update", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+
+    proxy.fault(Fault::Cut);
+    let second = agent.session().await;
+    assert_ne!(first, second);
+    // The agent reports right after the welcome; the server files it a moment later.
+    let deadline = tokio::time::Instant::now() + support::WAIT;
+    let state = loop {
+        let (_, s) = server
+            .get(&format!("/tunnel_sessions/{second}"), &key)
+            .await;
+        if !s["agent_update_state"].is_null() {
+            break s["agent_update_state"].clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no update state: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    match state["state"].as_str() {
+        Some("updating") => assert_eq!(state["target"], "3.4.1", "{state}"),
+        Some("updated") => {
+            assert_eq!(state["version"], "3.4.1", "{state}");
+            // Counted from when the update finished, not from the new session.
+            assert!(
+                state["restart_available_in_secs"].as_u64().unwrap() <= 5,
+                "{state}"
+            );
+        }
+        _ => panic!("{state}"),
+    }
+    let (status, body) = server.command(&second, "restart", &key).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        [ErrorCode::RestartDuringUpdate, ErrorCode::RestartTooSoon]
+            .iter()
+            .any(|c| body["error_code"] == c.as_str()),
+        "{body}"
+    );
+
+    let (status, body) = server.restart_after_update(&second, &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let third = agent.session().await;
+    let (_, s) = server.get(&format!("/tunnel_sessions/{third}"), &key).await;
+    assert_eq!(s["agent_version"], "3.4.1", "{s}");
+    assert_eq!(s["agent_update_state"], serde_json::Value::Null, "{s}");
+    server.stop_agent(&mut agent, &third, &key).await;
 }

@@ -1,5 +1,6 @@
 //! Agent commands through the API: no acknowledgement is a 504 and acks are matched by id,
-//! the update's target, two concurrent stops, a connection lost mid-command, the body `id`.
+//! the update's target, two concurrent stops, a connection lost mid-command, the body `id`, and
+//! the agent's update reports holding a restart back.
 
 use crate::support::{Server, WAIT};
 use crate::{accept_next, answer_next, next_json, timings, welcomed};
@@ -189,4 +190,73 @@ async fn a_body_id_must_be_the_path_id() {
         tokio::join!(server.call(Method::POST, &path, &key, Some(&same)), reply);
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["error_code"], ErrorCode::NoUpdateAvailable.as_str());
+}
+
+/// Waits until every message sent on `ws` so far was handled: the server handles one
+/// connection's messages in order, so an answered command proves the earlier ones were filed.
+async fn settle(server: &Server, ws: &mut crate::Ws, id: &str, key: &str) {
+    let reply = answer_next(ws, Some("update_in_progress"));
+    let ((status, _), _) = tokio::join!(server.command(id, "update", key), reply);
+    assert_eq!(status, StatusCode::CONFLICT);
+}
+
+/// Update reports from a peer: a malformed one is ignored (the session still restarts at once),
+/// an `updating` one holds a restart back without a round trip to the agent, and an `updated`
+/// one is counted from the server's receipt less what the agent said had elapsed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_reports_hold_restart_back_and_bad_ones_are_ignored() {
+    // Heartbeats slow enough that this client, which does not read while the test sleeps, is
+    // not taken for dead.
+    let timings = Timings {
+        heartbeat: Duration::from_secs(30),
+        ..timings()
+    };
+    let (server, key, token) = Server::with_credential("3.4.1", timings).await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+    let path = format!("/tunnel_sessions/{id}");
+    let report = |update: serde_json::Value| {
+        Message::text(json!({"type": "update_state", "update": update}).to_string())
+    };
+    for bad in [
+        json!({"state": "updating", "target": "not a version", "remaining_ms": 1000}),
+        json!({"state": "paused", "target": "3.4.1"}),
+    ] {
+        ws.send(report(bad)).await.unwrap();
+    }
+    settle(&server, &mut ws, &id, &key).await;
+    let (_, s) = server.get(&path, &key).await;
+    assert_eq!(s["agent_update_state"], serde_json::Value::Null, "{s}");
+
+    ws.send(report(
+        json!({"state": "updating", "target": "3.4.1", "remaining_ms": 60_000}),
+    ))
+    .await
+    .unwrap();
+    settle(&server, &mut ws, &id, &key).await;
+    let (status, body) = server.command(&id, "restart", &key).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error_code"], ErrorCode::RestartDuringUpdate.as_str());
+    assert_eq!(body["details"]["retry_after_secs"], 60, "{body}");
+
+    // Finished 8.5 s ago by the agent's clock: 1.5 s of the 10 s wait are left, shown as 2.
+    ws.send(report(
+        json!({"state": "updated", "version": "3.4.1", "elapsed_ms": 8_500}),
+    ))
+    .await
+    .unwrap();
+    settle(&server, &mut ws, &id, &key).await;
+    let (status, body) = server.command(&id, "restart", &key).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error_code"], ErrorCode::RestartTooSoon.as_str());
+    assert_eq!(body["details"]["retry_after_secs"], 2, "{body}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (_, s) = server.get(&path, &key).await;
+    assert_eq!(
+        s["agent_update_state"],
+        json!({"state": "updated", "version": "3.4.1", "restart_available_in_secs": 0})
+    );
+    let (answer, command) =
+        tokio::join!(server.command(&id, "restart", &key), accept_next(&mut ws));
+    assert_eq!(command["command"], "restart");
+    assert_eq!(answer.0, StatusCode::NO_CONTENT, "{}", answer.1);
 }

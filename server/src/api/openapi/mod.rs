@@ -170,6 +170,10 @@ mod tests {
             json!(["string", "null"])
         );
         assert_eq!(session["agent_update_checks"]["type"], "boolean");
+        assert_eq!(
+            session["agent_update_state"]["type"],
+            json!(["object", "null"])
+        );
         assert!(session["agent_version"].get("x-extension").is_none());
     }
 
