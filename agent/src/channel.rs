@@ -320,6 +320,10 @@ fn decide(
         AgentCommand::Restart if is_windows(&config.os) => {
             (Some(Refusal::RestartUnsupported), None)
         }
+        // Restarting now would run the old version and lose the update.
+        AgentCommand::Restart if matches!(updater.state(now), UpdateState::Updating { .. }) => {
+            (Some(Refusal::RestartDuringUpdate), None)
+        }
         AgentCommand::Restart => (
             None,
             Some(Exit::Restart {
@@ -376,6 +380,10 @@ mod tests {
         assert_eq!(
             answer(&config, &mut updater, AgentCommand::Update, Some("3.4.1")),
             (Some(Refusal::UpdateInProgress), None)
+        );
+        assert_eq!(
+            answer(&config, &mut updater, AgentCommand::Restart, None),
+            (Some(Refusal::RestartDuringUpdate), None)
         );
         config.os = "Windows Server 2022".into();
         assert_eq!(

@@ -145,6 +145,10 @@ pub enum Refusal {
     UpdateInProgress,
     UpdatedNotRestarted,
     NoUpdateAvailable,
+    /// A restart while an update is being applied (it would be lost). The server holds such a
+    /// restart back itself; the agent refusing too closes the gap of a restart sent while
+    /// another caller's update was still on its way to the agent.
+    RestartDuringUpdate,
 }
 
 impl Refusal {
@@ -156,6 +160,7 @@ impl Refusal {
             Refusal::UpdateInProgress => ErrorCode::UpdateInProgress,
             Refusal::UpdatedNotRestarted => ErrorCode::UpdatedNotRestarted,
             Refusal::NoUpdateAvailable => ErrorCode::NoUpdateAvailable,
+            Refusal::RestartDuringUpdate => ErrorCode::RestartDuringUpdate,
         }
     }
 }

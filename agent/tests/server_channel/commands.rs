@@ -226,6 +226,14 @@ async fn update_reports_hold_restart_back_and_bad_ones_are_ignored() {
     settle(&server, &mut ws, &id, &key).await;
     let (_, s) = server.get(&path, &key).await;
     assert_eq!(s["agent_update_state"], serde_json::Value::Null, "{s}");
+    // An agent refusing a restart because it is applying an update the server has not heard of
+    // gets the server's own answer to that case.
+    let reply = answer_next(&mut ws, Some("restart_during_update"));
+    let ((status, body), command) = tokio::join!(server.command(&id, "restart", &key), reply);
+    assert_eq!(command["command"], "restart");
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error_code"], ErrorCode::RestartDuringUpdate.as_str());
+    assert_eq!(body["details"]["retry_after_secs"], 1, "{body}");
 
     ws.send(report(
         json!({"state": "updating", "target": "3.4.1", "remaining_ms": 60_000}),

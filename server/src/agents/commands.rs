@@ -81,6 +81,17 @@ pub async fn deliver(
             CommandError::NotFound => Undelivered::NotFound,
             CommandError::Ended => Undelivered::Ended,
             CommandError::Timeout => Undelivered::Timeout(registry.timings().command_timeout),
+            // The agent is applying an update the server had not heard of when it checked (it
+            // was accepted in the meantime): the same answer as the server's own check. The
+            // agent reports an update before acknowledging it, so its state is known by now.
+            CommandError::Refused(Refusal::RestartDuringUpdate) => Undelivered::MustWait(
+                registry
+                    .restart_wait(account_id, id, Instant::now())
+                    .unwrap_or_else(|| RestartWait::Updating {
+                        target: session.agent_update_target.clone().unwrap_or_default(),
+                        secs: 1,
+                    }),
+            ),
             CommandError::Refused(refusal) => refused(refusal),
         })
 }

@@ -143,9 +143,14 @@ fn restart_wait_error(wait: RestartWait, wait_secs: u64) -> ApiError {
         RestartWait::Updating { target, secs } => ApiError::new(
             ErrorCode::RestartDuringUpdate,
             format!(
-                "The agent is applying its update to {target}; restarting now would lose it. \
+                "The agent is applying its update{}; restarting now would lose it. \
                  The update should finish in about {secs} second{}; restart is available {} \
                  seconds after it has finished.",
+                if target.is_empty() {
+                    String::new()
+                } else {
+                    format!(" to {target}")
+                },
                 s(secs),
                 wait_secs
             ),
@@ -184,6 +189,10 @@ fn refusal_message(refusal: Refusal, os: &str, version: &str) -> String {
         }
         Refusal::UpdateInProgress => {
             "The agent is currently updating; try again when it has finished.".to_owned()
+        }
+        // Answered as `Undelivered::MustWait` by the agent service; worded here for completeness.
+        Refusal::RestartDuringUpdate => {
+            "The agent is applying an update; restart it once the update has finished.".to_owned()
         }
         Refusal::UpdatedNotRestarted => {
             "The agent has already updated and must be restarted before it can update again."
