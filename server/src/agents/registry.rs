@@ -7,7 +7,8 @@
 //! costs in proportion to that account's sessions, however many other accounts have.
 //!
 //! Next to each session the registry keeps the sending half of its connection's control queue:
-//! commands from the API and "close" (credential deleted) reach the connection task through it,
+//! commands from the API and "close" (credential deleted, ACL narrowed) reach the connection
+//! task through it,
 //! and the task answers a command through the one-shot reply it carries.
 //!
 //! The registry also holds the slots of connections still waiting for their hello, so a flood
@@ -278,6 +279,45 @@ impl Registry {
                     code: ErrorCode::CredentialDeleted,
                     msg: format!("The credential {credential_id} of this session was deleted."),
                 });
+                entry.live
+            })
+            .collect()
+    }
+
+    /// Removes (and returns) every session of `account_id` opened with `credential_id` for which
+    /// `refusal` gives a code and message, and tells their connections to close with them: a
+    /// changed ACL ends the sessions it no longer admits (docs/acl.md). Only the account's range
+    /// of the map is walked; ACL changes are rare.
+    pub fn close_refused(
+        &self,
+        account_id: &str,
+        credential_id: &str,
+        refusal: impl Fn(&[Bind]) -> Option<(ErrorCode, String)>,
+    ) -> Vec<LiveSession> {
+        let removed: Vec<(Entry, ErrorCode, String)> = {
+            let mut sessions = self.write();
+            let account = account_id.to_owned();
+            let lower = Bound::Included((account.clone(), String::new()));
+            let upper = Bound::Excluded((format!("{account}\0"), String::new()));
+            let refused: Vec<((String, String), ErrorCode, String)> = sessions
+                .by_account
+                .range((lower, upper))
+                .filter(|(_, e)| e.live.credential_id == credential_id)
+                .filter_map(|(k, e)| refusal(&e.live.binds).map(|(c, m)| (k.clone(), c, m)))
+                .collect();
+            refused
+                .into_iter()
+                .filter_map(|(key, code, msg)| {
+                    sessions.accounts.remove(&key.1);
+                    sessions.by_account.remove(&key).map(|e| (e, code, msg))
+                })
+                .collect()
+        };
+        removed
+            .into_iter()
+            .map(|(entry, code, msg)| {
+                // A task that already ended has nothing left to close.
+                let _ = entry.link.send(Control::Close { code, msg });
                 entry.live
             })
             .collect()

@@ -1,9 +1,10 @@
 //! Tunnel credentials (docs/api/credentials.md): create (the only response carrying the token),
 //! update (description, metadata, acl), and the generic list, get and delete; a delete also
-//! disconnects the sessions the credential opened.
+//! disconnects the sessions the credential opened, a changed ACL those it no longer admits.
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, text};
+use crate::agents::access::acl_refusal;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -89,14 +90,38 @@ async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiRes
 
 async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
     let (state, body) = (change.state, change.body);
+    let acl_changed = body.acl.is_some();
     let changes = CredentialChanges {
         description: body.description,
         metadata: body.metadata,
         acl: body.acl,
     };
     let account = &change.caller.account_id;
-    Ok(state
+    let row = state
         .store
         .update_credential(account, &change.id, changes)
-        .await?)
+        .await?;
+    if acl_changed {
+        close_refused(&state, account, &row).await;
+    }
+    Ok(row)
+}
+
+/// A new ACL applies to the sessions already open, not only to the next hello (docs/acl.md):
+/// every session of the credential whose binds it refuses is closed with the refusal an agent
+/// gets at connect; the others stay. The row was written before the sessions are looked at, so
+/// a session registering meanwhile either is seen here or re-reads the new ACL itself
+/// (`agents::channel`).
+async fn close_refused(state: &AppState, account: &str, row: &CredentialRow) {
+    // The ACL as stored now, not as this request wrote it: of two PATCHes racing, the one that
+    // looks last must not close sessions by the other's older ACL. An unreadable row (deleted
+    // meanwhile, whose delete closes everything) is judged by what this request wrote.
+    let acl = match state.store.get::<CredentialRow>(account, &row.id).await {
+        Ok(now) => now.acl,
+        Err(_) => row.acl.clone(),
+    };
+    let closed = state
+        .registry
+        .close_refused(account, &row.id, |binds| acl_refusal(&acl, binds));
+    tracing::info!(credential_id = %row.id, sessions_closed = closed.len(), "credential ACL changed");
 }
