@@ -102,7 +102,10 @@ async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
         .update_credential(account, &change.id, changes)
         .await?;
     if acl_changed {
-        close_refused(&state, account, &row).await;
+        // In a task of its own: a client that hangs up now must not cancel the closing of the
+        // sessions its ACL, already stored, refuses. The answer still waits for it.
+        let (state, account, written) = (state.clone(), account.clone(), row.clone());
+        let _ = tokio::spawn(async move { close_refused(&state, &account, &written).await }).await;
     }
     Ok(row)
 }
@@ -112,16 +115,17 @@ async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
 /// gets at connect; the others stay. The row was written before the sessions are looked at, so
 /// a session registering meanwhile either is seen here or re-reads the new ACL itself
 /// (`agents::channel`).
-async fn close_refused(state: &AppState, account: &str, row: &CredentialRow) {
+async fn close_refused(state: &AppState, account: &str, written: &CredentialRow) {
     // The ACL as stored now, not as this request wrote it: of two PATCHes racing, the one that
-    // looks last must not close sessions by the other's older ACL. An unreadable row (deleted
-    // meanwhile, whose delete closes everything) is judged by what this request wrote.
-    let acl = match state.store.get::<CredentialRow>(account, &row.id).await {
+    // looks last must not close sessions by the other's older ACL. If the row cannot be read
+    // (deleted meanwhile, whose delete closed every session anyway), the ACL written is used.
+    let id = &written.id;
+    let acl = match state.store.get::<CredentialRow>(account, id).await {
         Ok(now) => now.acl,
-        Err(_) => row.acl.clone(),
+        Err(_) => written.acl.clone(),
     };
     let closed = state
         .registry
-        .close_refused(account, &row.id, |binds| acl_refusal(&acl, binds));
-    tracing::info!(credential_id = %row.id, sessions_closed = closed.len(), "credential ACL changed");
+        .close_refused(account, id, |binds| acl_refusal(&acl, binds));
+    tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential ACL changed");
 }
