@@ -282,6 +282,31 @@ impl Registry {
             })
             .collect()
     }
+
+    /// The ids of the account's sessions whose agent bound every one of `labels` (`key=value`
+    /// binds, compared exactly), newest first: the tunnels of a tunnel-group backend
+    /// (docs/api/backends.md). No labels select no session. Walks only the account's range.
+    pub fn with_labels(&self, account_id: &str, labels: &BTreeMap<String, String>) -> Vec<String> {
+        if labels.is_empty() {
+            return Vec::new();
+        }
+        let sessions = self.read();
+        let lower = Bound::Included((account_id.to_owned(), String::new()));
+        let upper = Bound::Excluded((format!("{account_id}\0"), String::new()));
+        sessions
+            .by_account
+            .range((lower, upper))
+            .rev()
+            .filter(|(_, e)| {
+                labels.iter().all(|(key, value)| {
+                    e.live.binds.iter().any(|bind| {
+                        matches!(bind, Bind::Label { key: k, value: v } if k == key && v == value)
+                    })
+                })
+            })
+            .map(|((_, id), _)| id.clone())
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -110,6 +110,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         description: "d".into(),
         metadata: "m".into(),
         labels: BTreeMap::from([("k".into(), "v".into())]),
+        tunnels: vec![r()],
     };
     let target = EventTarget {
         webhook: Some(WebhookTarget {
