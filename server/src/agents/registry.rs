@@ -296,12 +296,9 @@ impl Registry {
     ) -> Vec<LiveSession> {
         let removed: Vec<(Entry, ErrorCode, String)> = {
             let mut sessions = self.write();
-            let account = account_id.to_owned();
-            let lower = Bound::Included((account.clone(), String::new()));
-            let upper = Bound::Excluded((format!("{account}\0"), String::new()));
             let refused: Vec<((String, String), ErrorCode, String)> = sessions
                 .by_account
-                .range((lower, upper))
+                .range(account_range(account_id))
                 .filter(|(_, e)| e.live.credential_id == credential_id)
                 .filter_map(|(k, e)| refusal(&e.live.binds).map(|(c, m)| (k.clone(), c, m)))
                 .collect();
@@ -322,6 +319,37 @@ impl Registry {
             })
             .collect()
     }
+
+    /// The ids of the account's sessions whose agent bound every one of `labels` (`key=value`
+    /// binds, compared exactly), newest first: the tunnels of a tunnel-group backend
+    /// (docs/api/backends.md). No labels select no session. Walks only the account's range.
+    pub fn with_labels(&self, account_id: &str, labels: &BTreeMap<String, String>) -> Vec<String> {
+        if labels.is_empty() {
+            return Vec::new();
+        }
+        let sessions = self.read();
+        sessions
+            .by_account
+            .range(account_range(account_id))
+            .rev()
+            .filter(|(_, e)| {
+                labels.iter().all(|(key, value)| {
+                    e.live.binds.iter().any(|bind| {
+                        matches!(bind, Bind::Label { key: k, value: v } if k == key && v == value)
+                    })
+                })
+            })
+            .map(|((_, id), _)| id.clone())
+            .collect()
+    }
+}
+
+/// The keys of every session of `account_id` in the `(account, session id)` map.
+fn account_range(account_id: &str) -> (Bound<(String, String)>, Bound<(String, String)>) {
+    (
+        Bound::Included((account_id.to_owned(), String::new())),
+        Bound::Excluded((format!("{account_id}\0"), String::new())),
+    )
 }
 
 #[cfg(test)]
