@@ -344,8 +344,11 @@ impl Registry {
     }
 }
 
-/// The keys of every session of `account_id` in the `(account, session id)` map.
-fn account_range(account_id: &str) -> (Bound<(String, String)>, Bound<(String, String)>) {
+/// A range of keys of the `(account id, session id)` map.
+type KeyRange = (Bound<(String, String)>, Bound<(String, String)>);
+
+/// The keys of every session of `account_id` in the `(account id, session id)` map.
+fn account_range(account_id: &str) -> KeyRange {
     (
         Bound::Included((account_id.to_owned(), String::new())),
         Bound::Excluded((format!("{account_id}\0"), String::new())),
