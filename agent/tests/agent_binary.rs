@@ -1,8 +1,8 @@
 //! The real `tunnel-agent` binary against the real server over a loopback socket: ACL forms,
 //! session fields, listing, restart/stop/update with every refusal, Windows, credential
-//! deletion and account isolation.
+//! deletion, a credential's ACL changed under live sessions, and account isolation.
 //!
-//! One file of 450 lines on purpose: each test is one behaviour of the binary from the same
+//! One file of 500 lines on purpose: each test is one behaviour of the binary from the same
 //! list, sharing `server()` and `assert_error`; split into files, every part would be another
 //! test binary linking the server and the agent again (minutes on a 2-core machine), and split
 //! into modules of one binary, the list would be harder to read than it is long.
@@ -491,6 +491,57 @@ async fn deleting_the_credential_disconnects_its_sessions() {
     // The deleted credential's token no longer opens a session.
     let mut again = Agent::spawn(&server, &token, &[]);
     assert_eq!(again.exit().await.0.code(), Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn narrowing_the_acl_disconnects_exactly_the_agents_it_refuses() {
+    let server = server().await;
+    let key = server.account().await;
+    let (credential, token) = server.credential(&key, &["bind:*.example.com"]).await;
+    let mut kept = Agent::spawn(&server, &token, &["--bind", "api.example.com"]);
+    let mut refused = Agent::spawn(&server, &token, &["--bind", "web.example.com"]);
+    let kept_id = kept.session().await;
+    let refused_id = refused.session().await;
+    let path = format!("/credentials/{credential}");
+    let patch = async |body: Value| {
+        let body = body.to_string();
+        let (status, answer) = server.call(Method::PATCH, &path, &key, Some(&body)).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    };
+
+    // A description, the same ACL, a wider ACL: both agents keep their sessions.
+    patch(serde_json::json!({"description": "renamed"})).await;
+    patch(serde_json::json!({"acl": ["bind:*.example.com"]})).await;
+    patch(serde_json::json!({"acl": ["bind:*.example.com", "bind:env=prod"]})).await;
+    let mut both = vec![kept_id.clone(), refused_id.clone()];
+    both.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(server.session_ids(&key).await, both);
+    assert!(kept.running() && refused.running());
+
+    // Narrowed: the agent binding `web.example.com` is told why and exits 4 at once.
+    patch(serde_json::json!({"acl": ["bind:api.example.com"]})).await;
+    let (status, stderr) = refused.exit().await;
+    let stdout = refused.all_lines().await;
+    assert_eq!(status.code(), Some(4), "{stderr}\nstdout: {stdout:?}");
+    assert!(
+        stderr.contains(ErrorCode::BindNotPermitted.as_str()),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("does not permit binding `web.example.com`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(&token),
+        "the authtoken must never be printed"
+    );
+    server
+        .wait_session_status(&refused_id, &key, StatusCode::NOT_FOUND)
+        .await;
+    // The agent the new ACL still admits keeps the same session.
+    assert!(kept.running());
+    assert_eq!(server.session_ids(&key).await, vec![kept_id.clone()]);
+    server.stop_agent(&mut kept, &kept_id, &key).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
 //! Flow 6: event subscriptions: create with two sources (picker and free entry) and a webhook
 //! destination; edit only the description and see sources and destinations unchanged; delete.
+//! A subscription without sources is created as it is, with a note that nothing is delivered.
 
 use serde_json::json;
 use tunnel_e2e::api::id;
@@ -107,6 +108,29 @@ async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_droppe
             .map(Vec::len),
         Some(1)
     );
+    browser.close().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_subscription_without_sources_is_created_with_a_note() -> anyhow::Result<()> {
+    const NOTE: &str = "No event types yet: nothing is delivered until you add one.";
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    event_subscriptions::start_new(client).await?;
+    pages::fill(client, "Description", "no sources yet").await?;
+    // The form says so calmly and does not hold the save.
+    pages::wait_for_text(client, NOTE).await?;
+    pages::click_button(client, "Create subscription").await?;
+    pages::wait_for_text(client, "Only the fields you change are sent").await?;
+    let (_, list) = api.get("/event_subscriptions").await?;
+    let created = &list["event_subscriptions"][0];
+    assert_eq!(created["description"], "no sources yet");
+    assert_eq!(created["sources"], json!([]));
+    // The detail page says it too (once in the properties, once in the edit form).
+    let text = pages::page_text(client).await?;
+    assert_eq!(text.matches(NOTE).count(), 2, "{text}");
+    browser.screenshot("event-subscription-no-sources").await?;
     browser.close().await?;
     Ok(())
 }

@@ -1,7 +1,12 @@
 //! Tunnel-group backends (`docs/api/backends.md`): the minimal resource a TLS edge backend
 //! module points at.
+//!
+//! A backend reports `tunnels`, the live tunnel sessions it selects: those of its account
+//! whose agent bound every one of its labels (`key=value` binds of the hello, compared exactly,
+//! case-sensitively). A backend without labels selects no session: an empty selector choosing
+//! every session of the account would surprise more than it would help.
 
-use super::{Validate, check_text, list_page};
+use super::{Ref, Validate, check_text, list_page};
 use crate::errors::FieldError;
 use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
 use serde::{Deserialize, Serialize};
@@ -16,6 +21,9 @@ pub struct TunnelGroupBackend {
     pub metadata: String,
     /// Tunnels carrying all of these labels serve this backend.
     pub labels: BTreeMap<String, String>,
+    /// The live tunnel sessions serving this backend now (see the module comment), each a
+    /// reference to `/tunnel_sessions/{id}`; `[]` when none.
+    pub tunnels: Vec<Ref>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -102,14 +102,10 @@ impl Validate for EventSubscriptionUpdate {
     }
 }
 
-/// At least one source, each a known event type, none twice.
+/// Each source a known event type, none twice. No source at all is valid (the API sets no
+/// minimum and clients send `sources: []` by default): such a subscription delivers nothing
+/// until a source is added.
 fn check_sources(sources: &[EventSourceReplace], errors: &mut Vec<FieldError>) {
-    if sources.is_empty() {
-        errors.push(FieldError::new(
-            "sources",
-            "add at least one event type to subscribe to",
-        ));
-    }
     for (i, source, repeated) in
         bounded_items(sources, "sources", MAX_EVENT_SOURCES, source_type, errors)
     {
@@ -201,10 +197,18 @@ mod tests {
                 "destination_ids[0]"
             ]
         );
-        assert_eq!(
-            EventSubscriptionCreate::default().field_errors()[0].field,
-            "sources"
-        );
+    }
+
+    #[test_case]
+    fn no_sources_is_valid_on_create_and_update() {
+        // Absent, and the empty list official clients send by default.
+        assert_eq!(EventSubscriptionCreate::default().field_errors(), vec![]);
+        let empty: EventSubscriptionCreate = serde_json::from_str(r#"{"sources":[]}"#).unwrap();
+        assert_eq!(empty.sources, Some(vec![]));
+        assert_eq!(empty.field_errors(), vec![]);
+        let cleared: EventSubscriptionUpdate = serde_json::from_str(r#"{"sources":[]}"#).unwrap();
+        assert_eq!(cleared.sources, Some(vec![]));
+        assert_eq!(cleared.field_errors(), vec![]);
     }
 
     #[test_case]

@@ -1,4 +1,15 @@
 //! TLS edges and their backend module (`docs/api/tls_edges.md`).
+//!
+//! The request shapes also accept what the official client library (`ngrok-api`) sends, so it
+//! works against this server unchanged:
+//! - it PUTs the backend module wrapped, `{"id", "module": {"enabled", "backend_id"}}`, where
+//!   this API documents the flat `{"id", "enabled", "backend_id"}`: both forms are one request
+//!   type, [`TlsEdgeBackendReplace`], whose [`TlsEdgeBackendReplace::requested`] is the module
+//!   asked for either way and whose errors name the fields where they were sent
+//!   (`module.backend_id` in the wrapped form);
+//! - it creates an edge with every module it knows, `null` when not configured: `backend`
+//!   (applied with the rules of the PUT when given, so a client can create an edge with its
+//!   backend in one request) and [`UNSUPPORTED_EDGE_MODULES`], accepted only as `null`.
 
 use super::{Ref, Validate, check_id, check_text, list_page};
 use crate::errors::FieldError;
@@ -19,6 +30,15 @@ pub struct TlsEdge {
     pub backend: Option<TlsEdgeBackend>,
 }
 
+/// The edge modules the official client sends on create that this product does not implement:
+/// each is accepted as `null` (or absent), any other value is refused naming it.
+pub const UNSUPPORTED_EDGE_MODULES: [&str; 4] = [
+    "ip_restriction",
+    "mutual_tls",
+    "tls_termination",
+    "traffic_policy",
+];
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeCreate {
@@ -28,6 +48,35 @@ pub struct TlsEdgeCreate {
     pub metadata: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostports: Option<Vec<String>>,
+    /// The backend module to create the edge with; `null` or absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<TlsEdgeBackendModule>,
+    /// Not implemented (see [`UNSUPPORTED_EDGE_MODULES`]): kept as sent only so that a
+    /// non-null value can be refused by name rather than as a type error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_restriction: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutual_tls: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_termination: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_policy: Option<serde_json::Value>,
+}
+
+impl TlsEdgeCreate {
+    /// The names of the unsupported modules given a value other than `null`.
+    fn unsupported_modules(&self) -> impl Iterator<Item = &'static str> {
+        let given = [
+            self.ip_restriction.is_some(),
+            self.mutual_tls.is_some(),
+            self.tls_termination.is_some(),
+            self.traffic_policy.is_some(),
+        ];
+        UNSUPPORTED_EDGE_MODULES
+            .into_iter()
+            .zip(given)
+            .filter_map(|(name, given)| given.then_some(name))
+    }
 }
 
 impl Validate for TlsEdgeCreate {
@@ -46,6 +95,17 @@ impl Validate for TlsEdgeCreate {
                 ));
             }
         }
+        if let Some(module) = &self.backend {
+            check_backend_id("backend.backend_id", &module.backend_id, &mut errors);
+        }
+        for name in self.unsupported_modules() {
+            errors.push(FieldError::new(
+                name,
+                format!(
+                    "the `{name}` module is not supported by this server: send `null` or leave it out"
+                ),
+            ));
+        }
         errors
     }
 }
@@ -57,7 +117,19 @@ pub struct TlsEdgeBackend {
     pub backend: Ref,
 }
 
-/// `PUT /edges/tls/{id}/backend`
+/// A backend module as a request gives it: `module` of the wrapped PUT, `backend` of a create.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsEdgeBackendModule {
+    /// Defaults to `true` when absent or `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub backend_id: String,
+}
+
+/// `PUT /edges/tls/{id}/backend`, flat (`enabled`, `backend_id`) or wrapped (`module`); see the
+/// module comment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeBackendReplace {
@@ -68,27 +140,57 @@ pub struct TlsEdgeBackendReplace {
     /// Defaults to `true` when absent or `null`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub backend_id: String,
+    /// The wrapped form of the official client; not together with `enabled` or `backend_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<TlsEdgeBackendModule>,
+}
+
+impl TlsEdgeBackendReplace {
+    /// The module asked for, whichever form was sent, and the name of its `backend_id` field
+    /// in that form (`backend_id` or `module.backend_id`), for errors about it.
+    pub fn requested(&self) -> (TlsEdgeBackendModule, &'static str) {
+        match &self.module {
+            Some(module) => (module.clone(), "module.backend_id"),
+            None => (
+                TlsEdgeBackendModule {
+                    enabled: self.enabled,
+                    backend_id: self.backend_id.clone(),
+                },
+                "backend_id",
+            ),
+        }
+    }
 }
 
 impl Validate for TlsEdgeBackendReplace {
     fn field_errors(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        if self.backend_id.is_empty() {
+        // Two forms at once could disagree; guessing which one was meant would be worse.
+        if self.module.is_some() && (self.enabled.is_some() || !self.backend_id.is_empty()) {
             errors.push(FieldError::new(
-                "backend_id",
-                "backend_id is required: the tunnel-group backend to use",
+                "module",
+                "give either `module` or `enabled` and `backend_id`, not both",
             ));
-        } else {
-            check_id(
-                IdKind::TunnelGroupBackend,
-                "backend_id".into(),
-                &self.backend_id,
-                &mut errors,
-            );
+            return errors;
         }
+        let (module, field) = self.requested();
+        check_backend_id(field, &module.backend_id, &mut errors);
         errors
+    }
+}
+
+/// `backend_id` of a module, required and a tunnel-group backend id; `field` is where it was
+/// sent.
+fn check_backend_id(field: &str, backend_id: &str, errors: &mut Vec<FieldError>) {
+    if backend_id.is_empty() {
+        errors.push(FieldError::new(
+            field,
+            "backend_id is required: the tunnel-group backend to use",
+        ));
+    } else {
+        check_id(IdKind::TunnelGroupBackend, field.into(), backend_id, errors);
     }
 }
 
@@ -118,5 +220,59 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(edge.field_errors()[0].field, "hostports[1]");
+    }
+
+    #[test_case]
+    fn both_replace_forms_ask_for_the_same_module() {
+        let flat: TlsEdgeBackendReplace =
+            serde_json::from_str(r#"{"id":"edgtls_x","enabled":false,"backend_id":"bkdtg_y"}"#)
+                .unwrap();
+        let wrapped: TlsEdgeBackendReplace = serde_json::from_str(
+            r#"{"id":"edgtls_x","module":{"enabled":false,"backend_id":"bkdtg_y"}}"#,
+        )
+        .unwrap();
+        assert_eq!(flat.requested().0, wrapped.requested().0);
+        assert_eq!(wrapped.requested().1, "module.backend_id");
+        // The same problem, named where it was sent.
+        let empty: TlsEdgeBackendReplace =
+            serde_json::from_str(r#"{"module":{"enabled":null,"backend_id":""}}"#).unwrap();
+        let errors = empty.field_errors();
+        assert_eq!(errors[0].field, "module.backend_id");
+        assert_eq!(
+            errors[0].message,
+            TlsEdgeBackendReplace::default().field_errors()[0].message
+        );
+        let both: TlsEdgeBackendReplace =
+            serde_json::from_str(r#"{"backend_id":"bkdtg_y","module":{"backend_id":"bkdtg_y"}}"#)
+                .unwrap();
+        assert_eq!(both.field_errors()[0].field, "module");
+        // Unknown fields stay refused, also inside `module`.
+        assert!(serde_json::from_str::<TlsEdgeBackendReplace>(r#"{"module":{"x":1}}"#).is_err());
+        assert!(serde_json::from_str::<TlsEdgeBackendReplace>(r#"{"x":1}"#).is_err());
+    }
+
+    #[test_case]
+    fn create_accepts_the_official_clients_null_modules_only() {
+        let nulls: TlsEdgeCreate = serde_json::from_str(
+            r#"{"description":"","metadata":"","hostports":null,"backend":null,
+                "ip_restriction":null,"mutual_tls":null,"tls_termination":null,
+                "traffic_policy":null}"#,
+        )
+        .unwrap();
+        let empty = TlsEdgeCreate {
+            description: Some(String::new()),
+            metadata: Some(String::new()),
+            ..TlsEdgeCreate::default()
+        };
+        assert_eq!(nulls, empty);
+        assert!(nulls.field_errors().is_empty());
+        let policy: TlsEdgeCreate =
+            serde_json::from_str(r#"{"traffic_policy":{"enabled":true},"mutual_tls":{}}"#).unwrap();
+        let fields: Vec<_> = policy.field_errors().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["mutual_tls", "traffic_policy"]);
+        let backend: TlsEdgeCreate =
+            serde_json::from_str(r#"{"backend":{"enabled":null,"backend_id":"ed_x"}}"#).unwrap();
+        assert_eq!(backend.field_errors()[0].field, "backend.backend_id");
+        assert!(serde_json::from_str::<TlsEdgeCreate>(r#"{"policy":null}"#).is_err());
     }
 }

@@ -18,6 +18,7 @@
 //! every write to the agent has a time limit, so an agent that stops reading loses its session
 //! instead of blocking its task (and with it the heartbeats that would have noticed).
 
+use super::access::acl_refusal;
 use super::commands::session_update_target;
 use super::registry::{Control, LiveSession, Registry};
 use crate::config::Config;
@@ -27,7 +28,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
-use tunnel_core::acl::Acl;
 use tunnel_core::agent_protocol::{AgentMessage, Hello, Refusal, ServerMessage};
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
@@ -175,13 +175,8 @@ pub async fn serve(
             return refuse(&channel, socket, ErrorCode::Internal, msg).await;
         }
     };
-    // A stored ACL was validated when it was written; one that no longer parses permits nothing.
-    let acl = Acl::parse(&credential.acl).ok();
-    for bind in &binds {
-        if !acl.as_ref().is_some_and(|acl| acl.check(bind).is_allowed()) {
-            let msg = format!("The credential's ACL does not permit binding `{bind}`.");
-            return refuse(&channel, socket, ErrorCode::BindNotPermitted, msg).await;
-        }
+    if let Some((code, msg)) = acl_refusal(&credential.acl, &binds) {
+        return refuse(&channel, socket, code, msg).await;
     }
 
     let (id, started_at) = channel.store.mint(IdKind::TunnelSession);
@@ -214,21 +209,30 @@ pub async fn serve(
         session,
         account_id: credential.account_id.clone(),
         credential_id: credential.id.clone(),
-        binds,
+        binds: binds.clone(),
     };
     let control = channel.registry.open(live);
     let limit = channel.registry.timings().send_timeout;
-    // A credential deleted between the token check and the registration: its delete removes
-    // the row before it closes the credential's sessions, so either it saw this session or the
-    // row is already gone now.
-    if let Ok(None) = channel.store.authenticate_authtoken(&hello.authtoken).await {
+    // A credential deleted, or its ACL narrowed, between the token check and the registration:
+    // the delete and the PATCH write the row before they look for the credential's sessions, so
+    // either they saw this session or the row read now is already the new one.
+    let verdict = match channel.store.authenticate_authtoken(&hello.authtoken).await {
+        Ok(None) => Some((
+            ErrorCode::CredentialDeleted,
+            format!(
+                "The credential {} of this session was deleted.",
+                credential.id
+            ),
+        )),
+        Ok(Some(now)) => acl_refusal(&now.acl, &binds),
+        // The check at hello passed; a failing re-read alone is no reason to refuse.
+        Err(_) => None,
+    };
+    if let Some((code, msg)) = verdict {
         channel.registry.remove(&id);
-        let msg = format!(
-            "The credential {} of this session was deleted.",
-            credential.id
-        );
+        tracing::info!(error_code = code.as_str(), %msg, "agent refused");
         let closed = ServerMessage::Closed {
-            error_code: ErrorCode::CredentialDeleted.as_str().to_owned(),
+            error_code: code.as_str().to_owned(),
             msg,
         };
         farewell(&mut socket, &closed, limit).await;

@@ -7,6 +7,7 @@
 //! imports nothing of `api`: the HTTP routes that read the registry, send commands and upgrade
 //! the agent's connection are `api::tunnel_sessions` and `api::agent_channel`.
 
+pub mod access;
 pub mod channel;
 pub mod commands;
 pub mod registry;

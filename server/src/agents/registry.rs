@@ -7,7 +7,8 @@
 //! costs in proportion to that account's sessions, however many other accounts have.
 //!
 //! Next to each session the registry keeps the sending half of its connection's control queue:
-//! commands from the API and "close" (credential deleted) reach the connection task through it,
+//! commands from the API and "close" (credential deleted, ACL narrowed) reach the connection
+//! task through it,
 //! and the task answers a command through the one-shot reply it carries.
 //!
 //! The registry also holds the slots of connections still waiting for their hello, so a flood
@@ -430,6 +431,76 @@ impl Registry {
             })
             .collect()
     }
+
+    /// Removes (and returns) every session of `account_id` opened with `credential_id` for which
+    /// `refusal` gives a code and message, and tells their connections to close with them: a
+    /// changed ACL ends the sessions it no longer admits (docs/acl.md). Only the account's range
+    /// of the map is walked; ACL changes are rare.
+    pub fn close_refused(
+        &self,
+        account_id: &str,
+        credential_id: &str,
+        refusal: impl Fn(&[Bind]) -> Option<(ErrorCode, String)>,
+    ) -> Vec<LiveSession> {
+        let removed: Vec<(Entry, ErrorCode, String)> = {
+            let mut sessions = self.write();
+            let refused: Vec<((String, String), ErrorCode, String)> = sessions
+                .by_account
+                .range(account_range(account_id))
+                .filter(|(_, e)| e.live.credential_id == credential_id)
+                .filter_map(|(k, e)| refusal(&e.live.binds).map(|(c, m)| (k.clone(), c, m)))
+                .collect();
+            refused
+                .into_iter()
+                .filter_map(|(key, code, msg)| {
+                    sessions.accounts.remove(&key.1);
+                    sessions.by_account.remove(&key).map(|e| (e, code, msg))
+                })
+                .collect()
+        };
+        removed
+            .into_iter()
+            .map(|(entry, code, msg)| {
+                // A task that already ended has nothing left to close.
+                let _ = entry.link.send(Control::Close { code, msg });
+                entry.live
+            })
+            .collect()
+    }
+
+    /// The ids of the account's sessions whose agent bound every one of `labels` (`key=value`
+    /// binds, compared exactly), newest first: the tunnels of a tunnel-group backend
+    /// (docs/api/backends.md). No labels select no session. Walks only the account's range.
+    pub fn with_labels(&self, account_id: &str, labels: &BTreeMap<String, String>) -> Vec<String> {
+        if labels.is_empty() {
+            return Vec::new();
+        }
+        let sessions = self.read();
+        sessions
+            .by_account
+            .range(account_range(account_id))
+            .rev()
+            .filter(|(_, e)| {
+                labels.iter().all(|(key, value)| {
+                    e.live.binds.iter().any(|bind| {
+                        matches!(bind, Bind::Label { key: k, value: v } if k == key && v == value)
+                    })
+                })
+            })
+            .map(|((_, id), _)| id.clone())
+            .collect()
+    }
+}
+
+/// A range of keys of the `(account id, session id)` map.
+type KeyRange = (Bound<(String, String)>, Bound<(String, String)>);
+
+/// The keys of every session of `account_id` in the `(account id, session id)` map.
+fn account_range(account_id: &str) -> KeyRange {
+    (
+        Bound::Included((account_id.to_owned(), String::new())),
+        Bound::Excluded((format!("{account_id}\0"), String::new())),
+    )
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Tunnel credentials (docs/api/credentials.md): create (the only response carrying the token),
 //! update (description, metadata, acl), and the generic list, get and delete; a delete also
-//! disconnects the sessions the credential opened.
+//! disconnects the sessions the credential opened, a changed ACL those it no longer admits.
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, text};
+use crate::agents::access::acl_refusal;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -89,14 +90,42 @@ async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiRes
 
 async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
     let (state, body) = (change.state, change.body);
+    let acl_changed = body.acl.is_some();
     let changes = CredentialChanges {
         description: body.description,
         metadata: body.metadata,
         acl: body.acl,
     };
     let account = &change.caller.account_id;
-    Ok(state
+    let row = state
         .store
         .update_credential(account, &change.id, changes)
-        .await?)
+        .await?;
+    if acl_changed {
+        // In a task of its own: a client that hangs up now must not cancel the closing of the
+        // sessions its ACL, already stored, refuses. The answer still waits for it.
+        let (state, account, written) = (state.clone(), account.clone(), row.clone());
+        let _ = tokio::spawn(async move { close_refused(&state, &account, &written).await }).await;
+    }
+    Ok(row)
+}
+
+/// A new ACL applies to the sessions already open, not only to the next hello (docs/acl.md):
+/// every session of the credential whose binds it refuses is closed with the refusal an agent
+/// gets at connect; the others stay. The row was written before the sessions are looked at, so
+/// a session registering meanwhile either is seen here or re-reads the new ACL itself
+/// (`agents::channel`).
+async fn close_refused(state: &AppState, account: &str, written: &CredentialRow) {
+    // The ACL as stored now, not as this request wrote it: of two PATCHes racing, the one that
+    // looks last must not close sessions by the other's older ACL. If the row cannot be read
+    // (deleted meanwhile, whose delete closed every session anyway), the ACL written is used.
+    let id = &written.id;
+    let acl = match state.store.get::<CredentialRow>(account, id).await {
+        Ok(now) => now.acl,
+        Err(_) => written.acl.clone(),
+    };
+    let closed = state
+        .registry
+        .close_refused(account, id, |binds| acl_refusal(&acl, binds));
+    tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential ACL changed");
 }

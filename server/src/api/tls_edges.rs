@@ -3,6 +3,10 @@
 //!
 //! Decision: an edge without a backend module answers GET and DELETE of the module with 404,
 //! like any other absent resource; PUT creates or replaces it.
+//!
+//! The module is also accepted as the official client library sends it: wrapped in `module` on
+//! the PUT, and as `backend` on create, where it is applied with the PUT's rules in the edge's
+//! own write transaction (core's `tls_edge` module says why; docs/api/tls_edges.md).
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, Path, text};
@@ -38,13 +42,24 @@ pub fn router() -> Router<AppState> {
     )
 }
 
-/// An edge is created without a backend module.
+/// An edge is created with the backend module of `backend`, or without one.
 async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
     let req = &new.request;
     let hostports = req.hostports.as_deref().unwrap_or_default();
     let (description, metadata) = (text(&req.description), text(&req.metadata));
+    let module = req
+        .backend
+        .as_ref()
+        .map(|m| (m.backend_id.as_str(), m.enabled.unwrap_or(true)));
     let store = &new.state.store;
-    let row = store.create_tls_edge(new.account(), description, metadata, hostports);
+    let row = store.create_tls_edge(
+        new.account(),
+        description,
+        metadata,
+        hostports,
+        module,
+        "backend.backend_id",
+    );
     Ok(TlsEdges::wire(new.state, row.await?))
 }
 
@@ -84,8 +99,9 @@ async fn read_backend(
 async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Json<TlsEdgeBackend>> {
     let (state, id) = (&change.state, change.id.as_str());
     edge(state, &change.caller, id).await?;
-    let req = change.body;
-    req.validate()?;
+    change.body.validate()?;
+    // Flat or wrapped, the same module; `field` is where its backend id was sent.
+    let (req, field) = change.body.requested();
     let enabled = req.enabled.unwrap_or(true);
     // The store checks, inside its write transaction, that the backend is one of the account's.
     state
@@ -94,6 +110,7 @@ async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Jso
             &change.caller.account_id,
             id,
             Some((&req.backend_id, enabled)),
+            field,
         )
         .await?;
     let module = module(state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(id))?;
@@ -111,7 +128,7 @@ async fn delete_backend(
     }
     state
         .store
-        .set_tls_edge_backend(&caller.account_id, &id, None)
+        .set_tls_edge_backend(&caller.account_id, &id, None, "backend_id")
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

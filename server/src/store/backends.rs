@@ -1,9 +1,14 @@
 //! Tunnel-group backends. A backend that a TLS edge's backend module points at cannot be
 //! deleted (409) until that module is removed.
+//!
+//! A backend row carries its account, unlike other rows: its wire form lists the account's live
+//! sessions it selects, and the generic handlers turn a row into the wire with the row alone.
 
-use super::columns::{Json, record};
+use super::columns::{Column, Json, Value, record};
 use super::records::UsedBy;
 use super::{Result, Store};
+use sqlx::Row as _;
+use sqlx::sqlite::SqliteRow;
 use std::collections::BTreeMap;
 use tunnel_core::ids::IdKind;
 
@@ -18,7 +23,24 @@ record! {
         },
         columns: {
             labels: BTreeMap<String, String> = Json,
+            /// The account the backend belongs to.
+            account_id: String = Account,
         }
+    }
+}
+
+/// The `account_id` column, read like any other; never in the row's `INSERT` columns, which
+/// always write it first from the caller's account.
+#[derive(Debug)]
+struct Account;
+
+impl Column<String> for Account {
+    fn decode(row: &SqliteRow, name: &str) -> Result<String> {
+        Ok(row.try_get(name)?)
+    }
+
+    fn encode(_: &String) -> Option<Value> {
+        None
     }
 }
 
@@ -32,7 +54,13 @@ impl Store {
         labels: &BTreeMap<String, String>,
     ) -> Result<BackendRow> {
         self.create(account_id, |minted| {
-            BackendRow::new(minted, description, metadata, labels.clone())
+            BackendRow::new(
+                minted,
+                description,
+                metadata,
+                labels.clone(),
+                account_id.to_owned(),
+            )
         })
         .await
     }

@@ -2,9 +2,10 @@
 
 use super::backends::BackendRow;
 use super::columns::{Column, Json, Value, record};
-use super::records::require;
+use super::records::{insert, require};
 use super::{Result, Store};
 use sqlx::Row as _;
+use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
 use tunnel_core::ids::IdKind;
 
@@ -22,7 +23,8 @@ record! {
 }
 
 /// The backend module's two columns, `backend_id` and `backend_enabled`: both NULL when there
-/// is none. Not written by the edge's `INSERT`: an edge is created without one.
+/// is none. Not written by the edge's `INSERT`: an edge created with one gets it by an `UPDATE`
+/// in the same transaction.
 #[derive(Debug)]
 struct BackendModule;
 
@@ -39,42 +41,58 @@ impl Column<Option<(String, bool)>> for BackendModule {
 }
 
 impl Store {
-    /// An edge serving `hostports`, without a backend module yet.
+    /// An edge serving `hostports`, with the backend module `module` (`(backend_id, enabled)`)
+    /// or none. The backend is checked like [`Store::set_tls_edge_backend`] does, in the same
+    /// write transaction as the insert; a missing one is [`super::Error::Missing`] on `field`.
     pub async fn create_tls_edge(
         &self,
         account_id: &str,
         description: &str,
         metadata: &str,
         hostports: &[String],
+        module: Option<(&str, bool)>,
+        field: &str,
     ) -> Result<TlsEdgeRow> {
-        self.create(account_id, |minted| {
-            TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None)
-        })
-        .await
+        let Some((backend_id, enabled)) = module else {
+            return self
+                .create(account_id, |minted| {
+                    TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None)
+                })
+                .await;
+        };
+        let mut tx = self.write_tx().await?;
+        require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
+        let row = TlsEdgeRow::new(
+            self.mint(IdKind::TlsEdge),
+            description,
+            metadata,
+            hostports.to_vec(),
+            Some((backend_id.to_owned(), enabled)),
+        );
+        // The module's columns are not among the row's INSERT columns (see `BackendModule`).
+        insert(&mut tx, account_id, &row, vec![]).await?;
+        set_module(&mut tx, account_id, &row.id, module).await?;
+        tx.commit().await?;
+        Ok(row)
     }
 
     /// Sets (or clears, with `None`) the backend module of an edge; [`super::Error::NotFound`]
     /// when the edge does not exist in the account. The backend must be one of the account's:
     /// checked inside the write transaction, so a concurrent delete of the backend is a
     /// [`super::Error::Missing`] (400), never a foreign-key failure (500).
+    /// `field` names the backend id in the request, for that 400.
     pub async fn set_tls_edge_backend(
         &self,
         account_id: &str,
         edge_id: &str,
         module: Option<(&str, bool)>,
+        field: &str,
     ) -> Result<()> {
         let mut tx = self.write_tx().await?;
         if let Some((backend_id, _)) = module {
-            require::<BackendRow>(&mut tx, account_id, backend_id, "backend_id".into()).await?;
+            require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
         }
-        let done = sqlx::query("UPDATE tls_edges SET backend_id = ?, backend_enabled = ? WHERE account_id = ? AND id = ?")
-            .bind(module.map(|m| m.0))
-            .bind(module.map(|m| m.1))
-            .bind(account_id)
-            .bind(edge_id)
-            .execute(&mut *tx)
-            .await?;
-        if done.rows_affected() == 0 {
+        if set_module(&mut tx, account_id, edge_id, module).await? == 0 {
             return Err(super::Error::NotFound {
                 kind: IdKind::TlsEdge,
                 id: edge_id.to_owned(),
@@ -83,4 +101,23 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Writes the backend module columns of the edge `edge_id`; the number of rows changed.
+async fn set_module(
+    conn: &mut SqliteConnection,
+    account_id: &str,
+    edge_id: &str,
+    module: Option<(&str, bool)>,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "UPDATE tls_edges SET backend_id = ?, backend_enabled = ? WHERE account_id = ? AND id = ?",
+    )
+    .bind(module.map(|m| m.0))
+    .bind(module.map(|m| m.1))
+    .bind(account_id)
+    .bind(edge_id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected())
 }

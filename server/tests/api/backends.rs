@@ -1,10 +1,14 @@
 //! Tunnel-group backends (`docs/api/backends.md`): create, get, list and delete on their own.
 //! A backend used by a TLS edge's backend module (in use, of the wrong kind, another
-//! account's) is tested with the module, in `tls_edges` and `accounts`.
+//! account's) is tested with the module, in `tls_edges` and `accounts`. A backend's `tunnels`
+//! are the live sessions of the registry carrying its labels.
 
 use crate::common::{BASE, TestApp};
+use crate::support::session;
 use serde_json::json;
 use std::collections::BTreeMap;
+use tunnel_core::acl::Bind;
+use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendList};
 
 #[tokio::test]
@@ -30,6 +34,87 @@ async fn backend_create_get_list_delete() {
     let list: TunnelGroupBackendList = app.fetch("/backends/tunnel_group").await;
     assert_eq!(list.backends, std::slice::from_ref(&backend));
     assert_eq!(list.uri, format!("{BASE}/backends/tunnel_group"));
+    assert!(backend.tunnels.is_empty());
     app.deleted(&path).await;
     app.gone(&path).await;
+}
+
+/// Puts session `n` of `account`, whose agent bound `binds`, in the registry; its id.
+fn connect(app: &TestApp, n: u64, account: &str, binds: &[&str]) -> String {
+    let mut live = session(app, n, account, "cr_x");
+    live.binds = binds.iter().map(|b| Bind::parse(b).unwrap()).collect();
+    let id = live.session.id.clone();
+    app.state.registry.insert(live);
+    id
+}
+
+fn refs(ids: &[&String]) -> Vec<Ref> {
+    ids.iter()
+        .map(|id| Ref {
+            id: (*id).clone(),
+            uri: format!("{BASE}/tunnel_sessions/{id}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn backend_tunnels_are_the_live_sessions_with_all_its_labels() {
+    let app = TestApp::new().await;
+    let account = app.account_id.clone();
+    let both = ["env=prod", "team=web"];
+    let first = connect(
+        &app,
+        1,
+        &account,
+        &["env=prod", "team=web", "app.example.com"],
+    );
+    connect(&app, 2, &account, &["env=prod"]);
+    let third = connect(&app, 3, &account, &["env=PROD", "team=web"]);
+    let fourth = connect(&app, 4, &account, &["team=web", "env=prod", "zone=a"]);
+    connect(&app, 5, &app.other_account_id.clone(), &both);
+    connect(&app, 6, &account, &[]);
+
+    let body = json!({"labels": {"env": "prod", "team": "web"}});
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", body).await;
+    // Newest first, only the caller's account, labels compared exactly.
+    assert_eq!(backend.tunnels, refs(&[&fourth, &first]));
+    let path = format!("/backends/tunnel_group/{}", backend.id);
+    assert_eq!(app.fetch::<TunnelGroupBackend>(&path).await, backend);
+    let list: TunnelGroupBackendList = app.fetch("/backends/tunnel_group").await;
+    assert_eq!(list.backends, std::slice::from_ref(&backend));
+    // Every `uri` answers a GET: the session's.
+    let session: tunnel_core::resources::tunnel_session::TunnelSession =
+        app.fetch(&format!("/tunnel_sessions/{first}")).await;
+    assert_eq!(session.uri, backend.tunnels[1].uri);
+
+    // Live: a session that leaves is no longer listed, a new one is.
+    app.state.registry.remove(&fourth);
+    let seventh = connect(&app, 7, &account, &both);
+    let now: TunnelGroupBackend = app.fetch(&path).await;
+    assert_eq!(now.tunnels, refs(&[&seventh, &first]));
+
+    // No labels select nothing; one label selects every session carrying it.
+    let none: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    assert!(none.tunnels.is_empty());
+    let web: TunnelGroupBackend = app
+        .created("/backends/tunnel_group", json!({"labels": {"team": "web"}}))
+        .await;
+    assert_eq!(web.tunnels, refs(&[&seventh, &third, &first]));
+
+    // Another account's backends see only that account's sessions.
+    let theirs: TunnelGroupBackend = app
+        .created_by(&app.other_key, "/backends/tunnel_group", body_of(&both))
+        .await;
+    assert_eq!(theirs.tunnels.len(), 1);
+}
+
+fn body_of(labels: &[&str]) -> serde_json::Value {
+    let labels: serde_json::Map<String, serde_json::Value> = labels
+        .iter()
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap();
+            (k.to_owned(), json!(v))
+        })
+        .collect();
+    json!({ "labels": labels })
 }

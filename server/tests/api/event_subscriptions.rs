@@ -1,7 +1,7 @@
 //! Event subscriptions (`docs/api/event_subscriptions.md`): create with sources and
 //! destinations, each source's own URI, partial updates that leave the rest unchanged, a
 //! destination in use refusing deletion, unknown event types and destinations that are not the
-//! account's.
+//! account's, and subscriptions without sources (valid: they deliver nothing).
 
 use crate::common::{BASE, TestApp};
 use crate::support::destination;
@@ -114,8 +114,11 @@ async fn unknown_event_type_and_bad_destinations() {
         .send(&app)
         .await;
     assert_eq!(r.field(), "sources[0].type");
+    // No sources is not a refusal (it was once "add at least one event type"): see
+    // `subscriptions_without_sources_are_valid_everywhere`.
     let r = app.post("/event_subscriptions", json!({})).send(&app).await;
-    r.error_at(400, "ERR_TUNNEL_114", "sources");
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert!(r.body::<EventSubscription>().sources.is_empty());
     // A well-formed destination id that does not exist in the account: 400 naming it.
     let missing = make_id(IdKind::EventDestination, 5, [5; 14]);
     let r = app
@@ -152,4 +155,47 @@ async fn unknown_event_type_and_bad_destinations() {
         .send(&app)
         .await;
     r.error_at(400, "ERR_TUNNEL_111", "sources[0].extra");
+}
+
+#[tokio::test]
+async fn subscriptions_without_sources_are_valid_everywhere() {
+    let app = TestApp::new().await;
+    let d = destination(&app).await;
+    // `sources: []` (what official clients send by default) and no `sources` at all.
+    let empty: EventSubscription = app
+        .created(
+            "/event_subscriptions",
+            json!({"description": "later", "sources": [], "destination_ids": [d]}),
+        )
+        .await;
+    assert!(empty.sources.is_empty());
+    assert_eq!(empty.destinations[0].id, d);
+    let absent: EventSubscription = app
+        .created("/event_subscriptions", json!({"description": "bare"}))
+        .await;
+    assert!(absent.sources.is_empty());
+    assert!(absent.destinations.is_empty());
+
+    // A subscription with sources can be emptied, and filled again.
+    let full: EventSubscription = app
+        .created(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "ip_policy_created.v0"}]}),
+        )
+        .await;
+    let path = format!("/event_subscriptions/{}", full.id);
+    let emptied: EventSubscription = app.patched(&path, json!({"sources": []})).await;
+    assert!(emptied.sources.is_empty());
+    assert_eq!(app.fetch::<EventSubscription>(&path).await, emptied);
+    app.gone(&format!("{path}/sources/ip_policy_created.v0"))
+        .await;
+
+    // The list shows them as they are, newest first.
+    let list: EventSubscriptionList = app.fetch("/event_subscriptions").await;
+    assert_eq!(list.event_subscriptions, [emptied, absent, empty]);
+
+    let refilled: EventSubscription = app
+        .patched(&path, json!({"sources": [{"type": "tls_edge_created.v0"}]}))
+        .await;
+    assert_eq!(refilled.sources[0].event_type, "tls_edge_created.v0");
 }

@@ -102,7 +102,7 @@ async fn a_backend_deleted_after_the_check_is_a_400_not_a_500() {
     let err = app
         .state
         .store
-        .set_tls_edge_backend(&app.account_id, eid, Some((&gone, true)))
+        .set_tls_edge_backend(&app.account_id, eid, Some((&gone, true)), "backend_id")
         .await
         .expect_err("missing backend");
     let (status, body) = wire(err).await;

@@ -1,10 +1,11 @@
 //! Tunnel sessions (`docs/api/tunnel_sessions.md`): listed in pages and fetched from the
 //! registry of connected agents, other accounts' sessions not found, and every session of a
-//! credential closed when the credential is deleted.
+//! credential closed when the credential is deleted, or those its changed ACL refuses.
 
 use crate::common::{BASE, TestApp};
 use crate::support::session;
 use serde_json::json;
+use tunnel_core::acl::Bind;
 use tunnel_core::resources::credential::Credential;
 use tunnel_core::resources::tunnel_session::{TunnelSession, TunnelSessionList};
 
@@ -51,4 +52,63 @@ async fn tunnel_sessions_list_get_and_close_on_credential_delete() {
             .get(&app.other_account_id, &foreign.session.id)
             .is_some()
     );
+}
+
+/// The ids of the caller's live sessions, newest first.
+async fn session_ids(app: &TestApp) -> Vec<String> {
+    let list: TunnelSessionList = app.fetch("/tunnel_sessions").await;
+    list.tunnel_sessions.into_iter().map(|s| s.id).collect()
+}
+
+#[tokio::test]
+async fn a_changed_acl_closes_exactly_the_sessions_it_refuses() {
+    let app = TestApp::new().await;
+    let cred: Credential = app
+        .created("/credentials", json!({"acl": ["bind:*.example.com"]}))
+        .await;
+    let other: Credential = app.created("/credentials", json!({})).await;
+    let binding = |n: u64, credential: &str, binds: &[&str]| {
+        let mut live = session(&app, n, &app.account_id, credential);
+        live.binds = binds.iter().map(|b| Bind::parse(b).unwrap()).collect();
+        let id = live.session.id.clone();
+        app.state.registry.insert(live);
+        id
+    };
+    let api = binding(1, &cred.id, &["api.example.com"]);
+    let web = binding(2, &cred.id, &["web.example.com"]);
+    let nothing = binding(3, &cred.id, &[]);
+    // Another credential's session binding the same is not this ACL's business.
+    let elsewhere = binding(4, &other.id, &["web.example.com"]);
+    let path = format!("/credentials/{}", cred.id);
+    let all = vec![elsewhere.clone(), nothing.clone(), web.clone(), api.clone()];
+
+    // A description, the same ACL, a wider ACL: nobody is refused, nobody disconnected.
+    let _: Credential = app.patched(&path, json!({"description": "renamed"})).await;
+    assert_eq!(session_ids(&app).await, all);
+    let _: Credential = app
+        .patched(&path, json!({"acl": ["bind:*.example.com"]}))
+        .await;
+    assert_eq!(session_ids(&app).await, all);
+    let _: Credential = app
+        .patched(
+            &path,
+            json!({"acl": ["bind:*.example.com", "bind:env=prod"]}),
+        )
+        .await;
+    assert_eq!(session_ids(&app).await, all);
+
+    // Narrowed: the session binding `web.example.com` goes, the others stay.
+    let patched: Credential = app
+        .patched(&path, json!({"acl": ["bind:api.example.com"]}))
+        .await;
+    assert_eq!(patched.acl, ["bind:api.example.com"]);
+    assert_eq!(
+        session_ids(&app).await,
+        vec![elsewhere.clone(), nothing.clone(), api.clone()]
+    );
+    app.gone(&format!("/tunnel_sessions/{web}")).await;
+
+    // Emptied: an empty ACL permits everything, so no one else goes either.
+    let _: Credential = app.patched(&path, json!({"acl": []})).await;
+    assert_eq!(session_ids(&app).await, vec![elsewhere, nothing, api]);
 }

@@ -1,11 +1,13 @@
 //! Tests over real files, processes and sockets: persistence on a file database
 //! (`persistence`), the operator CLI and `serve` as real processes (`processes`,
-//! `docs/command-line.md`), and the API over a real TCP connection (`socket`). One test binary;
+//! `docs/command-line.md`), the API over a real TCP connection (`socket`) and driven by the
+//! official client library (`official_client`). One test binary;
 //! the helpers below read the database files.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod official_client;
 mod persistence;
 mod processes;
 mod socket;

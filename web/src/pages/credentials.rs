@@ -197,6 +197,10 @@ fn CredentialEdit(
             <TextField name="description" label="Description" value=description error=save.message(live, "description") />
             <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
             <AclEditor rules=rules server_error=save.error_signal() />
+            // Said before saving, since the server acts on it at once (docs/acl.md).
+            {move || request.with(|r| r.acl.is_some()).then(|| view! {
+                <p class="hint">"A changed ACL applies at once: agents connected with this credential whose binds it does not permit are disconnected."</p>
+            })}
             {save.failure("The credential was not saved")}
             <div class="actions">
                 <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>

@@ -1,6 +1,8 @@
 //! Event subscriptions (`docs/api/event_subscriptions.md`): list, create and edit with sources
 //! (catalogue picker plus free entry in the `<name>.v<N>` form) and destinations (see
-//! [`super::event_destinations`]); edits send only what changed; delete.
+//! [`super::event_destinations`]); edits send only what changed; delete. A subscription without
+//! sources is valid (the API sets no minimum): the form and the detail page say calmly that it
+//! delivers nothing yet, rather than refusing it.
 
 use super::event_destinations::DestinationsPicker;
 use super::{detail_page, identity_props, non_empty, short_time, title_or};
@@ -24,6 +26,9 @@ use tunnel_core::resources::event_subscription::{
     EventSubscriptionUpdate,
 };
 use tunnel_core::{FieldError, Validate};
+
+/// Shown on the form and the detail page of a subscription without sources: not an error.
+pub const NO_SOURCES: &str = "No event types yet: nothing is delivered until you add one.";
 
 #[component]
 pub fn EventSubscriptionList() -> impl IntoView {
@@ -239,6 +244,7 @@ pub fn SourcesPicker(
             <ul class="chips">
                 {chips}
             </ul>
+            {move || sources.with(Vec::is_empty).then(|| view! { <p class="hint">{NO_SOURCES}</p> })}
             <p class="error" role="alert">{move || list_error().map(|m| message(&m))}</p>
             <div class="field">
                 <label for="source-picker">"Add from the catalogue"</label>
@@ -311,6 +317,18 @@ pub fn EventSubscriptionDetail() -> impl IntoView {
     )
 }
 
+/// The detail page's sources: the event types, or the note that nothing is delivered yet.
+fn sources_view(sub: &EventSubscription) -> AnyView {
+    if sub.sources.is_empty() {
+        return view! { <span class="muted">{NO_SOURCES}</span> }.into_any();
+    }
+    let items = sub
+        .sources
+        .iter()
+        .map(|s| view! { <li><code>{s.event_type.clone()}</code></li> });
+    view! { <ul class="acl-list">{items.collect_view()}</ul> }.into_any()
+}
+
 /// A loaded subscription: its properties, the shared form to edit it, and delete.
 fn subscription_view(sub: EventSubscription, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
@@ -332,7 +350,7 @@ fn subscription_view(sub: EventSubscription, reload: RwSignal<u32>) -> impl Into
         {delete.failure("The subscription was not deleted")}
         <dl class="props card">
             {identity_props(sub.id.clone(), sub.uri.clone(), &sub.created_at)}
-            <dt>"Sources"</dt><dd><ul class="acl-list">{sub.sources.iter().map(|s| view! { <li><code>{s.event_type.clone()}</code></li> }).collect_view()}</ul></dd>
+            <dt>"Sources"</dt><dd>{sources_view(&sub)}</dd>
             <dt>"Destinations"</dt><dd><ul class="acl-list">{sub.destinations.iter().map(|d| view! { <li><code>{d.id.clone()}</code></li> }).collect_view()}</ul></dd>
         </dl>
         <h2>"Edit"</h2>

@@ -76,6 +76,7 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
         description: non_empty(description.get()),
         metadata: None,
         hostports: Some(split_list(&hostports.get())).filter(|h| !h.is_empty()),
+        ..TlsEdgeCreate::default()
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let create = Submit::post(paths::TLS_EDGES, move |e: &TlsEdge| {
@@ -148,6 +149,7 @@ fn BackendModule(
         id: None,
         enabled: Some(enabled.get()),
         backend_id: backend_id.get(),
+        module: None,
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let save = Submit::request(Method::PUT, path.clone(), move |m: &TlsEdgeBackend| {

@@ -9,6 +9,7 @@ mod dom;
 mod error_view;
 mod routes;
 mod sign_in;
+mod sources_picker;
 mod ssh_ca_form;
 mod submit;
 mod token_dialog;

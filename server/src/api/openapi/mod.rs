@@ -33,9 +33,11 @@ async fn document(State(state): State<AppState>) -> Json<Value> {
 }
 
 /// A JSON schema describing `value`'s shape. Responses list every property as required.
+/// A `null` sample is a property accepted only as `null` (the TLS edge modules this server does
+/// not implement).
 fn schema_of(value: &Value, required: bool) -> Value {
     match value {
-        Value::Null => json!({}),
+        Value::Null => json!({"type": "null"}),
         Value::Bool(_) => json!({"type": "boolean"}),
         Value::Number(n) if n.is_i64() || n.is_u64() => {
             json!({"type": "integer", "format": "int64"})
@@ -175,6 +177,22 @@ mod tests {
             json!(["object", "null"])
         );
         assert!(session["agent_version"].get("x-extension").is_none());
+    }
+
+    #[test]
+    fn the_official_clients_shapes_are_documented() {
+        let doc = build("http://x/api");
+        let schemas = &doc["components"]["schemas"];
+        let create = &schemas["TlsEdgeCreate"]["properties"];
+        for module in tunnel_core::resources::tls_edge::UNSUPPORTED_EDGE_MODULES {
+            assert_eq!(create[module], json!({"type": "null"}), "{module}");
+        }
+        assert_eq!(create["backend"]["type"], json!(["object", "null"]));
+        let replace = &schemas["TlsEdgeBackendReplace"]["properties"];
+        assert_eq!(replace["module"]["additionalProperties"], false);
+        assert!(replace["module"]["properties"].get("backend_id").is_some());
+        let tunnels = &schemas["TunnelGroupBackend"]["properties"]["tunnels"];
+        assert_eq!(tunnels["items"]["required"], json!(["id", "uri"]));
     }
 
     #[test]

@@ -25,7 +25,8 @@ use tunnel_core::resources::ssh_ca::{
     SshCertificateAuthorityUpdate,
 };
 use tunnel_core::resources::tls_edge::{
-    TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList,
+    TlsEdge, TlsEdgeBackend, TlsEdgeBackendModule, TlsEdgeBackendReplace, TlsEdgeCreate,
+    TlsEdgeList, UNSUPPORTED_EDGE_MODULES,
 };
 use tunnel_core::resources::tunnel_session::{
     AgentCommandRequest, AgentUpdateState, TunnelSession, TunnelSessionList,
@@ -38,6 +39,25 @@ fn to_value<T: Serialize>(v: T) -> Value {
 
 fn s(text: &str) -> Option<String> {
     Some(text.to_owned())
+}
+
+fn backend_module() -> TlsEdgeBackendModule {
+    TlsEdgeBackendModule {
+        enabled: Some(true),
+        backend_id: "bkdtg_".into(),
+    }
+}
+
+/// The create request with the modules it accepts only as `null` written as `null` (the
+/// document types them as such), since a sample cannot hold another value for them.
+fn tls_edge_create(create: TlsEdgeCreate) -> Value {
+    let mut value = to_value(create);
+    if let Value::Object(map) = &mut value {
+        for name in UNSUPPORTED_EDGE_MODULES {
+            map.insert(name.to_owned(), Value::Null);
+        }
+    }
+    value
 }
 
 /// A list page of one item, written as every list page of `tunnel-core` is (its `ListPage`
@@ -114,6 +134,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         description: "d".into(),
         metadata: "m".into(),
         labels: BTreeMap::from([("k".into(), "v".into())]),
+        tunnels: vec![r()],
     };
     let target = EventTarget {
         webhook: Some(WebhookTarget {
@@ -201,19 +222,26 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("TlsEdgeList", list::<TlsEdgeList>(edge)),
         (
             "TlsEdgeCreate",
-            to_value(TlsEdgeCreate {
+            tls_edge_create(TlsEdgeCreate {
                 description: s("d"),
                 metadata: s("m"),
                 hostports: Some(vec!["example.com:443".into()]),
+                backend: Some(backend_module()),
+                ip_restriction: None,
+                mutual_tls: None,
+                tls_termination: None,
+                traffic_policy: None,
             }),
         ),
         ("TlsEdgeBackend", to_value(&module)),
         (
             "TlsEdgeBackendReplace",
+            // Both forms in one sample, so the schema has every property either form uses.
             to_value(TlsEdgeBackendReplace {
                 id: s("edgtls_"),
                 enabled: Some(true),
                 backend_id: "bkdtg_".into(),
+                module: Some(backend_module()),
             }),
         ),
         ("TunnelGroupBackend", to_value(&backend)),

@@ -1,0 +1,187 @@
+//! The official Rust client library (crates.io `ngrok-api`) against the in-process server over a
+//! real socket: it creates a tunnel-group backend and decodes it with its `tunnels` (a live
+//! session carrying the labels), creates TLS edges with its create body (every edge module it
+//! knows, `null` or `backend` set) and replaces the backend module with its wrapped body
+//! (`{"id", "module": {…}}`), decoding every answer with its own types.
+//!
+//! Two things the client does are not this API's and are bridged here, outside the server:
+//! - it sends its version as `Ngrok-Version: 2`, where this API requires `Service-Version: 2`
+//!   (docs/api/README.md), so its HTTP client is given that header as a default header;
+//! - it joins its paths (`/edges/tls`) to the root of its base URL, dropping any path such as
+//!   `/api`, so the test listener puts `/api` in front of every path before the server's router.
+
+use axum::Router;
+use axum::extract::Request;
+use axum::response::IntoResponse as _;
+use ngrok_api::types::{
+    EdgeBackendReplace, EndpointBackendMutate, TLSEdgeCreate, TunnelGroupBackendCreate,
+};
+use ngrok_api::{ClientBuilder, Error};
+use serde_json::json;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use tower::ServiceExt as _;
+use tunnel_core::acl::Bind;
+use tunnel_core::ids::{IdKind, make_id};
+use tunnel_server::agents::LiveSession;
+use tunnel_server::config::Config;
+use tunnel_server::state::AppState;
+
+/// The server on a loopback port, reached at its root (see the module comment); the state (for
+/// the registry) and an API key of its account.
+async fn serve() -> (SocketAddr, AppState, String, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = Config::in_memory();
+    config.listen = addr;
+    config.public_url = Config::default_public_url(addr);
+    let state = AppState::open(config).await.unwrap();
+    let created = state.store.create_account("official").await.unwrap();
+    let app = tunnel_server::app(state.clone());
+    let root = Router::new().fallback(move |mut request: Request| {
+        let app = app.clone();
+        async move {
+            let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
+            *request.uri_mut() = format!("/api{path}").parse().unwrap();
+            app.oneshot(request).await.into_response()
+        }
+    });
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            root.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    (addr, state, created.account_id, created.api_key)
+}
+
+fn client(addr: SocketAddr, key: &str) -> ngrok_api::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("service-version", "2".parse().unwrap());
+    let http = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap();
+    let mut builder = ClientBuilder::new(key.to_owned());
+    builder
+        .api_url(format!("http://{addr}").parse().unwrap())
+        .reqwest_client(http);
+    builder.build()
+}
+
+/// A live session of `account` whose agent bound `binds`.
+fn live(state: &AppState, account: &str, binds: &[&str]) -> LiveSession {
+    let id = make_id(IdKind::TunnelSession, 1_700_000_000_000, [7; 14]);
+    let session = serde_json::from_value(json!({
+        "id": id,
+        "uri": state.uri(&tunnel_core::paths::tunnel_session(&id)),
+        "agent_version": "3.4.0",
+        "credential": {"id": "cr_x", "uri": state.uri(&tunnel_core::paths::credential("cr_x"))},
+        "ip": "127.0.0.1",
+        "metadata": "",
+        "os": "linux",
+        "region": "local",
+        "started_at": "2026-01-01T00:00:00Z",
+        "transport": "tunnel/v2",
+    }))
+    .unwrap();
+    LiveSession {
+        session,
+        account_id: account.to_owned(),
+        credential_id: "cr_x".into(),
+        binds: binds.iter().map(|b| Bind::parse(b).unwrap()).collect(),
+    }
+}
+
+#[tokio::test]
+async fn the_official_client_library_works_with_tls_edges_and_backends() {
+    let (addr, state, account, key) = serve().await;
+    let c = client(addr, &key);
+    let session = live(&state, &account, &["env=prod", "app.example.com"]);
+    let session_id = session.session.id.clone();
+    state.registry.insert(session);
+
+    let backend = c
+        .backends()
+        .tunnel_group()
+        .create(&TunnelGroupBackendCreate {
+            description: "pool".into(),
+            metadata: String::new(),
+            labels: HashMap::from([("env".into(), "prod".into())]),
+        })
+        .await
+        .unwrap();
+    assert!(backend.id.starts_with("bkdtg_"), "{}", backend.id);
+    assert_eq!(backend.tunnels.len(), 1);
+    assert_eq!(backend.tunnels[0].id, session_id);
+    let read = c.backends().tunnel_group().get(&backend.id).await.unwrap();
+    assert_eq!(read.tunnels[0].uri, backend.tunnels[0].uri);
+
+    // Create as the client sends it: every module `null`…
+    let edge = c
+        .edges()
+        .tls()
+        .create(&TLSEdgeCreate {
+            hostports: Some(vec!["app.example.com:443".into()]),
+            ..TLSEdgeCreate::default()
+        })
+        .await
+        .unwrap();
+    assert!(edge.id.starts_with("edgtls_"), "{}", edge.id);
+    assert!(edge.backend.is_none());
+    // …or with the backend module set.
+    let module = EndpointBackendMutate {
+        enabled: None,
+        backend_id: backend.id.clone(),
+    };
+    let with_backend = c
+        .edges()
+        .tls()
+        .create(&TLSEdgeCreate {
+            backend: Some(module.clone()),
+            ..TLSEdgeCreate::default()
+        })
+        .await
+        .unwrap();
+    let set = with_backend.backend.unwrap();
+    assert_eq!(
+        (set.enabled, set.backend.id),
+        (Some(true), backend.id.clone())
+    );
+
+    // The module's replace, wrapped in `module`.
+    let modules = c.edge_modules().tls_edge_backend();
+    let replaced = modules
+        .replace(&EdgeBackendReplace {
+            id: edge.id.clone(),
+            module: EndpointBackendMutate {
+                enabled: Some(false),
+                ..module
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(replaced.enabled, Some(false));
+    assert_eq!(replaced.backend.id, backend.id);
+    let read = modules.get(&edge.id).await.unwrap();
+    assert_eq!((read.enabled, read.backend.id), (Some(false), backend.id));
+
+    // Errors reach it as its own error type, with this API's code.
+    let refused = modules
+        .replace(&EdgeBackendReplace {
+            id: edge.id.clone(),
+            module: EndpointBackendMutate {
+                enabled: None,
+                backend_id: "ed_x".into(),
+            },
+        })
+        .await;
+    match refused {
+        Err(Error::Ngrok(e)) => assert_eq!(e.error_code, "ERR_TUNNEL_114", "{}", e.msg),
+        other => panic!("expected a 400: {other:?}"),
+    }
+    modules.delete(&edge.id).await.unwrap();
+    c.edges().tls().delete(&edge.id).await.unwrap();
+}
