@@ -19,7 +19,8 @@
 //! refuse any target, and its own refusal (update checks disabled) takes precedence over "no
 //! target", so the outcome of the command does not change.
 
-use super::registry::{CommandError, Registry, RestartWait};
+use super::registry::{CommandError, Registry};
+use super::updates::RestartWait;
 use std::time::{Duration, Instant};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};

@@ -11,6 +11,8 @@ pub mod access;
 pub mod channel;
 pub mod commands;
 pub mod registry;
+pub mod updates;
 
 pub use commands::Undelivered;
-pub use registry::{LiveSession, Registry, RestartWait, Timings};
+pub use registry::{LiveSession, Registry, Timings};
+pub use updates::RestartWait;

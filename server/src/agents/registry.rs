@@ -14,11 +14,12 @@
 //! The registry also holds the slots of connections still waiting for their hello, so a flood
 //! of upgrades that never say hello cannot pin an unbounded number of tasks and sockets.
 //!
-//! And each session's update progress, as its agent reported it over the channel (`UpdateState`),
-//! anchored to the server's own clock on receipt: a restart is refused while an update is being
-//! applied and for `Timings::update_restart_wait` after it finished ([`Registry::restart_wait`]),
-//! and sessions are served with it as `agent_update_state`.
+//! And each session's update progress ([`super::updates`]), as its agent reported it over the
+//! channel: a restart is refused while an update is being applied and for
+//! `Timings::update_restart_wait` after it finished ([`Registry::restart_wait`]), and sessions
+//! are served with it as `agent_update_state`.
 
+use super::updates::{RestartWait, UpdateProgress};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
@@ -28,8 +29,7 @@ use tunnel_core::acl::Bind;
 use tunnel_core::agent_protocol::{Refusal, UpdateReport};
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::limits::UPDATE_RESTART_WAIT_SECS;
-use tunnel_core::resources::tunnel_session::{AgentCommand, AgentUpdateState, TunnelSession};
-use tunnel_core::version::Version;
+use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
 
 /// One connected session with what the API does not show: its account and credential.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,98 +101,6 @@ impl Default for Timings {
             send_timeout: Duration::from_secs(10),
             max_pending_hellos: 1024,
             update_restart_wait: Duration::from_secs(UPDATE_RESTART_WAIT_SECS),
-        }
-    }
-}
-
-/// A session's update as the server knows it, on the server's clock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum UpdateProgress {
-    /// Being applied; expected to finish at `until` (the agent's estimate, from receipt).
-    Updating { target: String, until: Instant },
-    /// Finished at `finished_at` (receipt time, less what the agent said had elapsed).
-    Updated {
-        version: String,
-        finished_at: Instant,
-    },
-}
-
-/// Why a restart must wait, and for how long (whole seconds, rounded up, at least 1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RestartWait {
-    /// The agent is applying an update to `target`.
-    Updating { target: String, secs: u64 },
-    /// The agent finished updating to `version` less than the wait ago.
-    TooSoon { version: String, secs: u64 },
-}
-
-/// Whole seconds in `d`, rounded up.
-pub fn ceil_secs(d: Duration) -> u64 {
-    d.as_secs() + u64::from(d.subsec_nanos() > 0)
-}
-
-/// Longest update an agent may announce, and longest it may say has elapsed: bounds on what a
-/// peer can make the server believe (an hour is far beyond any real update).
-const MAX_REPORTED: Duration = Duration::from_secs(3600);
-
-impl UpdateProgress {
-    /// The progress an agent's report means, received `now`; `None` for a report whose version
-    /// is not a version (ignored, like any malformed message).
-    fn from_report(report: UpdateReport, now: Instant) -> Option<UpdateProgress> {
-        let ms = |ms: u64| Duration::from_millis(ms).min(MAX_REPORTED);
-        match report {
-            UpdateReport::Updating {
-                target,
-                remaining_ms,
-            } => Version::parse(&target).map(|v| UpdateProgress::Updating {
-                target: v.to_string(),
-                until: now + ms(remaining_ms),
-            }),
-            UpdateReport::Updated {
-                version,
-                elapsed_ms,
-            } => Version::parse(&version).map(|v| UpdateProgress::Updated {
-                version: v.to_string(),
-                finished_at: now.checked_sub(ms(elapsed_ms)).unwrap_or(now),
-            }),
-        }
-    }
-
-    /// Whether (and how long) a restart must wait at `now`.
-    fn restart_wait(&self, wait: Duration, now: Instant) -> Option<RestartWait> {
-        match self {
-            // An update past its estimate still counts as running until the agent says it
-            // finished: restarting then could still lose it. Retry soon rather than never.
-            UpdateProgress::Updating { target, until } => Some(RestartWait::Updating {
-                target: target.clone(),
-                secs: ceil_secs(until.saturating_duration_since(now)).max(1),
-            }),
-            UpdateProgress::Updated {
-                version,
-                finished_at,
-            } => {
-                let left = (*finished_at + wait).saturating_duration_since(now);
-                (!left.is_zero()).then(|| RestartWait::TooSoon {
-                    version: version.clone(),
-                    secs: ceil_secs(left),
-                })
-            }
-        }
-    }
-
-    /// The wire form (`agent_update_state`) at `now`.
-    fn shown(&self, wait: Duration, now: Instant) -> AgentUpdateState {
-        match self {
-            UpdateProgress::Updating { target, .. } => AgentUpdateState::Updating {
-                target: target.clone(),
-            },
-            UpdateProgress::Updated { version, .. } => AgentUpdateState::Updated {
-                version: version.clone(),
-                restart_available_in_secs: match self.restart_wait(wait, now) {
-                    Some(RestartWait::TooSoon { secs, .. }) => secs,
-                    _ => 0,
-                },
-            },
         }
     }
 }
@@ -504,170 +412,4 @@ fn account_range(account_id: &str) -> KeyRange {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tunnel_core::ids::{IdKind, make_id};
-    use tunnel_core::resources::Ref;
-
-    fn live(n: u64, account: &str, credential: &str) -> LiveSession {
-        let id = make_id(IdKind::TunnelSession, n, [0; 14]);
-        LiveSession {
-            session: TunnelSession {
-                id: id.clone(),
-                uri: format!("http://x/api/tunnel_sessions/{id}"),
-                agent_version: "3.4.0".into(),
-                credential: Ref {
-                    id: credential.into(),
-                    uri: String::new(),
-                },
-                ip: "127.0.0.1".into(),
-                metadata: String::new(),
-                os: "linux".into(),
-                region: "local".into(),
-                started_at: "2026-01-01T00:00:00Z".into(),
-                transport: "tunnel/v2".into(),
-                agent_update_target: Some("3.4.1".into()),
-                agent_update_checks: true,
-                agent_update_state: None,
-            },
-            account_id: account.into(),
-            credential_id: credential.into(),
-            binds: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn lists_newest_first_per_account_with_pages() {
-        let registry = Registry::default();
-        for n in 1..=5 {
-            registry.insert(live(n, "a", "cr_1"));
-        }
-        registry.insert(live(6, "b", "cr_2"));
-        let (first, more) = registry.list("a", 2, None);
-        assert!(more);
-        assert_eq!(first.len(), 2);
-        assert!(first[0].id > first[1].id);
-        let (second, _) = registry.list("a", 10, Some(&first[1].id));
-        assert_eq!(second.len(), 3);
-        assert!(second.iter().all(|s| s.id < first[1].id));
-        assert!(registry.get("b", &first[0].id).is_none());
-        assert_eq!(registry.close_credential("cr_1").len(), 5);
-        assert_eq!(registry.list("a", 10, None).0.len(), 0);
-        assert_eq!(registry.list("b", 10, None).0.len(), 1);
-    }
-
-    #[test]
-    fn listing_stays_inside_the_account_even_next_to_similar_ids() {
-        let registry = Registry::default();
-        // "a" < "a\0…" < "ab": neighbours in key order that must never leak into "a"'s list.
-        registry.insert(live(1, "a", "cr_1"));
-        registry.insert(live(2, "ab", "cr_2"));
-        registry.insert(live(3, "a", "cr_1"));
-        registry.insert(live(4, "", "cr_3"));
-        let (page, more) = registry.list("a", 10, None);
-        assert!(!more);
-        assert_eq!(page.len(), 2);
-        assert!(page[0].id > page[1].id);
-        assert_eq!(registry.list("ab", 10, None).0.len(), 1);
-        assert_eq!(registry.list("", 10, None).0.len(), 1);
-        let id = page[0].id.clone();
-        assert!(registry.remove(&id).is_some());
-        assert!(registry.remove(&id).is_none());
-        assert_eq!(registry.list("a", 10, None).0.len(), 1);
-    }
-
-    #[test]
-    fn restart_waits_while_updating_and_for_the_wait_after_it() {
-        let registry = Registry::default();
-        let l = live(1, "a", "cr_1");
-        let id = l.session.id.clone();
-        registry.insert(l);
-        // 3 s ago, so that the finish at `t1` below is about now for `get`, which reads the clock.
-        let t0 = Instant::now() - Duration::from_secs(3);
-        let wait = |now| registry.restart_wait("a", &id, now);
-        let state = || registry.get("a", &id).unwrap().agent_update_state;
-        assert_eq!(wait(t0), None);
-        assert_eq!(state(), None);
-
-        let updating = |target: &str, remaining_ms| UpdateReport::Updating {
-            target: target.into(),
-            remaining_ms,
-        };
-        registry.report_update(&id, updating("3.4.1", 2500), t0);
-        let ms = Duration::from_millis;
-        let updating_for = |secs| {
-            Some(RestartWait::Updating {
-                target: "3.4.1".into(),
-                secs,
-            })
-        };
-        assert_eq!(wait(t0), updating_for(3));
-        assert_eq!(wait(t0 + ms(2000)), updating_for(1));
-        // Past its estimate but not reported finished: still updating, retry in a second.
-        assert_eq!(wait(t0 + ms(9000)), updating_for(1));
-        assert_eq!(
-            state(),
-            Some(AgentUpdateState::Updating {
-                target: "3.4.1".into()
-            })
-        );
-        // Another account does not see it; a malformed report changes nothing.
-        assert_eq!(registry.restart_wait("b", &id, t0), None);
-        registry.report_update(&id, updating("not a version", 1), t0);
-        assert_eq!(wait(t0), updating_for(3));
-
-        // Finished 400 ms before the report arrived at t1: the default 10 s count from then.
-        let t1 = t0 + ms(3000);
-        let updated = UpdateReport::Updated {
-            version: "3.4.1".into(),
-            elapsed_ms: 400,
-        };
-        registry.report_update(&id, updated, t1);
-        let too_soon = |secs| {
-            Some(RestartWait::TooSoon {
-                version: "3.4.1".into(),
-                secs,
-            })
-        };
-        assert_eq!(UPDATE_RESTART_WAIT_SECS, 10);
-        assert_eq!(wait(t1), too_soon(10)); // 9.6 s left
-        assert_eq!(wait(t1 + ms(599)), too_soon(10));
-        assert_eq!(wait(t1 + ms(600)), too_soon(9));
-        assert_eq!(wait(t1 + ms(9599)), too_soon(1));
-        assert_eq!(wait(t1 + ms(9600)), None);
-        match state() {
-            Some(AgentUpdateState::Updated {
-                version,
-                restart_available_in_secs,
-            }) => {
-                assert_eq!(version, "3.4.1");
-                assert!((9..=10).contains(&restart_available_in_secs));
-            }
-            other => panic!("{other:?}"),
-        }
-        // An agent cannot push the finish time arbitrarily far back (nor the wait forward).
-        let t2 = t1 + ms(20_000);
-        let long_ago = UpdateReport::Updated {
-            version: "3.4.1".into(),
-            elapsed_ms: u64::MAX,
-        };
-        registry.report_update(&id, long_ago, t2);
-        assert_eq!(wait(t2), None);
-    }
-
-    #[tokio::test]
-    async fn a_command_to_a_session_without_a_connection_reports_it_ended() {
-        let registry = Registry::default();
-        let l = live(1, "a", "cr_1");
-        let id = l.session.id.clone();
-        registry.insert(l);
-        assert_eq!(
-            registry.command("a", &id, AgentCommand::Stop, None).await,
-            Err(CommandError::Ended)
-        );
-        assert_eq!(
-            registry.command("b", &id, AgentCommand::Stop, None).await,
-            Err(CommandError::NotFound)
-        );
-    }
-}
+mod tests;

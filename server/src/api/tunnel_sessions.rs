@@ -19,7 +19,7 @@ use super::resource::Page;
 use super::{Change, Path};
 use crate::agents::RestartWait;
 use crate::agents::commands::{Undelivered, deliver};
-use crate::agents::registry::ceil_secs;
+use crate::agents::updates::ceil_secs;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::paging;
