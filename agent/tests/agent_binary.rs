@@ -2,7 +2,7 @@
 //! session fields, listing, restart/stop/update with every refusal, Windows, credential
 //! deletion, a credential's ACL changed under live sessions, and account isolation.
 //!
-//! One file of 500 lines on purpose: each test is one behaviour of the binary from the same
+//! One file of about 600 lines on purpose: each test is one behaviour of the binary from the same
 //! list, sharing `server()` and `assert_error`; split into files, every part would be another
 //! test binary linking the server and the agent again (minutes on a 2-core machine), and split
 //! into modules of one binary, the list would be harder to read than it is long.

@@ -4,6 +4,9 @@
 //! and a relay that breaks the link on demand. Every wait is bounded; agent processes are
 //! killed when their handle is dropped (tokio's `kill_on_drop`: the agent starts no helpers of
 //! its own, so no process group is needed, unlike the browsers of `tunnel-testkit`).
+//!
+//! Just over 400 lines: the server, the agent and the relay are the three parts of every test
+//! here, and each test binary includes this one module.
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
