@@ -287,15 +287,11 @@ impl Registry {
         let now = Instant::now();
         let wait = self.timings.update_restart_wait;
         let sessions = self.read();
-        let account = account_id.to_owned();
-        // The account's range: from its smallest possible key (empty id) up to `before_id`
-        // (excluded) or to the first key of the next possible account (`account` + NUL is the
-        // smallest string after `account`), so no other account's session is ever visited.
-        let lower = Bound::Included((account.clone(), String::new()));
-        let upper = match before_id {
-            Some(before) => Bound::Excluded((account.clone(), before.to_owned())),
-            None => Bound::Excluded((format!("{account}\0"), String::new())),
-        };
+        // The account's range, cut at `before_id` (excluded) when given.
+        let (lower, upper) = account_range(account_id);
+        let upper = before_id.map_or(upper, |before| {
+            Bound::Excluded((account_id.to_owned(), before.to_owned()))
+        });
         let mut page: Vec<TunnelSession> = sessions
             .by_account
             .range((lower, upper))
@@ -312,32 +308,13 @@ impl Registry {
     /// to close: deleting a credential disconnects its sessions (docs/agent-channel.md). Credential
     /// deletion is rare, so a scan of every session is acceptable here.
     pub fn close_credential(&self, credential_id: &str) -> Vec<LiveSession> {
-        let removed: Vec<Entry> = {
-            let mut sessions = self.write();
-            let keys: Vec<(String, String)> = sessions
-                .by_account
-                .iter()
-                .filter(|(_, e)| e.live.credential_id == credential_id)
-                .map(|(k, _)| k.clone())
-                .collect();
-            keys.into_iter()
-                .filter_map(|key| {
-                    sessions.accounts.remove(&key.1);
-                    sessions.by_account.remove(&key)
-                })
-                .collect()
-        };
-        removed
-            .into_iter()
-            .map(|entry| {
-                // A task that already ended has nothing left to close.
-                let _ = entry.link.send(Control::Close {
-                    code: ErrorCode::CredentialDeleted,
-                    msg: format!("The credential {credential_id} of this session was deleted."),
-                });
-                entry.live
+        let everything = (Bound::Unbounded, Bound::Unbounded);
+        self.close_where(everything, |live| {
+            (live.credential_id == credential_id).then(|| {
+                let msg = format!("The credential {credential_id} of this session was deleted.");
+                (ErrorCode::CredentialDeleted, msg)
             })
-            .collect()
+        })
     }
 
     /// Removes (and returns) every session of `account_id` opened with `credential_id` for which
@@ -350,15 +327,31 @@ impl Registry {
         credential_id: &str,
         refusal: impl Fn(&[Bind]) -> Option<(ErrorCode, String)>,
     ) -> Vec<LiveSession> {
+        self.close_where(account_range(account_id), |live| {
+            if live.credential_id == credential_id {
+                refusal(&live.binds)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Removes (and returns) the sessions of `range` to which `verdict` gives a code and message,
+    /// and tells each connection to close with them. The connections are told after the lock is
+    /// released.
+    fn close_where(
+        &self,
+        range: KeyRange,
+        verdict: impl Fn(&LiveSession) -> Option<(ErrorCode, String)>,
+    ) -> Vec<LiveSession> {
         let removed: Vec<(Entry, ErrorCode, String)> = {
             let mut sessions = self.write();
-            let refused: Vec<((String, String), ErrorCode, String)> = sessions
+            let condemned: Vec<((String, String), ErrorCode, String)> = sessions
                 .by_account
-                .range(account_range(account_id))
-                .filter(|(_, e)| e.live.credential_id == credential_id)
-                .filter_map(|(k, e)| refusal(&e.live.binds).map(|(c, m)| (k.clone(), c, m)))
+                .range(range)
+                .filter_map(|(k, e)| verdict(&e.live).map(|(c, m)| (k.clone(), c, m)))
                 .collect();
-            refused
+            condemned
                 .into_iter()
                 .filter_map(|(key, code, msg)| {
                     sessions.accounts.remove(&key.1);
@@ -403,7 +396,9 @@ impl Registry {
 /// A range of keys of the `(account id, session id)` map.
 type KeyRange = (Bound<(String, String)>, Bound<(String, String)>);
 
-/// The keys of every session of `account_id` in the `(account id, session id)` map.
+/// The keys of every session of `account_id` in the `(account id, session id)` map: from its
+/// smallest possible key (empty id) to the first key of the next possible account (`account` +
+/// NUL is the smallest string after it), so no other account's session is ever visited.
 fn account_range(account_id: &str) -> KeyRange {
     (
         Bound::Included((account_id.to_owned(), String::new())),
