@@ -218,9 +218,7 @@ async fn session(
     on_event(Event::Opened { session_id });
     let opened_at = Some(Instant::now());
     // A session opened mid-update (a reconnect): the new session's server state starts empty.
-    if let Some(update) = updater.report(Instant::now())
-        && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
-    {
+    if let Err(e) = report_update(&mut tx, updater).await {
         return lost(format!("cannot report the update: {e}"), opened_at);
     }
 
@@ -251,9 +249,7 @@ async fn session(
                         if let (AgentCommand::Update, None) = (command, refused) {
                             // Before the ack: the server knows the update runs by the time the
                             // API answers 204, so no restart can slip in between.
-                            if let Some(update) = updater.report(Instant::now())
-                                && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
-                            {
+                            if let Err(e) = report_update(&mut tx, updater).await {
                                 return lost(format!("cannot report the update: {e}"), opened_at);
                             }
                             if let UpdateState::Updating { target, .. } = updater.state(Instant::now()) {
@@ -288,18 +284,27 @@ async fn session(
                 }
             }
             _ = sleep_until(update_done), if update_done.is_some() => {
-                if let Some(target) = updater.pending_version(Instant::now()) {
+                if let Some(target) = updater.take_finished(Instant::now()) {
                     // The server first, then the event: whoever watches the event (a person, a
                     // test) finds the server already counting the wait after the update.
-                    if let Some(update) = updater.report(Instant::now())
-                        && let Err(e) = tx.send(encode(&AgentMessage::UpdateState { update })).await
-                    {
+                    if let Err(e) = report_update(&mut tx, updater).await {
                         return lost(format!("cannot report the update: {e}"), opened_at);
                     }
                     on_event(Event::Updated { target });
                 }
             }
         }
+    }
+}
+
+/// Tells the server where the update stands (nothing while idle).
+async fn report_update<S>(tx: &mut S, updater: &mut Updater) -> Result<(), S::Error>
+where
+    S: futures_util::Sink<Message> + Unpin,
+{
+    match updater.report(Instant::now()) {
+        Some(update) => tx.send(encode(&AgentMessage::UpdateState { update })).await,
+        None => Ok(()),
     }
 }
 

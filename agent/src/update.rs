@@ -45,6 +45,10 @@ pub struct Updater {
     /// The version this process runs (reports); `None` if it is not a version, in which case
     /// no target can be judged newer and every update is refused.
     current: Option<Version>,
+    /// Whether the finish of the last update was taken ([`Updater::take_finished`]): the state
+    /// turns `Updated` whenever something reads it after the deadline, and that read must not
+    /// swallow the one announcement of the finish (event and report).
+    finish_taken: bool,
 }
 
 impl Updater {
@@ -54,6 +58,7 @@ impl Updater {
             update_checks,
             duration,
             current,
+            finish_taken: false,
         }
     }
 
@@ -67,12 +72,22 @@ impl Updater {
         &self.state
     }
 
-    /// When the running update completes, if one is running.
+    /// When the finish of the last update is due to be announced: its deadline, while it runs
+    /// or once it is complete but not yet taken ([`Updater::take_finished`]); `None` otherwise.
     pub fn deadline(&self) -> Option<Instant> {
         match self.state {
             UpdateState::Updating { until, .. } => Some(until),
+            UpdateState::Updated { at, .. } if !self.finish_taken => Some(at),
             _ => None,
         }
+    }
+
+    /// The version an update finished with, once per update: the cue to report the finish to
+    /// the server and announce it.
+    pub fn take_finished(&mut self, now: Instant) -> Option<Version> {
+        let target = self.pending_version(now).filter(|_| !self.finish_taken)?;
+        self.finish_taken = true;
+        Some(target)
     }
 
     /// The version to report after a restart, if an update completed.
@@ -115,6 +130,7 @@ impl Updater {
             .and_then(Version::parse)
             .filter(|target| is_update(self.current, *target))
             .ok_or(Refusal::NoUpdateAvailable)?;
+        self.finish_taken = false;
         self.state = UpdateState::Updating {
             target,
             until: now + self.duration,
@@ -198,6 +214,10 @@ mod tests {
             u.request(Some("3.4.1"), t0 + D),
             Err(Refusal::UpdatedNotRestarted)
         );
+        // Complete, but its finish not yet announced: still due, once.
+        assert_eq!(u.deadline(), Some(t0 + D));
+        assert_eq!(u.take_finished(t0 + D), Version::parse("3.4.1"));
+        assert_eq!(u.take_finished(t0 + D), None);
         assert_eq!(u.deadline(), None);
     }
 
