@@ -3,7 +3,7 @@
 //! Code map:
 //! - [`api`]: the one HTTP client (headers, error decoding, 401 → sign-in).
 //! - [`session`]: where the sign-in is stored (`sessionStorage`, opt-in `localStorage`).
-//! - [`state`]: app-wide signals (sign-in, toasts, the restart wait after updates).
+//! - [`state`]: app-wide signals (sign-in, toasts, the names cache).
 //! - [`theme`]: light / dark / system theme.
 //! - [`components`]: the one list, fetch and submit helpers, fields, the ACL editor, dialogs,
 //!   toasts, pager.

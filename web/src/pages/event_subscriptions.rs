@@ -209,14 +209,8 @@ pub fn SourcesPicker(
             sources.update(|s| s.push(t));
         }
     };
-    let list_error = move || {
-        live.with(|l| {
-            l.iter()
-                .find(|e| e.field == "sources")
-                .map(|e| e.message.clone())
-        })
-        .or_else(|| server_error.with(|s| s.as_ref().and_then(|s| s.field_message("sources"))))
-    };
+    let list_error =
+        move || live.with(|l| server_error.with(|s| message_for("sources", l, s.as_ref())));
     let chips = move || {
         sources
             .get()

@@ -32,7 +32,7 @@ use tunnel_core::version::Version;
 mod commands;
 
 use commands::api_runner;
-pub use commands::{CommandFuture, Runner, SessionActions, seconds_left};
+pub use commands::{CommandFuture, Runner, SessionActions};
 
 /// How often lists and details refresh while the tab is visible.
 const REFRESH: Duration = Duration::from_secs(3);

@@ -45,9 +45,9 @@ pub(super) fn api_runner(api: Api, id: String) -> Runner {
     })
 }
 
-/// Seconds left before restart is allowed again, given the deadline and the time now.
-pub fn seconds_left(deadline_ms: Option<f64>, now_ms: f64) -> u64 {
-    deadline_ms.map_or(0, |d| ((d - now_ms) / 1000.0).ceil().max(0.0) as u64)
+/// Whole seconds (rounded up) from `now_ms` to `deadline_ms`, 0 once it has passed.
+fn seconds_left(deadline_ms: f64, now_ms: f64) -> u64 {
+    ((deadline_ms - now_ms) / 1000.0).ceil().max(0.0) as u64
 }
 
 /// Why restart is held back after an update, if it is.
@@ -74,7 +74,7 @@ fn restart_hold(
         } => {
             let deadline = received_ms + (*restart_available_in_secs * 1000) as f64;
             // The ticking clock may lag an answer that just arrived: never count from before it.
-            let left = seconds_left(Some(deadline), now_ms.max(received_ms));
+            let left = seconds_left(deadline, now_ms.max(received_ms));
             (left > 0).then_some(RestartHold::Wait(left))
         }
     }
@@ -147,7 +147,10 @@ pub fn SessionActions(
         let state = update_state.get();
         known.set((state, now_ms()));
     });
-    let hold = move || known.with(|(state, at)| restart_hold(state.as_ref(), *at, now.get()));
+    // A memo: the clock ticks four times a second, but what shows the hold (the button's label
+    // and state, the countdown) reruns only when the whole-second value changes.
+    let hold =
+        Memo::new(move |_| known.with(|(state, at)| restart_hold(state.as_ref(), *at, now.get())));
     let session_id = session.id.clone();
     let command = Submit::new(
         move |cmd: &AgentCommand| {
@@ -193,7 +196,7 @@ pub fn SessionActions(
         let disabled = move || {
             command.busy()
                 || match cmd {
-                    AgentCommand::Restart => windows || hold().is_some(),
+                    AgentCommand::Restart => windows || hold.get().is_some(),
                     AgentCommand::Update => target.with_value(Option::is_none),
                     AgentCommand::Stop => false,
                 }
@@ -201,7 +204,7 @@ pub fn SessionActions(
         let busy = move || command.busy().then(|| sent.get()).flatten();
         let text = move || match (busy(), cmd) {
             (Some(b), _) if b == cmd => format!("{}…", label(cmd)),
-            (_, AgentCommand::Restart) => match hold() {
+            (_, AgentCommand::Restart) => match hold.get() {
                 Some(RestartHold::Wait(left)) => format!("Restart ({left} s)"),
                 Some(RestartHold::Updating(_)) => "Restart (updating)".to_owned(),
                 None => label(cmd).to_owned(),
@@ -239,7 +242,7 @@ pub fn SessionActions(
             {windows.then(|| view! { <p class="note">"Restart is not supported for agents on Windows; stop it and start it again on the host instead."</p> })}
             <p class="note">"Update moves the agent to the latest version of its own major version only; a new major version is a manual install."</p>
             <p class="countdown" role="timer" aria-live="polite">
-                {move || hold().map(|hold| match hold {
+                {move || hold.get().map(|hold| match hold {
                     RestartHold::Wait(left) => format!(
                         "Agent updated. Restart is available in {left} s, so that the agent can start the new code."),
                     RestartHold::Updating(target) => format!(
