@@ -30,7 +30,7 @@ declare_resource! {
     /// The TLS edges of an account.
     TlsEdges at paths::TLS_EDGES, paths::tls_edge;
     TlsEdgeRow => TlsEdgeList, created from TlsEdgeCreate => create;
-    wire(state, row) => TlsEdge { hostports: row.hostports, backend: module(state, row.backend) }
+    wire(state, row) => TlsEdge { hostports: row.hostports, backend: row.backend.map(|b| module(state, b)) }
 }
 
 pub fn router() -> Router<AppState> {
@@ -63,14 +63,15 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
     Ok(TlsEdges::wire(new.state, row.await?))
 }
 
-fn module(state: &AppState, backend: Option<(String, bool)>) -> Option<TlsEdgeBackend> {
-    backend.map(|(id, enabled)| TlsEdgeBackend {
+/// The wire form of a stored backend module: (backend id, enabled).
+fn module(state: &AppState, (id, enabled): (String, bool)) -> TlsEdgeBackend {
+    TlsEdgeBackend {
         enabled,
         backend: Ref {
             uri: state.uri(&paths::tunnel_group_backend(&id)),
             id,
         },
-    })
+    }
 }
 
 async fn edge(state: &AppState, caller: &Caller, id: &str) -> ApiResult<TlsEdgeRow> {
@@ -90,8 +91,8 @@ async fn read_backend(
     Path(id): Path<String>,
 ) -> ApiResult<Json<TlsEdgeBackend>> {
     let row = edge(&state, &caller, &id).await?;
-    module(&state, row.backend)
-        .map(Json)
+    row.backend
+        .map(|b| Json(module(&state, b)))
         .ok_or_else(|| no_module(&id))
 }
 
@@ -113,8 +114,7 @@ async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Jso
             field,
         )
         .await?;
-    let module = module(state, Some((req.backend_id, enabled))).ok_or_else(|| no_module(id))?;
-    Ok(Json(module))
+    Ok(Json(module(state, (req.backend_id, enabled))))
 }
 
 async fn delete_backend(
