@@ -1,39 +1,75 @@
-//! Event types: the `<name>.v<digits>` form, and the catalogue of known types that subscriptions
-//! may name and the console offers in its picker.
+//! Event types: the `<object>_<verb>.v<digits>` form, and the catalogue of the types this server
+//! emits, which subscriptions may name and the console offers in its picker
+//! (docs/api/events.md lists what each carries).
 
-/// Every event type this service knows, grouped by the resource they concern.
+use crate::ids::IdKind;
+
+/// Every event type the server emits, sorted. Tests check that each is emitted and that nothing
+/// else is.
 pub const CATALOGUE: &[&str] = &[
-    "api_key_created.v0",
-    "api_key_deleted.v0",
-    "api_key_updated.v0",
     "credential_created.v0",
     "credential_deleted.v0",
     "credential_updated.v0",
     "event_destination_created.v0",
     "event_destination_deleted.v0",
+    "event_destination_secret_rotated.v0",
     "event_destination_updated.v0",
     "event_subscription_created.v0",
     "event_subscription_deleted.v0",
     "event_subscription_updated.v0",
-    "ip_policy_created.v0",
-    "ip_policy_deleted.v0",
-    "ip_policy_updated.v0",
     "ssh_certificate_authority_created.v0",
     "ssh_certificate_authority_deleted.v0",
     "ssh_certificate_authority_updated.v0",
+    "tls_edge_backend_created.v0",
+    "tls_edge_backend_deleted.v0",
+    "tls_edge_backend_updated.v0",
     "tls_edge_created.v0",
     "tls_edge_deleted.v0",
-    "tls_edge_updated.v0",
+    "tunnel_group_backend_created.v0",
+    "tunnel_group_backend_deleted.v0",
+    "tunnel_session_ended.v0",
+    "tunnel_session_restart_requested.v0",
     "tunnel_session_started.v0",
-    "tunnel_session_stopped.v0",
+    "tunnel_session_stop_requested.v0",
+    "tunnel_session_update_requested.v0",
 ];
+
+/// The event a destination test sends (`POST /event_destinations/{id}/test`): never stored in
+/// the audit log and not subscribable.
+pub const PING: &str = "ping.v0";
+
+/// The object part of the event types about resources of `kind` (`credential`, `tls_edge`, …).
+pub const fn object_name(kind: IdKind) -> &'static str {
+    match kind {
+        IdKind::Credential => "credential",
+        IdKind::User => "user",
+        IdKind::Bot => "bot",
+        IdKind::SshCertificateAuthority => "ssh_certificate_authority",
+        IdKind::TunnelSession => "tunnel_session",
+        IdKind::TlsEdge => "tls_edge",
+        IdKind::TunnelGroupBackend => "tunnel_group_backend",
+        IdKind::EventDestination => "event_destination",
+        IdKind::EventSubscription => "event_subscription",
+        IdKind::Account => "account",
+        IdKind::ApiKey => "api_key",
+        IdKind::Operation => "operation",
+        IdKind::Event => "event",
+        IdKind::EventDelivery => "event_delivery",
+    }
+}
+
+/// The type `<object>_<verb>.v0` of an event about a resource of `kind`: `verb` is `created`,
+/// `updated`, `deleted`, or what is particular to the object (`started`, `backend_updated`, …).
+pub fn event_type(kind: IdKind, verb: &str) -> String {
+    format!("{}_{verb}.v0", object_name(kind))
+}
 
 /// Checks the form `<name>.v<digits>`: a lower-case name of letters, digits and `_`, starting
 /// with a letter, then `.v` and a version number.
 pub fn check_form(event_type: &str) -> Result<(), String> {
     let bad = || {
         format!(
-            "`{event_type}` is not an event type: write a name and a version, like `ip_policy_created.v0`"
+            "`{event_type}` is not an event type: write a name and a version, like `credential_created.v0`"
         )
     };
     let (name, version) = event_type.rsplit_once(".v").ok_or_else(bad)?;
@@ -94,9 +130,14 @@ mod tests {
             assert_eq!(check_form(t), Ok(()));
         }
         assert!(CATALOGUE.windows(2).all(|w| w[0] < w[1]));
-        assert!(check_known("ip_policy_created.v0").is_ok());
+        assert!(check_known("credential_created.v0").is_ok());
+        assert!(check_known(PING).is_err());
+        assert_eq!(
+            event_type(IdKind::TlsEdge, "backend_updated"),
+            "tls_edge_backend_updated.v0"
+        );
         assert!(
-            check_known("ip_policy_created.v9")
+            check_known("credential_created.v9")
                 .unwrap_err()
                 .contains("not a known")
         );

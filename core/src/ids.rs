@@ -28,10 +28,12 @@ pub enum IdKind {
     Account,
     ApiKey,
     Operation,
+    Event,
+    EventDelivery,
 }
 
 impl IdKind {
-    pub const ALL: [IdKind; 12] = [
+    pub const ALL: [IdKind; 14] = [
         IdKind::Credential,
         IdKind::User,
         IdKind::Bot,
@@ -44,6 +46,8 @@ impl IdKind {
         IdKind::Account,
         IdKind::ApiKey,
         IdKind::Operation,
+        IdKind::Event,
+        IdKind::EventDelivery,
     ];
 
     pub const fn prefix(self) -> &'static str {
@@ -60,6 +64,8 @@ impl IdKind {
             IdKind::Account => "acct_",
             IdKind::ApiKey => "ak_",
             IdKind::Operation => "op_",
+            IdKind::Event => "ev_",
+            IdKind::EventDelivery => "dlv_",
         }
     }
 
@@ -78,6 +84,8 @@ impl IdKind {
             IdKind::Account => "account",
             IdKind::ApiKey => "API key",
             IdKind::Operation => "operation",
+            IdKind::Event => "event",
+            IdKind::EventDelivery => "event delivery",
         }
     }
 

@@ -17,6 +17,8 @@ pub const TLS_EDGES: &str = "/edges/tls";
 pub const TUNNEL_GROUP_BACKENDS: &str = "/backends/tunnel_group";
 pub const EVENT_DESTINATIONS: &str = "/event_destinations";
 pub const EVENT_SUBSCRIPTIONS: &str = "/event_subscriptions";
+/// The audit log (an extension).
+pub const EVENTS: &str = "/events";
 
 pub fn credential(id: &str) -> String {
     format!("{CREDENTIALS}/{id}")
@@ -53,8 +55,31 @@ pub fn event_destination(id: &str) -> String {
     format!("{EVENT_DESTINATIONS}/{id}")
 }
 
+/// `POST`: a new signing secret, answered once (the old one keeps signing for a day).
+pub fn event_destination_rotate_secret(id: &str) -> String {
+    format!("{EVENT_DESTINATIONS}/{id}/rotate_secret")
+}
+
+/// `POST`: sends a `ping.v0` event at once and answers the attempt.
+pub fn event_destination_test(id: &str) -> String {
+    format!("{EVENT_DESTINATIONS}/{id}/test")
+}
+
+/// `GET`: the destination's deliveries, newest first, with their attempts.
+pub fn event_destination_deliveries(id: &str) -> String {
+    format!("{EVENT_DESTINATIONS}/{id}/deliveries")
+}
+
+pub fn event(id: &str) -> String {
+    format!("{EVENTS}/{id}")
+}
+
 pub fn event_subscription(id: &str) -> String {
     format!("{EVENT_SUBSCRIPTIONS}/{id}")
+}
+
+pub fn event_sources(subscription_id: &str) -> String {
+    format!("{EVENT_SUBSCRIPTIONS}/{subscription_id}/sources")
 }
 
 pub fn event_source(subscription_id: &str, event_type: &str) -> String {

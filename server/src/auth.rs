@@ -2,14 +2,16 @@
 //! docs/accounts.md), as one extractor every API handler takes. The version is checked first, so a
 //! client talking another version of the API learns that before anything else.
 
-use crate::error::ApiError;
+use crate::error::{ApiError, OPERATION_ID};
 use crate::paging;
 use crate::state::AppState;
+use crate::store::Cause;
 use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::Method;
 use axum::http::request::Parts;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::paths::{self, API_PREFIX, SUPPORTED_VERSION, VERSION_HEADER};
+use tunnel_core::resources::event::{Actor, EVENT_FILTERS};
 
 /// The authenticated principal of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +20,18 @@ pub struct Caller {
     /// The user (`usr_…`) or bot (`bot_…`) holding the API key.
     pub principal_id: String,
     pub is_admin: bool,
+    /// The API key (`ak_…`) the request was made with.
+    pub api_key_id: String,
+}
+
+impl Caller {
+    /// The caller as the audit log records it, with the request's operation id.
+    pub fn cause(&self) -> Cause {
+        Cause {
+            actor: Actor::principal(&self.principal_id, &self.api_key_id),
+            operation_id: OPERATION_ID.try_with(Clone::clone).ok(),
+        }
+    }
 }
 
 /// Checks the `Service-Version` header alone.
@@ -84,12 +98,14 @@ impl FromRequestParts<AppState> for Caller {
             account_id: owner.account_id,
             principal_id: owner.principal_id,
             is_admin: owner.is_admin,
+            api_key_id: owner.api_key_id,
         })
     }
 }
 
 /// Unknown query parameters are a 400 (docs/api/README.md, lists and paging): list operations
-/// accept `limit` and `before_id`, every other operation none.
+/// accept `limit` and `before_id` (the events list its filters too), every other operation
+/// none.
 fn check_query(parts: &Parts) -> Result<(), ApiError> {
     let Some(query) = parts.uri.query() else {
         return Ok(());
@@ -101,14 +117,20 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .unwrap_or_default();
     let relative = matched.strip_prefix(API_PREFIX).unwrap_or(matched);
     let is_list = parts.method == Method::GET && LIST_PATHS.contains(&relative);
-    paging::check_query_names(
-        Some(query),
-        if is_list { &paging::LIST_PARAMS } else { &[] },
-    )
+    let events: Vec<&str> = paging::LIST_PARAMS
+        .into_iter()
+        .chain(EVENT_FILTERS)
+        .collect();
+    let accepted: &[&str] = match (is_list, relative == paths::EVENTS) {
+        (true, true) => &events,
+        (true, false) => &paging::LIST_PARAMS,
+        (false, _) => &[],
+    };
+    paging::check_query_names(Some(query), accepted)
 }
 
 /// The list operations: the collection paths.
-const LIST_PATHS: [&str; 7] = [
+const LIST_PATHS: [&str; 8] = [
     paths::CREDENTIALS,
     paths::SSH_CERTIFICATE_AUTHORITIES,
     paths::TUNNEL_SESSIONS,
@@ -116,4 +138,5 @@ const LIST_PATHS: [&str; 7] = [
     paths::TUNNEL_GROUP_BACKENDS,
     paths::EVENT_DESTINATIONS,
     paths::EVENT_SUBSCRIPTIONS,
+    paths::EVENTS,
 ];

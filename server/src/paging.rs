@@ -38,9 +38,9 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
     Ok(())
 }
 
-/// Parses `limit` and `before_id` of a list of `kind`.
+/// Parses `limit` and `before_id` of a list of `kind`, ignoring the list's other parameters
+/// (the `Caller` extractor refused unknown ones before any handler runs).
 pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
-    check_query_names(query, &LIST_PARAMS)?;
     let mut page = PageQuery {
         limit: DEFAULT_PAGE_SIZE,
         before_id: None,
@@ -73,7 +73,8 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
     Ok(page)
 }
 
-/// The absolute uri of the next page, `None` on the last page.
+/// The absolute uri of the next page, `None` on the last page. `list_path` may carry a query of
+/// its own (a list's filters), which the next page keeps.
 pub fn next_page_uri(
     state: &AppState,
     list_path: &str,
@@ -82,10 +83,14 @@ pub fn next_page_uri(
     last_id: Option<&str>,
 ) -> Option<String> {
     match (more, last_id) {
-        (true, Some(last)) => Some(state.uri(&format!(
-            "{list_path}{}",
-            paths::list_query(Some(limit), Some(last))
-        ))),
+        (true, Some(last)) => {
+            let paging = paths::list_query(Some(limit), Some(last));
+            let paging = match list_path.contains('?') {
+                true => paging.replacen('?', "&", 1),
+                false => paging,
+            };
+            Some(state.uri(&format!("{list_path}{paging}")))
+        }
         _ => None,
     }
 }

@@ -17,7 +17,7 @@ async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
 
     event_subscriptions::start_new(client).await?;
     pages::fill(client, "Description", "e2e subscription").await?;
-    event_subscriptions::pick_source(client, "ip_policy_created.v0").await?;
+    event_subscriptions::pick_source(client, "tls_edge_created.v0").await?;
     event_subscriptions::type_source(client, "credential_created.v0").await?;
     pages::click_button(client, "Add").await?;
     event_subscriptions::add_webhook(client, "https://hooks.example.com/e2e").await?;
@@ -36,10 +36,7 @@ async fn create_edit_description_only_and_delete() -> anyhow::Result<()> {
         .collect();
     assert_eq!(
         types,
-        [
-            json!("ip_policy_created.v0"),
-            json!("credential_created.v0")
-        ]
+        [json!("tls_edge_created.v0"), json!("credential_created.v0")]
     );
     assert_eq!(created["destinations"].as_array().map(Vec::len), Some(1));
 
@@ -71,7 +68,7 @@ async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_droppe
     let (api, client) = (&stack.api, &browser.client);
     event_subscriptions::start_new(client).await?;
     pages::fill(client, "Description", "enter test").await?;
-    event_subscriptions::pick_source(client, "ip_policy_created.v0").await?;
+    event_subscriptions::pick_source(client, "credential_created.v0").await?;
 
     // Enter in the URL field adds the destination; the subscription is not submitted.
     pages::fill(client, WEBHOOK_URL, "https://hooks.example.com/enter").await?;

@@ -1,5 +1,6 @@
 //! Event destinations (`docs/api/event_destinations.md`): where subscriptions send events. Only
-//! webhooks for now.
+//! webhooks for now. Each destination has its own signing secret, shown once; and its
+//! deliveries (one per event sent to it) with every attempt made.
 
 use super::{Validate, check_text, list_page};
 use crate::errors::FieldError;
@@ -16,6 +17,10 @@ pub struct EventDestination {
     /// Always `json`.
     pub format: String,
     pub target: EventTarget,
+    /// The secret webhooks are signed with (`whsec_<base64>`, Standard Webhooks): only in the
+    /// answers of create and `rotate_secret`, `null` on every other read.
+    #[serde(default)]
+    pub signing_secret: Option<String>,
 }
 
 /// Exactly one kind of target.
@@ -81,7 +86,76 @@ impl Validate for EventDestinationCreate {
     }
 }
 
+/// `PATCH /event_destinations/{id}`: every field optional, absent and `null` keep the value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventDestinationUpdate {
+    /// Accepted when equal to the path's id, and ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<EventTarget>,
+}
+
 list_page!(
     /// `GET /event_destinations`
     EventDestinationList, event_destinations, EventDestination
 );
+
+/// The state of a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Waiting for its first attempt or for a retry.
+    Pending,
+    /// A 2xx answered it.
+    Succeeded,
+    /// Every retry failed; no more attempts.
+    Failed,
+}
+
+/// One event sent (or to be sent) to one destination, with its attempts, newest first.
+/// `GET /event_destinations/{id}/deliveries` lists them (an extension).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventDelivery {
+    pub id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub created_at: String,
+    pub state: DeliveryState,
+    /// When the next attempt is due, while pending.
+    pub next_attempt_at: Option<String>,
+    pub attempts: Vec<DeliveryAttempt>,
+}
+
+/// One HTTP attempt of a delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryAttempt {
+    /// RFC 3339, UTC, to the millisecond.
+    pub attempted_at: String,
+    /// The receiver's HTTP status; `null` when none came (refused, timeout, connection error).
+    pub status_code: Option<u16>,
+    pub latency_ms: u64,
+    /// Why the attempt failed, in words; `null` on success.
+    pub error: Option<String>,
+    /// The first 1 KiB of the response body (lossy UTF-8).
+    pub response_body: Option<String>,
+}
+
+list_page!(
+    /// `GET /event_destinations/{id}/deliveries`
+    EventDeliveryList, deliveries, EventDelivery
+);
+
+/// `POST /event_destinations/{id}/test`: the `ping.v0` event sent and its one attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DestinationTest {
+    pub event_id: String,
+    pub attempt: DeliveryAttempt,
+}

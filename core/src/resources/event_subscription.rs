@@ -164,7 +164,7 @@ mod tests {
         let ok = EventSubscriptionCreate {
             description: Some("é".repeat(255)),
             metadata: Some("é".repeat(4096)),
-            sources: Some(vec![source("ip_policy_created.v0")]),
+            sources: Some(vec![source("credential_created.v0")]),
             destination_ids: None,
         };
         assert_eq!(ok.field_errors(), vec![]);
@@ -179,8 +179,8 @@ mod tests {
     fn sources_and_destinations_are_checked() {
         let req = EventSubscriptionCreate {
             sources: Some(vec![
-                source("ip_policy_created.v0"),
-                source("ip_policy_created.v0"),
+                source("credential_created.v0"),
+                source("credential_created.v0"),
                 source("bogus.v1"),
                 source("bad"),
             ]),

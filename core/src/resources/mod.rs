@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod credential;
+pub mod event;
 pub mod event_destination;
 pub mod event_subscription;
 pub mod ssh_ca;

@@ -12,6 +12,11 @@
 //! detect dead peers. Whatever ends the connection removes the session at once
 //! (docs/agent-channel.md).
 //!
+//! A session's start and end are recorded in the audit log (`tunnel_session_started.v0`, by the
+//! agent; `tunnel_session_ended.v0` with the reason and whoever caused it: the caller of an
+//! accepted stop or restart, of a credential's deletion or ACL change; the agent when it left;
+//! the system when the link died).
+//!
 //! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped at
 //! `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most
 //! `Timings::max_pending_hellos` connections may wait for their hello (further upgrades get a 503);
@@ -22,7 +27,7 @@ use super::access::acl_refusal;
 use super::commands::session_update_target;
 use super::registry::{Control, LiveSession, Registry};
 use crate::config::Config;
-use crate::store::Store;
+use crate::store::{Cause, NewEvent, Store};
 use axum::extract::ws::{Message, WebSocket};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,7 +35,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 use tunnel_core::agent_protocol::{AgentMessage, Hello, Refusal, ServerMessage};
 use tunnel_core::errors::ErrorCode;
+use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
+use tunnel_core::resources::event::Actor;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
 use tunnel_core::resources::{Ref, Validate};
 
@@ -205,6 +212,7 @@ pub async fn serve(
         // Known only once the agent reports it over the channel.
         agent_update_state: None,
     };
+    let shown = session.clone();
     let live = LiveSession {
         session,
         account_id: credential.account_id.clone(),
@@ -239,17 +247,107 @@ pub async fn serve(
         return;
     }
     tracing::info!(session_id = %id, credential_id = %credential.id, "tunnel session opened");
+    let agent = Cause {
+        actor: Actor::agent(&credential.id),
+        operation_id: None,
+    };
+    let account = &credential.account_id;
+    record(&channel, account, "started", &shown, agent.clone(), None).await;
     let welcome = ServerMessage::Welcome {
         session_id: id.clone(),
     };
-    if send(&mut socket, encode(&welcome), limit).await.is_ok() {
-        hold(&channel, &id, socket, control).await;
-    }
+    let ending = match send(&mut socket, encode(&welcome), limit).await {
+        Ok(()) => hold(&channel, &id, socket, control, &agent).await,
+        Err(SendFailed) => Ending::lost(),
+    };
     channel.registry.remove(&id);
-    tracing::info!(session_id = %id, "tunnel session closed");
+    let reason = ending.reason;
+    record(
+        &channel,
+        account,
+        "ended",
+        &shown,
+        ending.cause,
+        Some(reason),
+    )
+    .await;
+    tracing::info!(session_id = %id, reason, "tunnel session closed");
 }
 
-/// The open session: relays commands and acknowledgements until either side ends it.
+/// Why a session ended, and on whose behalf.
+#[derive(Debug)]
+struct Ending {
+    /// `stopped`, `restarted`, `credential_deleted`, `acl_changed` or `disconnected`.
+    reason: &'static str,
+    cause: Cause,
+}
+
+impl Ending {
+    /// The link died or went silent: nobody decided it.
+    fn lost() -> Ending {
+        Ending {
+            reason: "disconnected",
+            cause: Cause::system(),
+        }
+    }
+
+    /// What an accepted `command` does to the session.
+    fn accepted(command: AgentCommand, cause: Cause) -> Ending {
+        let reason = match command {
+            AgentCommand::Restart => "restarted",
+            _ => "stopped",
+        };
+        Ending { reason, cause }
+    }
+
+    /// The server closed the session with `code`.
+    fn closed(code: ErrorCode, cause: Cause) -> Ending {
+        let reason = match code {
+            ErrorCode::CredentialDeleted => "credential_deleted",
+            _ => "acl_changed",
+        };
+        Ending { reason, cause }
+    }
+}
+
+/// Records the start or end (`verb`) of `session` in the audit log, with the end's `reason`.
+/// Sessions are not stored, so this event is written on its own; a failure to write it is
+/// logged and never ends a tunnel.
+async fn record(
+    channel: &Channel,
+    account_id: &str,
+    verb: &str,
+    session: &TunnelSession,
+    cause: Cause,
+    reason: Option<&str>,
+) {
+    let mut details = serde_json::Map::new();
+    if let Some(reason) = reason {
+        details.insert("reason".into(), reason.into());
+    }
+    let event = NewEvent {
+        event_type: event_type(IdKind::TunnelSession, verb),
+        cause,
+        object_id: session.id.clone(),
+        object: serde_json::to_value(session).unwrap_or_default(),
+        changed_fields: Vec::new(),
+        details,
+    };
+    if let Err(e) = channel.store.record_event(account_id, event).await {
+        tracing::error!(error = %e, session_id = %session.id, verb, "could not record a tunnel session event");
+    }
+}
+
+/// A command sent to the agent and not yet acknowledged.
+#[derive(Debug)]
+struct Pending {
+    command: AgentCommand,
+    reply: oneshot::Sender<Result<(), Refusal>>,
+    cause: Cause,
+}
+
+/// The open session: relays commands and acknowledgements until either side ends it, and says
+/// why it ended (`agent` is the cause of the agent leaving on its own).
 ///
 /// Returning drops every pending reply unanswered, which the API reports as "the session
 /// ended" (404), never as a timeout.
@@ -258,17 +356,26 @@ async fn hold(
     id: &str,
     mut socket: WebSocket,
     mut control: mpsc::UnboundedReceiver<Control>,
-) {
+    agent: &Cause,
+) -> Ending {
     let timings = channel.registry.timings();
     let limit = timings.send_timeout;
     let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = Instant::now();
-    let mut pending: HashMap<u64, (AgentCommand, oneshot::Sender<Result<(), Refusal>>)> =
-        HashMap::new();
+    let mut pending: HashMap<u64, Pending> = HashMap::new();
     let mut next_command_id: u64 = 1;
-    // Set once the agent accepted stop or restart: it is going away, so nothing more is sent.
-    let mut leaving = false;
+    // Set once the agent accepted stop or restart: it is going away, so nothing more is sent,
+    // and this is why the session ends.
+    let mut leaving: Option<Ending> = None;
+    // The agent closing the link (or it breaking) ends the session: on the command's behalf if
+    // it was leaving, on its own otherwise.
+    let gone = |leaving: Option<Ending>| {
+        leaving.unwrap_or_else(|| Ending {
+            reason: "disconnected",
+            cause: agent.clone(),
+        })
+    };
     loop {
         tokio::select! {
             next = socket.recv() => {
@@ -276,13 +383,13 @@ async fn hold(
                 match next {
                     Some(Ok(Message::Text(text))) => match serde_json::from_str::<AgentMessage>(text.as_str()) {
                         Ok(AgentMessage::Ack(ack)) => {
-                            if let Some((command, reply)) = pending.remove(&ack.command_id) {
+                            if let Some(Pending { command, reply, cause }) = pending.remove(&ack.command_id) {
                                 // An agent that accepted stop or restart is leaving: its session
                                 // is gone by the time the API answers 204, not a moment later,
                                 // and any other command in flight will never be answered.
                                 if ack.refused.is_none() && command != AgentCommand::Update {
                                     channel.registry.remove(id);
-                                    leaving = true;
+                                    leaving = Some(Ending::accepted(command, cause));
                                     pending.clear();
                                 }
                                 // The API caller may have timed out and left: nothing to tell.
@@ -297,44 +404,44 @@ async fn hold(
                         // newer agents can add messages.
                         Ok(AgentMessage::Hello(_)) | Err(_) => {}
                     },
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return gone(leaving),
                     Some(Ok(_)) => {}
                 }
             }
-            order = control.recv(), if !leaving => match order {
-                Some(Control::Command { command, target_version, reply }) => {
+            order = control.recv(), if leaving.is_none() => match order {
+                Some(Control::Command { command, target_version, reply, cause }) => {
                     let command_id = next_command_id;
                     next_command_id += 1;
                     let msg = ServerMessage::Command { command_id, command, target_version };
                     if send(&mut socket, encode(&msg), limit).await.is_err() {
-                        return;
+                        return Ending::lost();
                     }
-                    pending.insert(command_id, (command, reply));
+                    pending.insert(command_id, Pending { command, reply, cause });
                     // Callers that gave up leave closed replies behind; drop them.
-                    pending.retain(|_, (_, reply)| !reply.is_closed());
+                    pending.retain(|_, p| !p.reply.is_closed());
                 }
-                Some(Control::Close { code, msg }) => {
+                Some(Control::Close { code, msg, cause }) => {
                     let closed = ServerMessage::Closed { error_code: code.as_str().to_owned(), msg };
                     farewell(&mut socket, &closed, limit).await;
-                    return;
+                    return Ending::closed(code, cause);
                 }
                 // The registry forgot this session (removed elsewhere): end the connection.
                 None => {
                     let _ = send(&mut socket, Message::Close(None), limit).await;
-                    return;
+                    return Ending::lost();
                 }
             },
             _ = heartbeat.tick() => {
                 if last_seen.elapsed() > timings.heartbeat * SILENT_HEARTBEATS {
                     tracing::info!("agent silent for too long; closing its session");
-                    return;
+                    return Ending::lost();
                 }
                 if send(&mut socket, Message::Ping(Default::default()), limit).await.is_err() {
-                    return;
+                    return gone(leaving);
                 }
             }
         }
-        if leaving {
+        if leaving.is_some() {
             // The agent accepted stop or restart and closes the link itself. Commands queued
             // meanwhile are dropped unanswered (the caller hears the session ended) rather than
             // sent to an agent that will never answer them.

@@ -21,6 +21,7 @@
 
 use super::registry::{CommandError, Registry};
 use super::updates::RestartWait;
+use crate::store::Cause;
 use std::time::{Duration, Instant};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
@@ -52,6 +53,7 @@ pub async fn deliver(
     account_id: &str,
     id: &str,
     command: AgentCommand,
+    cause: &Cause,
 ) -> Result<(), Undelivered> {
     let Some(session) = registry.get(account_id, id) else {
         return Err(Undelivered::NotFound);
@@ -76,7 +78,7 @@ pub async fn deliver(
         _ => None,
     };
     registry
-        .command(account_id, id, command, target)
+        .command(account_id, id, command, target, cause)
         .await
         .map_err(|e| match e {
             CommandError::NotFound => Undelivered::NotFound,

@@ -20,6 +20,7 @@
 //! are served with it as `agent_update_state`.
 
 use super::updates::{RestartWait, UpdateProgress};
+use crate::store::Cause;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
@@ -52,9 +53,15 @@ pub enum Control {
         command: AgentCommand,
         target_version: Option<String>,
         reply: oneshot::Sender<Result<(), Refusal>>,
+        /// Who sent it: an accepted stop or restart ends the session on their behalf.
+        cause: Cause,
     },
-    /// Tell the agent why and close the connection.
-    Close { code: ErrorCode, msg: String },
+    /// Tell the agent why and close the connection; `cause` is who made it so.
+    Close {
+        code: ErrorCode,
+        msg: String,
+        cause: Cause,
+    },
 }
 
 /// Why a command was not acknowledged as accepted.
@@ -234,6 +241,7 @@ impl Registry {
         id: &str,
         command: AgentCommand,
         target_version: Option<String>,
+        cause: &Cause,
     ) -> Result<(), CommandError> {
         let link = self
             .read()
@@ -246,6 +254,7 @@ impl Registry {
             command,
             target_version,
             reply,
+            cause: cause.clone(),
         })
         .map_err(|_| CommandError::Ended)?;
         match tokio::time::timeout(self.timings.command_timeout, answer).await {
@@ -307,9 +316,9 @@ impl Registry {
     /// Removes (and returns) every session opened with `credential_id` and tells their connections
     /// to close: deleting a credential disconnects its sessions (docs/agent-channel.md). Credential
     /// deletion is rare, so a scan of every session is acceptable here.
-    pub fn close_credential(&self, credential_id: &str) -> Vec<LiveSession> {
+    pub fn close_credential(&self, credential_id: &str, cause: &Cause) -> Vec<LiveSession> {
         let everything = (Bound::Unbounded, Bound::Unbounded);
-        self.close_where(everything, |live| {
+        self.close_where(everything, cause, |live| {
             (live.credential_id == credential_id).then(|| {
                 let msg = format!("The credential {credential_id} of this session was deleted.");
                 (ErrorCode::CredentialDeleted, msg)
@@ -325,9 +334,10 @@ impl Registry {
         &self,
         account_id: &str,
         credential_id: &str,
+        cause: &Cause,
         refusal: impl Fn(&[Bind]) -> Option<(ErrorCode, String)>,
     ) -> Vec<LiveSession> {
-        self.close_where(account_range(account_id), |live| {
+        self.close_where(account_range(account_id), cause, |live| {
             if live.credential_id == credential_id {
                 refusal(&live.binds)
             } else {
@@ -337,11 +347,12 @@ impl Registry {
     }
 
     /// Removes (and returns) the sessions of `range` to which `verdict` gives a code and message,
-    /// and tells each connection to close with them. The connections are told after the lock is
-    /// released.
+    /// and tells each connection to close with them, on behalf of `cause`. The connections are
+    /// told after the lock is released.
     fn close_where(
         &self,
         range: KeyRange,
+        cause: &Cause,
         verdict: impl Fn(&LiveSession) -> Option<(ErrorCode, String)>,
     ) -> Vec<LiveSession> {
         let removed: Vec<(Entry, ErrorCode, String)> = {
@@ -363,7 +374,8 @@ impl Registry {
             .into_iter()
             .map(|(entry, code, msg)| {
                 // A task that already ended has nothing left to close.
-                let _ = entry.link.send(Control::Close { code, msg });
+                let cause = cause.clone();
+                let _ = entry.link.send(Control::Close { code, msg, cause });
                 entry.live
             })
             .collect()

@@ -54,6 +54,7 @@ async fn create(new: New<'_, TunnelGroupBackendCreate>) -> ApiResult<TunnelGroup
             text(&req.description),
             text(&req.metadata),
             &labels,
+            &new.audit::<Backends>(),
         )
         .await?;
     Ok(Backends::wire(new.state, row))

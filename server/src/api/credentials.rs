@@ -8,7 +8,7 @@ use crate::agents::access::acl_refusal;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::store::{CredentialChanges, CredentialRow};
+use crate::store::{Cause, CredentialChanges, CredentialRow};
 use axum::Router;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::paths;
@@ -43,6 +43,7 @@ async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
             text(&req.metadata),
             acl,
             &owner_id,
+            &new.audit::<Credentials>(),
         )
         .await?;
     tracing::info!(credential_id = %created.row.id, "credential created");
@@ -55,8 +56,8 @@ async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
 /// Its authtoken no longer authenticates: disconnect the sessions it opened
 /// (docs/agent-channel.md). The row is gone first, so a session opening meanwhile sees its
 /// token fail.
-fn disconnect(state: &AppState, id: &str) {
-    let closed = state.registry.close_credential(id);
+fn disconnect(state: &AppState, id: &str, cause: &Cause) {
+    let closed = state.registry.close_credential(id, cause);
     tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential deleted");
 }
 
@@ -89,7 +90,8 @@ async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiRes
 }
 
 async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
-    let (state, body) = (change.state, change.body);
+    let audit = Credentials::audit(&change.state, &change.cause);
+    let (state, body) = (&change.state, change.body);
     let acl_changed = body.acl.is_some();
     let changes = CredentialChanges {
         description: body.description,
@@ -99,13 +101,17 @@ async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
     let account = &change.caller.account_id;
     let row = state
         .store
-        .update_credential(account, &change.id, changes)
+        .update_credential(account, &change.id, changes, &audit)
         .await?;
     if acl_changed {
         // In a task of its own: a client that hangs up now must not cancel the closing of the
         // sessions its ACL, already stored, refuses. The answer still waits for it.
         let (state, account, written) = (state.clone(), account.clone(), row.clone());
-        let _ = tokio::spawn(async move { close_refused(&state, &account, &written).await }).await;
+        let cause = change.cause.clone();
+        let _ = tokio::spawn(async move {
+            close_refused(&state, &account, &written, &cause).await;
+        })
+        .await;
     }
     Ok(row)
 }
@@ -115,7 +121,7 @@ async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
 /// gets at connect; the others stay. The row was written before the sessions are looked at, so
 /// a session registering meanwhile either is seen here or re-reads the new ACL itself
 /// (`agents::channel`).
-async fn close_refused(state: &AppState, account: &str, written: &CredentialRow) {
+async fn close_refused(state: &AppState, account: &str, written: &CredentialRow, cause: &Cause) {
     // The ACL as stored now, not as this request wrote it: of two PATCHes racing, the one that
     // looks last must not close sessions by the other's older ACL. If the row cannot be read
     // (deleted meanwhile, whose delete closed every session anyway), the ACL written is used.
@@ -126,6 +132,6 @@ async fn close_refused(state: &AppState, account: &str, written: &CredentialRow)
     };
     let closed = state
         .registry
-        .close_refused(account, id, |binds| acl_refusal(&acl, binds));
+        .close_refused(account, id, cause, |binds| acl_refusal(&acl, binds));
     tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential ACL changed");
 }

@@ -19,7 +19,7 @@ declare_resource! {
     /// The event destinations of an account.
     Destinations at paths::EVENT_DESTINATIONS, paths::event_destination;
     DestinationRow => EventDestinationList, created from EventDestinationCreate => create;
-    wire(state, row) => EventDestination { format: row.format, target: row.target }
+    wire(state, row) => EventDestination { format: row.format, target: row.target, signing_secret: None }
 }
 
 pub fn router() -> Router<AppState> {
@@ -33,7 +33,14 @@ async fn create(new: New<'_, EventDestinationCreate>) -> ApiResult<EventDestinat
     let row = new
         .state
         .store
-        .create_destination(new.account(), description, metadata, FORMAT, &req.target)
+        .create_destination(
+            new.account(),
+            description,
+            metadata,
+            FORMAT,
+            &req.target,
+            &new.audit::<Destinations>(),
+        )
         .await?;
     Ok(Destinations::wire(new.state, row))
 }

@@ -52,6 +52,7 @@ async fn create(new: New<'_, EventSubscriptionCreate>) -> ApiResult<EventSubscri
             metadata,
             &sources,
             &destination_ids,
+            &new.audit::<Subscriptions>(),
         )
         .await?;
     Ok(Subscriptions::wire(state, row))
@@ -131,10 +132,11 @@ async fn read_source(
 
 /// The subscription must exist (404), then every destination (400); the body was validated.
 async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<SubscriptionRow> {
-    let (state, caller, req) = (change.state, change.caller, change.body);
-    find(&state, &caller, &change.id).await?;
+    let audit = Subscriptions::audit(&change.state, &change.cause);
+    let (state, caller, req) = (&change.state, &change.caller, change.body);
+    find(state, caller, &change.id).await?;
     if let Some(ids) = &req.destination_ids {
-        check_destinations(&state, &caller, ids).await?;
+        check_destinations(state, caller, ids).await?;
     }
     let changes = SubscriptionChanges {
         description: req.description,
@@ -144,6 +146,6 @@ async fn update(change: Change<EventSubscriptionUpdate>) -> ApiResult<Subscripti
     };
     Ok(state
         .store
-        .update_subscription(&caller.account_id, &change.id, changes)
+        .update_subscription(&caller.account_id, &change.id, changes, &audit)
         .await?)
 }

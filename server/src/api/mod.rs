@@ -9,6 +9,7 @@ pub mod backends;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;
+pub mod events;
 pub mod openapi;
 pub mod resource;
 pub mod ssh_cas;
@@ -19,6 +20,7 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json::JsonBody;
 use crate::state::AppState;
+use crate::store::{Audit, Cause};
 use axum::Router;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -35,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .merge(backends::router())
         .merge(event_destinations::router())
         .merge(event_subscriptions::router())
+        .merge(events::router())
         .merge(openapi::router())
 }
 
@@ -67,9 +70,18 @@ where
 pub struct Change<T> {
     pub state: AppState,
     pub caller: Caller,
+    /// The caller as the audit log records it.
+    pub cause: Cause,
     /// The id in the path.
     pub id: String,
     pub body: T,
+}
+
+impl<T> Change<T> {
+    /// How the store records this change to an `R`.
+    pub fn audit<R: resource::Resource>(&self) -> Audit<'_, R::Row> {
+        R::audit(&self.state, &self.cause)
+    }
 }
 
 /// A request body that may repeat the path's id.
@@ -110,6 +122,7 @@ impl<T: DeserializeOwned + BodyId + Send> FromRequest<AppState> for Change<T> {
         check_body_id(body.body_id(), &id)?;
         Ok(Change {
             state: state.clone(),
+            cause: caller.cause(),
             caller,
             id,
             body,

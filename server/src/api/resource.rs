@@ -6,6 +6,9 @@
 //! [`update`] and [`delete`] handlers. The area's own module keeps only what is particular to it:
 //! how a resource is created and changed, and its special routes.
 //!
+//! Every write is recorded in the audit log in its own transaction (`store::events`): the
+//! resource's [`Resource::audit`] gives the store the caller and the wire form of its rows.
+//!
 //! Lists follow docs/api/README.md (lists and paging): `limit` and `before_id`, newest first,
 //! and an absolute `next_page_uri`. A list page is written as the area's page type of
 //! `tunnel-core` ([`ListPage`]) is: the items under [`ListPage::FIELD`], `uri`, `next_page_uri`.
@@ -16,7 +19,7 @@ use crate::error::ApiResult;
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{PageQuery, Record};
+use crate::store::{Audit, Cause, PageQuery, Record};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
@@ -50,7 +53,15 @@ pub trait Resource: Send + Sync + 'static {
     fn create(new: New<'_, Self::Create>) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
 
     /// What else a delete does once the row is gone (credentials disconnect their sessions).
-    fn deleted(_state: &AppState, _id: &str) {}
+    fn deleted(_state: &AppState, _id: &str, _cause: &Cause) {}
+
+    /// How the store records writes of this resource: caused by `cause`, showing rows in their
+    /// wire form (which never carries a secret: creation answers add them to theirs).
+    fn audit<'a>(state: &'a AppState, cause: &'a Cause) -> Audit<'a, Self::Row> {
+        Audit::new(cause, move |row: &Self::Row| {
+            serde_json::to_value(Self::wire(state, row.clone())).unwrap_or_default()
+        })
+    }
 }
 
 /// A stored resource with a `PATCH`.
@@ -67,6 +78,8 @@ pub trait Updatable: Resource {
 pub struct New<'a, C> {
     pub state: &'a AppState,
     pub caller: &'a Caller,
+    /// The caller as the audit log records it.
+    pub cause: Cause,
     pub request: C,
 }
 
@@ -74,6 +87,11 @@ impl<C> New<'_, C> {
     /// The account the resource is created in: the caller's.
     pub fn account(&self) -> &str {
         &self.caller.account_id
+    }
+
+    /// How the store records the creation of an `R`.
+    pub fn audit<R: Resource>(&self) -> Audit<'_, R::Row> {
+        R::audit(self.state, &self.cause)
     }
 }
 
@@ -124,8 +142,12 @@ macro_rules! declare_resource {
                 $create(new)
             }
 
-            $(fn deleted(state: &$crate::state::AppState, id: &str) {
-                $deleted(state, id)
+            $(fn deleted(
+                state: &$crate::state::AppState,
+                id: &str,
+                cause: &$crate::store::Cause,
+            ) {
+                $deleted(state, id, cause)
             })?
         }
 
@@ -173,6 +195,7 @@ pub async fn create<R: Resource>(
     let new = New {
         state: &state,
         caller: &caller,
+        cause: caller.cause(),
         request,
     };
     let created = R::create(new).await?;
@@ -212,11 +235,13 @@ pub async fn delete<R: Resource>(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
+    let cause = caller.cause();
+    let audit = R::audit(&state, &cause);
     state
         .store
-        .delete::<R::Row>(&caller.account_id, &id)
+        .delete::<R::Row>(&caller.account_id, &id, &audit)
         .await?;
-    R::deleted(&state, &id);
+    R::deleted(&state, &id, &cause);
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -276,6 +301,7 @@ super::id_field!(HasId::id -> str:
     tunnel_core::resources::backend::TunnelGroupBackend,
     tunnel_core::resources::event_destination::EventDestination,
     tunnel_core::resources::event_subscription::EventSubscription,
+    tunnel_core::resources::event::Event,
 );
 
 #[cfg(test)]

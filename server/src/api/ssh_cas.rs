@@ -42,17 +42,21 @@ async fn create(new: New<'_, SshCertificateAuthorityCreate>) -> ApiResult<SshCer
     let row = SshCaRow::new(minted, description, metadata, key_type, key.public_line);
     let row = state
         .store
-        .insert_ssh_ca(new.account(), row, &sealed)
+        .insert_ssh_ca(new.account(), row, &sealed, &new.audit::<SshCas>())
         .await?;
     tracing::info!(ssh_ca_id = %row.id, key_type = %row.key_type, "SSH certificate authority created");
     Ok(SshCas::wire(state, row))
 }
 
 async fn update(change: Change<SshCertificateAuthorityUpdate>) -> ApiResult<SshCaRow> {
-    let (state, body) = (change.state, change.body);
-    let account = &change.caller.account_id;
-    let row = state
-        .store
-        .update_ssh_ca(account, &change.id, body.description, body.metadata);
+    let audit = SshCas::audit(&change.state, &change.cause);
+    let (account, body) = (&change.caller.account_id, change.body);
+    let row = change.state.store.update_ssh_ca(
+        account,
+        &change.id,
+        body.description,
+        body.metadata,
+        &audit,
+    );
     Ok(row.await?)
 }

@@ -52,6 +52,7 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
         .as_ref()
         .map(|m| (m.backend_id.as_str(), m.enabled.unwrap_or(true)));
     let store = &new.state.store;
+    let audit = new.audit::<TlsEdges>();
     let row = store.create_tls_edge(
         new.account(),
         description,
@@ -59,6 +60,7 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
         hostports,
         module,
         "backend.backend_id",
+        &audit,
     );
     Ok(TlsEdges::wire(new.state, row.await?))
 }
@@ -112,6 +114,7 @@ async fn replace_backend(change: Change<TlsEdgeBackendReplace>) -> ApiResult<Jso
             id,
             Some((&req.backend_id, enabled)),
             field,
+            &change.audit::<TlsEdges>(),
         )
         .await?;
     Ok(Json(module(state, (req.backend_id, enabled))))
@@ -126,9 +129,11 @@ async fn delete_backend(
     if row.backend.is_none() {
         return Err(no_module(&id));
     }
+    let cause = caller.cause();
+    let audit = TlsEdges::audit(&state, &cause);
     state
         .store
-        .set_tls_edge_backend(&caller.account_id, &id, None, "backend_id")
+        .set_tls_edge_backend(&caller.account_id, &id, None, "backend_id", &audit)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -14,6 +14,12 @@
 //! acknowledgement came in time. The body is `{}` (a missing body counts as `{}`; unknown
 //! fields are a 400); an `id` equal to the path's is accepted and ignored, another is a 400 on
 //! field `id` (docs/api/README.md).
+//!
+//! Every command that reached the agent is recorded in the audit log as
+//! `tunnel_session_<command>_requested.v0`, with who sent it and its `result` (`accepted`,
+//! `refused` with the refusal's code, `timed_out`, or `ended` when the session went first); a
+//! command refused before anything was sent (no such session, a restart that must wait) is a
+//! rejected request and records nothing.
 
 use super::resource::Page;
 use super::{Change, Path};
@@ -24,12 +30,14 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::paging;
 use crate::state::AppState;
+use crate::store::{Cause, NewEvent};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
+use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
@@ -84,16 +92,68 @@ async fn read(
 fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
     post(move |change: Change<AgentCommandRequest>| async move {
         let Change {
-            state, caller, id, ..
+            state,
+            caller,
+            cause,
+            id,
+            ..
         } = change;
-        deliver(&state.registry, &caller.account_id, &id, command)
-            .await
-            .map_err(|why| {
-                let wait = state.registry.timings().update_restart_wait;
-                undelivered(&id, command, why, ceil_secs(wait))
-            })?;
+        let account = &caller.account_id;
+        let before = state.registry.get(account, &id);
+        let outcome = deliver(&state.registry, account, &id, command, &cause).await;
+        if let (Some(session), Some(result)) = (before, recorded_result(&outcome)) {
+            record_command(&state, account, command, session, cause, result).await;
+        }
+        outcome.map_err(|why| {
+            let wait = state.registry.timings().update_restart_wait;
+            undelivered(&id, command, why, ceil_secs(wait))
+        })?;
         ApiResult::Ok(StatusCode::NO_CONTENT)
     })
+}
+
+/// The `result` (and refusal code) a command's event records; `None` for a command refused
+/// before anything was sent, which records nothing.
+fn recorded_result(outcome: &Result<(), Undelivered>) -> Option<(&'static str, Option<ErrorCode>)> {
+    match outcome {
+        Ok(()) => Some(("accepted", None)),
+        Err(Undelivered::Refused { refusal, .. }) => Some(("refused", Some(refusal.code()))),
+        Err(Undelivered::Timeout(_)) => Some(("timed_out", None)),
+        Err(Undelivered::Ended) => Some(("ended", None)),
+        Err(Undelivered::NotFound | Undelivered::MustWait(_)) => None,
+    }
+}
+
+/// Records the command sent to `session`. The command has already reached the agent, so a
+/// failure to record it is logged rather than turned into the answer.
+async fn record_command(
+    state: &AppState,
+    account_id: &str,
+    command: AgentCommand,
+    session: TunnelSession,
+    cause: Cause,
+    (result, code): (&str, Option<ErrorCode>),
+) {
+    let mut details = serde_json::Map::new();
+    details.insert("command".into(), command.as_str().into());
+    details.insert("result".into(), result.into());
+    if let Some(code) = code {
+        details.insert("error_code".into(), code.as_str().into());
+    }
+    let event = NewEvent {
+        event_type: event_type(
+            IdKind::TunnelSession,
+            &format!("{}_requested", command.as_str()),
+        ),
+        cause,
+        object_id: session.id.clone(),
+        object: serde_json::to_value(&session).unwrap_or_default(),
+        changed_fields: Vec::new(),
+        details,
+    };
+    if let Err(e) = state.store.record_event(account_id, event).await {
+        tracing::error!(error = %e, session_id = %session.id, "could not record an agent command");
+    }
 }
 
 /// The answer to a command the agent did not accept.

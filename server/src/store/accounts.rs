@@ -11,6 +11,8 @@ pub struct ApiKeyOwner {
     pub account_id: String,
     pub principal_id: String,
     pub is_admin: bool,
+    /// The key's own id (`ak_…`).
+    pub api_key_id: String,
 }
 
 /// A principal just created, with its API key: the only moment the key exists in clear.
@@ -138,7 +140,7 @@ impl Store {
     /// The owner of a presented API key, or `None` when it is unknown (hash compared in
     /// constant time).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
-        let sql = "SELECT k.secret_hash, k.account_id, k.principal_id, p.is_admin
+        let sql = "SELECT k.id, k.secret_hash, k.account_id, k.principal_id, p.is_admin
              FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = ?";
         let Some(row) = self.find_secret(sql, api_key).await? else {
             return Ok(None);
@@ -147,6 +149,7 @@ impl Store {
             account_id: row.try_get("account_id")?,
             principal_id: row.try_get("principal_id")?,
             is_admin: row.try_get("is_admin")?,
+            api_key_id: row.try_get("id")?,
         }))
     }
 

@@ -6,7 +6,7 @@
 
 use super::columns::{Column, Json, Value, record};
 use super::records::UsedBy;
-use super::{Result, Store};
+use super::{Audit, Result, Store};
 use sqlx::Row as _;
 use sqlx::sqlite::SqliteRow;
 use std::collections::BTreeMap;
@@ -52,8 +52,9 @@ impl Store {
         description: &str,
         metadata: &str,
         labels: &BTreeMap<String, String>,
+        audit: &Audit<'_, BackendRow>,
     ) -> Result<BackendRow> {
-        self.create(account_id, |minted| {
+        self.create(account_id, audit, |minted| {
             BackendRow::new(
                 minted,
                 description,

@@ -125,6 +125,10 @@ macro_rules! record {
                 })
             }
 
+            fn id(&self) -> &str {
+                &self.id
+            }
+
             fn columns(&self) -> Vec<(&'static str, $crate::store::columns::Value)> {
                 use $crate::store::columns::{Column, Value};
                 let mut columns = vec![

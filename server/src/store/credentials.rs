@@ -3,7 +3,7 @@
 
 use super::columns::{Column as _, Json, Text, Value, record};
 use super::records::{Changes, insert};
-use super::{Result, Store, hash_secret, lookup_of, new_token};
+use super::{Audit, Result, Store, hash_secret, lookup_of, new_token};
 use crate::secret::Secret;
 use sqlx::Row as _;
 use tunnel_core::ids::IdKind;
@@ -61,6 +61,7 @@ impl Store {
         metadata: &str,
         acl: &[String],
         owner_id: &str,
+        audit: &Audit<'_, CredentialRow>,
     ) -> Result<NewCredential> {
         let minted = self.mint(IdKind::Credential);
         let token = new_token(&minted.0).expose();
@@ -71,8 +72,10 @@ impl Store {
             acl.to_vec(),
             owner_id.to_owned(),
         );
-        let mut conn = self.pool.acquire().await?;
-        insert(&mut conn, account_id, &row, token_columns(&token)).await?;
+        let mut tx = self.write_tx().await?;
+        self.insert_recorded(&mut tx, account_id, &row, token_columns(&token), audit)
+            .await?;
+        tx.commit().await?;
         Ok(NewCredential {
             row,
             token: token.into(),
@@ -85,10 +88,11 @@ impl Store {
         account_id: &str,
         id: &str,
         changes: CredentialChanges,
+        audit: &Audit<'_, CredentialRow>,
     ) -> Result<CredentialRow> {
         let set =
             Changes::new(changes.description, changes.metadata).json("acl", changes.acl.as_ref());
-        self.apply(account_id, id, set).await
+        self.apply(account_id, id, set, audit).await
     }
 
     /// The credential of a presented authtoken, or `None` when the token is unknown, malformed

@@ -3,7 +3,7 @@
 
 use super::columns::{Json, Text, record};
 use super::records::{Record as _, UsedBy, exists};
-use super::{Result, Store};
+use super::{Audit, Result, Store};
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event_destination::EventTarget;
 
@@ -32,9 +32,10 @@ impl Store {
         metadata: &str,
         format: &str,
         target: &EventTarget,
+        audit: &Audit<'_, DestinationRow>,
     ) -> Result<DestinationRow> {
         let (format, target) = (format.to_owned(), target.clone());
-        self.create(account_id, |minted| {
+        self.create(account_id, audit, |minted| {
             DestinationRow::new(minted, description, metadata, format, target)
         })
         .await

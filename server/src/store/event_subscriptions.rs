@@ -3,8 +3,8 @@
 
 use super::columns::{Joined, Json, record};
 use super::event_destinations::DestinationRow;
-use super::records::{Changes, insert, require, update};
-use super::{Result, Store};
+use super::records::{Changes, fetch, insert, require, update};
+use super::{Audit, Result, Store};
 use sqlx::SqliteConnection;
 use tunnel_core::ids::IdKind;
 
@@ -83,6 +83,7 @@ impl Store {
         metadata: &str,
         sources: &[String],
         destination_ids: &[String],
+        audit: &Audit<'_, SubscriptionRow>,
     ) -> Result<SubscriptionRow> {
         let minted = self.mint(IdKind::EventSubscription);
         let row = SubscriptionRow::new(
@@ -95,6 +96,8 @@ impl Store {
         let mut tx = self.write_tx().await?;
         insert(&mut tx, account_id, &row, vec![]).await?;
         set_destinations(&mut tx, account_id, &row.id, destination_ids).await?;
+        let event = audit.event("created", &row.id, &row);
+        self.emit(&mut tx, account_id, event).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -105,17 +108,20 @@ impl Store {
         account_id: &str,
         id: &str,
         changes: SubscriptionChanges,
+        audit: &Audit<'_, SubscriptionRow>,
     ) -> Result<SubscriptionRow> {
         let mut tx = self.write_tx().await?;
+        let before = fetch::<SubscriptionRow>(&mut tx, account_id, id).await?;
         let set = Changes::new(changes.description, changes.metadata)
             .json("sources", changes.sources.as_ref());
-        let done = update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
-        if done > 0
-            && let Some(ids) = &changes.destination_ids
-        {
+        update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
+        if let Some(ids) = &changes.destination_ids {
             set_destinations(&mut tx, account_id, id, ids).await?;
         }
+        let after = self
+            .record_update(&mut tx, account_id, &before, "updated", audit)
+            .await?;
         tx.commit().await?;
-        self.updated(account_id, id, done).await
+        Ok(after)
     }
 }

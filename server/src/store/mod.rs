@@ -23,6 +23,7 @@ mod credentials;
 mod error;
 mod event_destinations;
 mod event_subscriptions;
+mod events;
 mod records;
 mod ssh_cas;
 mod tls_edges;
@@ -35,6 +36,7 @@ pub use credentials::{
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::DestinationRow;
 pub use event_subscriptions::{SubscriptionChanges, SubscriptionRow};
+pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
 pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::TlsEdgeRow;
@@ -48,10 +50,14 @@ use std::path::PathBuf;
 use std::str::FromStr as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::Notify;
 use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
 
 /// Migrations, in order. A migration is never edited once released: add a new one.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../migrations/0001_initial.sql")),
+    (2, include_str!("../../migrations/0002_events.sql")),
+];
 
 /// Log targets of the database library that are too chatty at `info` (every statement):
 /// `main` quiets them, without having to know which library the store uses.
@@ -106,6 +112,43 @@ impl DatabaseUrl {
 pub struct Store {
     pool: SqlitePool,
     ids: Arc<Mutex<IdGenerator>>,
+    /// Woken by every commit that queued a webhook delivery ([`WriteTx::commit`]).
+    deliveries_queued: Arc<Notify>,
+}
+
+/// A write transaction: the changes, their events and their deliveries commit together
+/// (`store::events`). Dereferences to the connection, so statements run in it.
+#[derive(Debug)]
+pub(crate) struct WriteTx {
+    inner: sqlx::Transaction<'static, sqlx::Sqlite>,
+    /// Whether a delivery was queued: the commit then wakes the delivery workers.
+    queued: bool,
+    wake: Arc<Notify>,
+}
+
+impl WriteTx {
+    /// Commits, then wakes the delivery workers if a delivery was queued (after, so they find
+    /// it).
+    pub(crate) async fn commit(self) -> Result<()> {
+        self.inner.commit().await?;
+        if self.queued {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::SqliteConnection;
+    fn deref(&self) -> &sqlx::SqliteConnection {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
+        &mut self.inner
+    }
 }
 
 impl Store {
@@ -146,6 +189,7 @@ impl Store {
         let store = Store {
             pool,
             ids: Arc::new(Mutex::new(IdGenerator::default())),
+            deliveries_queued: Arc::new(Notify::new()),
         };
         store.migrate().await.context("database migration failed")?;
         Ok(store)
@@ -181,8 +225,18 @@ impl Store {
     /// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
     /// read-then-write transactions wait for each other (busy timeout) instead of one failing
     /// with "database is locked" when it upgrades its read lock.
-    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    async fn write_tx(&self) -> Result<WriteTx> {
+        Ok(WriteTx {
+            inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            queued: false,
+            wake: self.deliveries_queued.clone(),
+        })
+    }
+
+    /// Notified after each commit that queued a webhook delivery: what the delivery workers
+    /// wait on between due times.
+    pub fn deliveries_queued(&self) -> Arc<Notify> {
+        self.deliveries_queued.clone()
     }
 
     /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.

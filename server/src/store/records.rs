@@ -1,12 +1,13 @@
 //! What every resource table of an account shares, written once: keyset paging, fetching one
-//! row, creating, updating and deleting one (refused while referenced), and checking that a
-//! referenced row exists.
+//! row, creating, updating and deleting one (refused while referenced), each with its event in
+//! the same transaction (`super::events`), and checking that a referenced row exists.
 //!
 //! Each area's module declares its row type with `columns::record!` (its table, id kind, what
 //! may reference it, its own columns) and keeps only what is its own: creation and update.
 
 use super::columns::{Value, to_json};
-use super::{Error, Result, Store};
+use super::events::Audit;
+use super::{Error, Result, Store, WriteTx};
 use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
 use std::future::Future;
@@ -29,7 +30,7 @@ pub struct UsedBy {
 
 /// The row type of one resource table. Every such table has `id` (time-sortable), `account_id`,
 /// `created_at`, `description` and `metadata` columns and an `(account_id, id)` index.
-pub trait Record: Sized + Send + Unpin + 'static {
+pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// The table's name: a constant of this module's areas, never input.
     const TABLE: &'static str;
     /// The kind of the table's ids, which names the resource in errors.
@@ -39,6 +40,9 @@ pub trait Record: Sized + Send + Unpin + 'static {
 
     /// The row of a `SELECT *` of the table.
     fn decode(row: &SqliteRow) -> Result<Self>;
+
+    /// The row's id.
+    fn id(&self) -> &str;
 
     /// The columns the row's `INSERT` writes, but for `account_id`.
     fn columns(&self) -> Vec<(&'static str, Value)>;
@@ -85,27 +89,21 @@ impl Store {
 
     /// The row `id` of the account ([`Error::NotFound`] otherwise).
     pub async fn get<R: Record>(&self, account_id: &str, id: &str) -> Result<R> {
-        let sql = format!("SELECT * FROM {} WHERE account_id = ? AND id = ?", R::TABLE);
-        let mut conn = self.pool.acquire().await?;
-        let found = sqlx::query(&sql)
-            .bind(account_id)
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or_else(|| not_found::<R>(id))?;
-        let rows = R::complete(&mut conn, vec![R::decode(&found)?]).await?;
-        rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
+        fetch(&mut *self.pool.acquire().await?, account_id, id).await
     }
 
-    /// Deletes the row `id` of the account: [`Error::NotFound`] when there is none,
-    /// [`Error::InUse`] while something references it. The check and the delete share one
-    /// write transaction, so no reference can appear in between.
-    pub async fn delete<R: Record>(&self, account_id: &str, id: &str) -> Result<()> {
+    /// Deletes the row `id` of the account, recording its last wire form: [`Error::NotFound`]
+    /// when there is none, [`Error::InUse`] while something references it. The check, the
+    /// delete and the event share one write transaction, so no reference can appear in between.
+    pub async fn delete<R: Record>(
+        &self,
+        account_id: &str,
+        id: &str,
+        audit: &Audit<'_, R>,
+    ) -> Result<()> {
         let mut tx = self.write_tx().await?;
+        let before = fetch::<R>(&mut tx, account_id, id).await?;
         if let Some(used_by) = R::USED_BY {
-            if !exists(&mut tx, R::TABLE, account_id, id).await? {
-                return Err(not_found::<R>(id));
-            }
             let users: i64 = sqlx::query_scalar(used_by.count)
                 .bind(id)
                 .fetch_one(&mut *tx)
@@ -119,58 +117,103 @@ impl Store {
             }
         }
         let sql = format!("DELETE FROM {} WHERE account_id = ? AND id = ?", R::TABLE);
-        let done = sqlx::query(&sql)
+        sqlx::query(&sql)
             .bind(account_id)
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        if done.rows_affected() == 0 {
-            return Err(not_found::<R>(id));
-        }
-        tx.commit().await?;
-        Ok(())
+        let event = audit.event("deleted", id, &before);
+        self.emit(&mut tx, account_id, event).await?;
+        tx.commit().await
     }
 
-    /// Mints an id of `R`'s kind, makes the row of it with `row`, stores it in the account (see
-    /// [`insert`]) and returns it.
+    /// Mints an id of `R`'s kind, makes the row of it with `row`, and stores it in the account
+    /// with its event ([`Store::insert_recorded`]).
     pub(super) async fn create<R: Record>(
         &self,
         account_id: &str,
+        audit: &Audit<'_, R>,
         row: impl FnOnce((String, String)) -> R,
     ) -> Result<R> {
         let row = row(self.mint(R::KIND));
-        insert(&mut *self.pool.acquire().await?, account_id, &row, vec![]).await?;
+        let mut tx = self.write_tx().await?;
+        self.insert_recorded(&mut tx, account_id, &row, vec![], audit)
+            .await?;
+        tx.commit().await?;
         Ok(row)
     }
 
-    /// Applies `set` to the row `id` of the account (see [`update`]) and returns the row.
+    /// Stores `row` in the account (with `extra` columns, see [`insert`]) and records its
+    /// `created` event, in `tx`.
+    pub(super) async fn insert_recorded<R: Record>(
+        &self,
+        tx: &mut WriteTx,
+        account_id: &str,
+        row: &R,
+        extra: Vec<(&'static str, Value)>,
+        audit: &Audit<'_, R>,
+    ) -> Result<()> {
+        insert(tx, account_id, row, extra).await?;
+        let event = audit.event("created", row.id(), row);
+        self.emit(tx, account_id, event).await?;
+        Ok(())
+    }
+
+    /// Applies `set` to the row `id` of the account and records the change: the row as it is
+    /// now.
     pub(super) async fn apply<R: Record>(
         &self,
         account_id: &str,
         id: &str,
         set: Changes,
+        audit: &Audit<'_, R>,
     ) -> Result<R> {
-        let done = update::<R>(&mut *self.pool.acquire().await?, account_id, id, set).await?;
-        // The connection went back to the pool first: the in-memory database has only one.
-        self.updated(account_id, id, done).await
+        let mut tx = self.write_tx().await?;
+        let before = fetch::<R>(&mut tx, account_id, id).await?;
+        update::<R>(&mut tx, account_id, id, set).await?;
+        let after = self
+            .record_update(&mut tx, account_id, &before, "updated", audit)
+            .await?;
+        tx.commit().await?;
+        Ok(after)
     }
 
-    /// The row after an [`update`] that changed `rows_affected` rows: [`Error::NotFound`] when
-    /// it changed none.
-    pub(super) async fn updated<R: Record>(
+    /// Reads the row `before` was, after it was changed in `tx`, and records the `<verb>` event
+    /// naming the fields that changed (none when nothing did): the row as it is now.
+    pub(super) async fn record_update<R: Record>(
         &self,
+        tx: &mut WriteTx,
         account_id: &str,
-        id: &str,
-        rows_affected: u64,
+        before: &R,
+        verb: &str,
+        audit: &Audit<'_, R>,
     ) -> Result<R> {
-        if rows_affected == 0 {
-            return Err(not_found::<R>(id));
+        let after = fetch::<R>(tx, account_id, before.id()).await?;
+        if let Some(event) = audit.updated(verb, before.id(), before, &after) {
+            self.emit(tx, account_id, event).await?;
         }
-        self.get(account_id, id).await
+        Ok(after)
     }
 }
 
-fn not_found<R: Record>(id: &str) -> Error {
+/// The row `id` of the account, read in `conn` ([`Error::NotFound`] otherwise).
+pub(super) async fn fetch<R: Record>(
+    conn: &mut SqliteConnection,
+    account_id: &str,
+    id: &str,
+) -> Result<R> {
+    let sql = format!("SELECT * FROM {} WHERE account_id = ? AND id = ?", R::TABLE);
+    let found = sqlx::query(&sql)
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| not_found::<R>(id))?;
+    let rows = R::complete(conn, vec![R::decode(&found)?]).await?;
+    rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
+}
+
+pub(super) fn not_found<R: Record>(id: &str) -> Error {
     Error::NotFound {
         kind: R::KIND,
         id: id.to_owned(),

@@ -2,8 +2,8 @@
 //! database never sees it in clear.
 
 use super::columns::{Text, Value, record};
-use super::records::{Changes, insert};
-use super::{Result, Store};
+use super::records::Changes;
+use super::{Audit, Result, Store};
 use tunnel_core::ids::IdKind;
 
 record! {
@@ -26,12 +26,16 @@ impl Store {
         account_id: &str,
         row: SshCaRow,
         private_key_sealed: &[u8],
+        audit: &Audit<'_, SshCaRow>,
     ) -> Result<SshCaRow> {
         let sealed = vec![(
             "private_key_sealed",
             Value::Blob(private_key_sealed.to_vec()),
         )];
-        insert(&mut *self.pool.acquire().await?, account_id, &row, sealed).await?;
+        let mut tx = self.write_tx().await?;
+        self.insert_recorded(&mut tx, account_id, &row, sealed, audit)
+            .await?;
+        tx.commit().await?;
         Ok(row)
     }
 
@@ -54,8 +58,9 @@ impl Store {
         id: &str,
         description: Option<String>,
         metadata: Option<String>,
+        audit: &Audit<'_, SshCaRow>,
     ) -> Result<SshCaRow> {
         let set = Changes::new(description, metadata);
-        self.apply(account_id, id, set).await
+        self.apply(account_id, id, set, audit).await
     }
 }

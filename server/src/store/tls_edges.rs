@@ -2,8 +2,8 @@
 
 use super::backends::BackendRow;
 use super::columns::{Column, Json, Value, record};
-use super::records::{insert, require};
-use super::{Result, Store};
+use super::records::{fetch, insert, require};
+use super::{Audit, Result, Store};
 use sqlx::Row as _;
 use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
@@ -52,26 +52,26 @@ impl Store {
         hostports: &[String],
         module: Option<(&str, bool)>,
         field: &str,
+        audit: &Audit<'_, TlsEdgeRow>,
     ) -> Result<TlsEdgeRow> {
-        let Some((backend_id, enabled)) = module else {
-            return self
-                .create(account_id, |minted| {
-                    TlsEdgeRow::new(minted, description, metadata, hostports.to_vec(), None)
-                })
-                .await;
-        };
         let mut tx = self.write_tx().await?;
-        require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
+        if let Some((backend_id, _)) = module {
+            require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
+        }
         let row = TlsEdgeRow::new(
             self.mint(IdKind::TlsEdge),
             description,
             metadata,
             hostports.to_vec(),
-            Some((backend_id.to_owned(), enabled)),
+            module.map(|(id, enabled)| (id.to_owned(), enabled)),
         );
         // The module's columns are not among the row's INSERT columns (see `BackendModule`).
         insert(&mut tx, account_id, &row, vec![]).await?;
-        set_module(&mut tx, account_id, &row.id, module).await?;
+        if module.is_some() {
+            set_module(&mut tx, account_id, &row.id, module).await?;
+        }
+        let event = audit.event("created", &row.id, &row);
+        self.emit(&mut tx, account_id, event).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -87,19 +87,23 @@ impl Store {
         edge_id: &str,
         module: Option<(&str, bool)>,
         field: &str,
+        audit: &Audit<'_, TlsEdgeRow>,
     ) -> Result<()> {
         let mut tx = self.write_tx().await?;
+        let before = fetch::<TlsEdgeRow>(&mut tx, account_id, edge_id).await?;
         if let Some((backend_id, _)) = module {
             require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
         }
-        if set_module(&mut tx, account_id, edge_id, module).await? == 0 {
-            return Err(super::Error::NotFound {
-                kind: IdKind::TlsEdge,
-                id: edge_id.to_owned(),
-            });
-        }
-        tx.commit().await?;
-        Ok(())
+        set_module(&mut tx, account_id, edge_id, module).await?;
+        // Which of the module's events: it appears, changes or goes.
+        let verb = match (&before.backend, module) {
+            (None, _) => "backend_created",
+            (Some(_), Some(_)) => "backend_updated",
+            (Some(_), None) => "backend_deleted",
+        };
+        self.record_update(&mut tx, account_id, &before, verb, audit)
+            .await?;
+        tx.commit().await
     }
 }
 

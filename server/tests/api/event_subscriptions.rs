@@ -21,7 +21,7 @@ async fn event_subscription_crud_and_partial_updates() {
     let sub: EventSubscription = app
         .created(
             "/event_subscriptions",
-            json!({"description": "audit", "metadata": "x", "sources": [{"type": "ip_policy_created.v0"}, {"type": "credential_created.v0"}], "destination_ids": [d1]}),
+            json!({"description": "audit", "metadata": "x", "sources": [{"type": "ssh_certificate_authority_created.v0"}, {"type": "credential_created.v0"}], "destination_ids": [d1]}),
         )
         .await;
     let id = sub.id.clone();
@@ -34,7 +34,7 @@ async fn event_subscription_crud_and_partial_updates() {
     assert_eq!(
         sub.sources,
         [
-            source("ip_policy_created.v0"),
+            source("ssh_certificate_authority_created.v0"),
             source("credential_created.v0")
         ]
     );
@@ -124,7 +124,7 @@ async fn unknown_event_type_and_bad_destinations() {
     let r = app
         .post(
             "/event_subscriptions",
-            json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [missing]}),
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [missing]}),
         )
         .send(&app)
         .await;
@@ -142,7 +142,7 @@ async fn unknown_event_type_and_bad_destinations() {
     let r = app
         .post(
             "/event_subscriptions",
-            json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [theirs.id]}),
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [theirs.id]}),
         )
         .send(&app)
         .await;
@@ -150,7 +150,7 @@ async fn unknown_event_type_and_bad_destinations() {
     let r = app
         .post(
             "/event_subscriptions",
-            json!({"sources": [{"type": "ip_policy_created.v0", "extra": 1}]}),
+            json!({"sources": [{"type": "credential_created.v0", "extra": 1}]}),
         )
         .send(&app)
         .await;
@@ -180,14 +180,14 @@ async fn subscriptions_without_sources_are_valid_everywhere() {
     let full: EventSubscription = app
         .created(
             "/event_subscriptions",
-            json!({"sources": [{"type": "ip_policy_created.v0"}]}),
+            json!({"sources": [{"type": "credential_created.v0"}]}),
         )
         .await;
     let path = format!("/event_subscriptions/{}", full.id);
     let emptied: EventSubscription = app.patched(&path, json!({"sources": []})).await;
     assert!(emptied.sources.is_empty());
     assert_eq!(app.fetch::<EventSubscription>(&path).await, emptied);
-    app.gone(&format!("{path}/sources/ip_policy_created.v0"))
+    app.gone(&format!("{path}/sources/credential_created.v0"))
         .await;
 
     // The list shows them as they are, newest first.

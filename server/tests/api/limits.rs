@@ -50,7 +50,7 @@ async fn limits_at_their_bound_and_one_past_in_bytes() {
 #[tokio::test]
 async fn limits_at_their_bound_and_one_past_in_characters() {
     let app = TestApp::new().await;
-    let sources = json!([{"type": "ip_policy_created.v0"}]);
+    let sources = json!([{"type": "credential_created.v0"}]);
     for (field, max, ch) in [("description", 255usize, "é"), ("metadata", 4096, "😀")] {
         let ok = app
             .post(

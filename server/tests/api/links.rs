@@ -28,7 +28,7 @@ async fn every_uri_the_api_returns_answers_get() {
     app.create("/ssh_certificate_authorities", json!({})).await;
     app.create(
         "/event_subscriptions",
-        json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [ed]}),
+        json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
     )
     .await;
     let mut uris = HashSet::new();

@@ -108,7 +108,7 @@ async fn pagination_works_the_same_on_every_list() {
     two_pages::<EventSubscriptionList>(
         &app,
         "/event_subscriptions",
-        json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [ed]}),
+        json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
         3,
     )
     .await;

@@ -13,7 +13,13 @@ use tunnel_core::resources::event_destination::EventDestination;
 use tunnel_core::resources::event_subscription::{EventSubscription, EventSubscriptionList};
 use tunnel_core::resources::tls_edge::TlsEdge;
 use tunnel_server::error::ApiError;
-use tunnel_server::store::ReferenceError;
+use tunnel_server::store::{Audit, Cause, Record, ReferenceError};
+
+/// How these direct store calls are recorded: by the system, with an empty object.
+fn audit<R: Record>() -> Audit<'static, R> {
+    let cause: &'static Cause = Box::leak(Box::new(Cause::system()));
+    Audit::new(cause, |_| json!({}))
+}
 
 /// The wire form of an error, as a handler would answer it.
 async fn wire(error: impl Into<ApiError>) -> (u16, ErrorBody) {
@@ -38,7 +44,14 @@ async fn a_destination_deleted_after_the_check_is_a_400_not_a_500() {
         .await;
     let kept = ed.id;
     let err = store
-        .create_subscription(&app.account_id, "", "", &[], &[kept.clone(), gone.clone()])
+        .create_subscription(
+            &app.account_id,
+            "",
+            "",
+            &[],
+            &[kept.clone(), gone.clone()],
+            &audit(),
+        )
         .await
         .expect_err("missing destination");
     assert!(
@@ -54,7 +67,14 @@ async fn a_destination_deleted_after_the_check_is_a_400_not_a_500() {
     assert!(list.event_subscriptions.is_empty());
 
     let sub = store
-        .create_subscription(&app.account_id, "", "", &[], std::slice::from_ref(&kept))
+        .create_subscription(
+            &app.account_id,
+            "",
+            "",
+            &[],
+            std::slice::from_ref(&kept),
+            &audit(),
+        )
         .await
         .unwrap();
     let err = store
@@ -67,6 +87,7 @@ async fn a_destination_deleted_after_the_check_is_a_400_not_a_500() {
                 sources: None,
                 destination_ids: Some(vec![gone.clone()]),
             },
+            &audit(),
         )
         .await
         .expect_err("missing destination");
@@ -85,7 +106,7 @@ async fn a_destination_deleted_after_the_check_is_a_400_not_a_500() {
     assert_eq!(read.description, "");
     // Another account's destination is not a reference either.
     let err = store
-        .create_subscription(&app.other_account_id, "", "", &[], &[kept])
+        .create_subscription(&app.other_account_id, "", "", &[], &[kept], &audit())
         .await
         .expect_err("another account's destination");
     assert_eq!(wire(err).await.0, 400);
@@ -102,7 +123,13 @@ async fn a_backend_deleted_after_the_check_is_a_400_not_a_500() {
     let err = app
         .state
         .store
-        .set_tls_edge_backend(&app.account_id, eid, Some((&gone, true)), "backend_id")
+        .set_tls_edge_backend(
+            &app.account_id,
+            eid,
+            Some((&gone, true)),
+            "backend_id",
+            &audit(),
+        )
         .await
         .expect_err("missing backend");
     let (status, body) = wire(err).await;

@@ -30,7 +30,7 @@ async fn data_survives_a_restart_and_no_secret_is_stored_in_clear() {
     let sub = app
         .create(
             "/event_subscriptions",
-            json!({"sources": [{"type": "ip_policy_created.v0"}], "destination_ids": [ed["id"]]}),
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed["id"]]}),
         )
         .await;
     let token = cred["token"].as_str().unwrap().to_owned();

@@ -257,7 +257,7 @@ pub fn SourcesPicker(
             <div class="field">
                 <label for="source-free">"Or type one"</label>
                 <div class="copy-row">
-                    <input id="source-free" class="mono" type="text" placeholder="ip_policy_created.v0" bind:value=free
+                    <input id="source-free" class="mono" type="text" placeholder="credential_created.v0" bind:value=free
                         on:keydown=move |ev| if ev.key() == "Enter" {
                             ev.prevent_default();
                             if free_error().is_none() { add(free.get_untracked().trim().to_owned()); free.set(String::new()); }

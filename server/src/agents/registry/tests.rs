@@ -48,7 +48,7 @@ fn lists_newest_first_per_account_with_pages() {
     assert_eq!(second.len(), 3);
     assert!(second.iter().all(|s| s.id < first[1].id));
     assert!(registry.get("b", &first[0].id).is_none());
-    assert_eq!(registry.close_credential("cr_1").len(), 5);
+    assert_eq!(registry.close_credential("cr_1", &Cause::system()).len(), 5);
     assert_eq!(registry.list("a", 10, None).0.len(), 0);
     assert_eq!(registry.list("b", 10, None).0.len(), 1);
 }
@@ -159,11 +159,15 @@ async fn a_command_to_a_session_without_a_connection_reports_it_ended() {
     let id = l.session.id.clone();
     registry.insert(l);
     assert_eq!(
-        registry.command("a", &id, AgentCommand::Stop, None).await,
+        registry
+            .command("a", &id, AgentCommand::Stop, None, &Cause::system())
+            .await,
         Err(CommandError::Ended)
     );
     assert_eq!(
-        registry.command("b", &id, AgentCommand::Stop, None).await,
+        registry
+            .command("b", &id, AgentCommand::Stop, None, &Cause::system())
+            .await,
         Err(CommandError::NotFound)
     );
 }

@@ -149,9 +149,10 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         metadata: "m".into(),
         format: "json".into(),
         target: target.clone(),
+        signing_secret: None,
     };
     let source = EventSource {
-        event_type: "ip_policy_created.v0".into(),
+        event_type: "credential_created.v0".into(),
         uri: "uri".into(),
     };
     let subscription = EventSubscription {
@@ -165,7 +166,7 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
     };
     let replace = || {
         Some(vec![EventSourceReplace {
-            event_type: "ip_policy_created.v0".into(),
+            event_type: "credential_created.v0".into(),
         }])
     };
     BTreeMap::from([

@@ -1,0 +1,147 @@
+//! The audit log (docs/api/events.md, an extension): `GET /events`, newest first with keyset
+//! paging like every list, filtered by `type`, `object_id`, `actor_id` and a time range
+//! (`after` inclusive, `before` exclusive, RFC 3339); and `GET /events/{id}`. Events are written
+//! by the store with the changes they record (`store::events`); nothing here writes.
+
+use super::Path;
+use super::resource::Page;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::paging;
+use crate::state::AppState;
+use crate::store::{EventFilter, EventRow};
+use axum::extract::{RawQuery, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::ids::IdKind;
+use tunnel_core::paths;
+use tunnel_core::resources::event::{Event, EventList};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(paths::EVENTS, get(list))
+        .route(&paths::event("{id}"), get(read))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> ApiResult<Json<Page<EventList>>> {
+    let page = paging::parse(query.as_deref(), IdKind::Event)?;
+    let (filter, kept) = filter(query.as_deref())?;
+    let mut rows = state
+        .store
+        .list_events(&caller.account_id, &page, &filter)
+        .await?;
+    let more = rows.len() > page.limit as usize;
+    rows.truncate(page.limit as usize);
+    let items = rows.into_iter().map(|row| wire(&state, row)).collect();
+    // The page's own uri and the next page's keep the filters.
+    let path = match kept.is_empty() {
+        true => paths::EVENTS.to_owned(),
+        false => format!("{}?{kept}", paths::EVENTS),
+    };
+    Ok(Json(Page::new(&state, &path, &page, items, more)))
+}
+
+async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Event>> {
+    let row = state.store.get_event(&caller.account_id, &id).await?;
+    Ok(Json(wire(&state, row)))
+}
+
+fn wire(state: &AppState, row: EventRow) -> Event {
+    Event {
+        uri: state.uri(&paths::event(&row.id)),
+        id: row.id,
+        event_type: row.event_type,
+        occurred_at: row.occurred_at,
+        actor: row.actor,
+        operation_id: row.operation_id,
+        object_id: row.object_id,
+        object: row.object,
+        changed_fields: row.changed_fields,
+        details: row.details,
+    }
+}
+
+/// The filters of the query, each checked, and the query string that repeats them (for the
+/// page's `uri` and `next_page_uri`).
+fn filter(query: Option<&str>) -> ApiResult<(EventFilter, String)> {
+    let mut filter = EventFilter::default();
+    let mut kept = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        let invalid = |why: String| {
+            ApiError::new(ErrorCode::InvalidQueryParameter, format!("{name}: {why}"))
+                .with_field(name.to_string())
+        };
+        match name.as_ref() {
+            "type" => {
+                tunnel_core::event_types::check_form(&value).map_err(invalid)?;
+                filter.event_type = Some(value.to_string());
+            }
+            "object_id" | "actor_id" => {
+                if value.is_empty()
+                    || value.len() > 64
+                    || !value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                {
+                    return Err(invalid("must be an id, such as `cr_…` or `usr_…`".into()));
+                }
+                match name.as_ref() {
+                    "object_id" => filter.object_id = Some(value.to_string()),
+                    _ => filter.actor_id = Some(value.to_string()),
+                }
+            }
+            "after" | "before" => {
+                let ms = instant(&value).ok_or_else(|| {
+                    invalid("must be an RFC 3339 time, such as `2026-11-22T09:30:00Z`".into())
+                })?;
+                match name.as_ref() {
+                    "after" => filter.after_ms = Some(ms),
+                    _ => filter.before_ms = Some(ms),
+                }
+            }
+            // `limit` and `before_id` are the page's; nothing else passed the caller check.
+            _ => continue,
+        }
+        kept.append_pair(&name, &value);
+    }
+    Ok((filter, kept.finish()))
+}
+
+/// An RFC 3339 time as milliseconds since the Unix epoch (times before 1970 are refused).
+fn instant(text: &str) -> Option<u64> {
+    let t =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    u64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_checked_and_kept() {
+        let (f, kept) = filter(Some(
+            "type=credential_created.v0&object_id=cr_1&after=2026-01-01T00:00:00Z&limit=5",
+        ))
+        .unwrap();
+        assert_eq!(f.event_type.as_deref(), Some("credential_created.v0"));
+        assert_eq!(f.object_id.as_deref(), Some("cr_1"));
+        assert_eq!(f.after_ms, Some(1_767_225_600_000));
+        assert_eq!(
+            kept,
+            "type=credential_created.v0&object_id=cr_1&after=2026-01-01T00%3A00%3A00Z"
+        );
+        assert!(filter(Some("type=nope")).is_err());
+        assert!(filter(Some("after=yesterday")).is_err());
+        assert!(filter(Some("actor_id=a%20b")).is_err());
+    }
+}

@@ -1,0 +1,354 @@
+//! The audit log (docs/api/events.md): an event is written by [`Store::emit`] inside the write
+//! transaction of the change it records, together with one delivery per destination subscribed
+//! to its type, so a rolled-back change leaves neither and a committed one has both. The API
+//! layer says who caused the change ([`Cause`]) and how its rows look on the wire ([`Audit`]);
+//! the store decides when, in the transaction, the event is written.
+//!
+//! Also: the events list with its filters (keyset pages on the `(account_id, id)` index, or on
+//! the index of the filtered column), and retention.
+
+use super::columns::to_json;
+use super::records::{PageQuery, Record};
+use super::{Result, Store, WriteTx};
+use serde_json::{Map, Value};
+use sqlx::Row as _;
+use sqlx::sqlite::SqliteRow;
+use tunnel_core::event_types::event_type;
+use tunnel_core::ids::IdKind;
+use tunnel_core::resources::event::{Actor, ActorKind};
+
+/// Who caused a change, and in which API request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    pub actor: Actor,
+    /// The request's operation id; `None` when no request caused it.
+    pub operation_id: Option<String>,
+}
+
+impl Cause {
+    /// The server itself, outside any request.
+    pub fn system() -> Cause {
+        Cause {
+            actor: Actor::system(),
+            operation_id: None,
+        }
+    }
+}
+
+/// An event to write: everything but its id, account and time, which the store gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub event_type: String,
+    pub cause: Cause,
+    pub object_id: String,
+    /// The object's wire form.
+    pub object: Value,
+    pub changed_fields: Vec<String>,
+    pub details: Map<String, Value>,
+}
+
+/// How a write to rows of `R` is recorded: who causes it, and the wire form of a row (which
+/// only the API layer knows: it has the base URL and the live sessions).
+pub struct Audit<'a, R> {
+    pub cause: &'a Cause,
+    wire: Box<dyn Fn(&R) -> Value + Send + Sync + 'a>,
+}
+
+impl<R> std::fmt::Debug for Audit<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit")
+            .field("cause", &self.cause)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, R: Record> Audit<'a, R> {
+    pub fn new(cause: &'a Cause, wire: impl Fn(&R) -> Value + Send + Sync + 'a) -> Audit<'a, R> {
+        Audit {
+            cause,
+            wire: Box::new(wire),
+        }
+    }
+
+    /// The wire form of `row`.
+    pub fn wire(&self, row: &R) -> Value {
+        (self.wire)(row)
+    }
+
+    /// The event `<object>_<verb>.v0` about `row` as it is now.
+    pub fn event(&self, verb: &str, id: &str, row: &R) -> NewEvent {
+        NewEvent {
+            event_type: event_type(R::KIND, verb),
+            cause: self.cause.clone(),
+            object_id: id.to_owned(),
+            object: self.wire(row),
+            changed_fields: Vec::new(),
+            details: Map::new(),
+        }
+    }
+
+    /// The update of `before` into `after`, naming the wire fields that changed; `None` when
+    /// nothing did (a PATCH repeating the values changes nothing and records nothing).
+    pub fn updated(&self, verb: &str, id: &str, before: &R, after: &R) -> Option<NewEvent> {
+        let (before, after) = (self.wire(before), self.wire(after));
+        let changed = changed_fields(&before, &after);
+        (!changed.is_empty()).then(|| NewEvent {
+            event_type: event_type(R::KIND, verb),
+            cause: self.cause.clone(),
+            object_id: id.to_owned(),
+            object: after,
+            changed_fields: changed,
+            details: Map::new(),
+        })
+    }
+}
+
+/// The top-level fields whose values differ between two wire forms, in name order.
+fn changed_fields(before: &Value, after: &Value) -> Vec<String> {
+    let (Value::Object(before), Value::Object(after)) = (before, after) else {
+        return Vec::new();
+    };
+    after
+        .iter()
+        .filter(|(name, value)| before.get(name.as_str()) != Some(value))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// A stored event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    pub id: String,
+    pub event_type: String,
+    pub occurred_at: String,
+    pub actor: Actor,
+    pub operation_id: Option<String>,
+    pub object_id: String,
+    pub object: Value,
+    pub changed_fields: Vec<String>,
+    pub details: Map<String, Value>,
+}
+
+/// The filters of the events list; each given one must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    pub event_type: Option<String>,
+    pub object_id: Option<String>,
+    pub actor_id: Option<String>,
+    /// Events at or after this instant (Unix ms).
+    pub after_ms: Option<u64>,
+    /// Events before this instant (Unix ms).
+    pub before_ms: Option<u64>,
+}
+
+impl Store {
+    /// Writes `event` in the account inside `tx`, and queues one delivery of it per destination
+    /// of the account's subscriptions to its type (one per destination, however many of the
+    /// subscriptions name it). The commit of `tx` wakes the delivery workers.
+    pub(super) async fn emit(
+        &self,
+        tx: &mut WriteTx,
+        account_id: &str,
+        event: NewEvent,
+    ) -> Result<String> {
+        let (id, occurred_at) = self.mint(IdKind::Event);
+        let actor = &event.cause.actor;
+        sqlx::query(
+            "INSERT INTO events (id, account_id, type, occurred_at, actor_type, actor_id, api_key_id, operation_id, object_id, object, changed_fields, details)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(&event.event_type)
+        .bind(&occurred_at)
+        .bind(actor_kind(actor.kind))
+        .bind(&actor.id)
+        .bind(&actor.api_key_id)
+        .bind(&event.cause.operation_id)
+        .bind(&event.object_id)
+        .bind(to_json(&event.object))
+        .bind(to_json(&event.changed_fields))
+        .bind(to_json(&event.details))
+        .execute(&mut **tx)
+        .await?;
+        let destinations: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT d.destination_id FROM event_subscriptions s
+             JOIN event_subscription_destinations d ON d.subscription_id = s.id
+             WHERE s.account_id = ? AND EXISTS (SELECT 1 FROM json_each(s.sources) WHERE value = ?)
+             ORDER BY d.destination_id",
+        )
+        .bind(account_id)
+        .bind(&event.event_type)
+        .fetch_all(&mut **tx)
+        .await?;
+        let now_ms = unix_ms(time::OffsetDateTime::now_utc());
+        for destination_id in destinations {
+            let (delivery_id, created_at) = self.mint(IdKind::EventDelivery);
+            sqlx::query(
+                "INSERT INTO event_deliveries (id, account_id, event_id, destination_id, created_at, state, attempt_count, next_attempt_at)
+                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
+            )
+            .bind(delivery_id)
+            .bind(account_id)
+            .bind(&id)
+            .bind(destination_id)
+            .bind(created_at)
+            .bind(now_ms)
+            .execute(&mut **tx)
+            .await?;
+            tx.queued = true;
+        }
+        Ok(id)
+    }
+
+    /// Writes `event` on its own: for what changes no stored row (a tunnel session starting or
+    /// ending, an agent command).
+    pub async fn record_event(&self, account_id: &str, event: NewEvent) -> Result<String> {
+        let mut tx = self.write_tx().await?;
+        let id = self.emit(&mut tx, account_id, event).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// One page of the account's events matching `filter`, newest first, `limit + 1` of them.
+    pub async fn list_events(
+        &self,
+        account_id: &str,
+        page: &PageQuery,
+        filter: &EventFilter,
+    ) -> Result<Vec<EventRow>> {
+        // The time range is a range of ids (they start with their creation time, docs/ids.md),
+        // so every filter is a range on one index: `(account_id, <column>, id)`.
+        let mut sql = String::from("SELECT * FROM events WHERE account_id = ?");
+        let mut binds: Vec<String> = vec![account_id.to_owned()];
+        for (column, value) in [
+            ("type", &filter.event_type),
+            ("object_id", &filter.object_id),
+            ("actor_id", &filter.actor_id),
+        ] {
+            if let Some(value) = value {
+                sql.push_str(&format!(" AND {column} = ?"));
+                binds.push(value.clone());
+            }
+        }
+        if let Some(after) = filter.after_ms {
+            sql.push_str(" AND id >= ?");
+            binds.push(tunnel_core::ids::make_id(IdKind::Event, after, [0; 14]));
+        }
+        let upper = [
+            filter
+                .before_ms
+                .map(|ms| tunnel_core::ids::make_id(IdKind::Event, ms, [0; 14])),
+            page.before_id.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if let Some(upper) = upper {
+            sql.push_str(" AND id < ?");
+            binds.push(upper);
+        }
+        sql.push_str(" ORDER BY id DESC LIMIT ?");
+        let mut query = sqlx::query(&sql);
+        for value in binds {
+            query = query.bind(value);
+        }
+        let rows = query
+            .bind(i64::from(page.limit) + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    /// The event `id` of the account.
+    pub async fn get_event(&self, account_id: &str, id: &str) -> Result<EventRow> {
+        let found = sqlx::query("SELECT * FROM events WHERE account_id = ? AND id = ?")
+            .bind(account_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        match found {
+            Some(row) => decode_event(&row),
+            None => Err(super::Error::NotFound {
+                kind: IdKind::Event,
+                id: id.to_owned(),
+            }),
+        }
+    }
+
+    /// Deletes up to `batch` events that occurred before `before` (their deliveries and
+    /// attempts go with them); the number deleted. Small batches in short transactions, so the
+    /// writes of requests are never held up behind a long prune.
+    pub async fn prune_events(&self, before: time::OffsetDateTime, batch: u32) -> Result<u64> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE occurred_at < ? LIMIT ?)",
+        )
+        .bind(super::rfc3339(before))
+        .bind(i64::from(batch))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+}
+
+fn actor_kind(kind: ActorKind) -> &'static str {
+    match kind {
+        ActorKind::User => "user",
+        ActorKind::Bot => "bot",
+        ActorKind::Agent => "agent",
+        ActorKind::System => "system",
+    }
+}
+
+fn decode_event(row: &SqliteRow) -> Result<EventRow> {
+    let json = |name: &str| -> Result<Value> {
+        let text: String = row.try_get(name)?;
+        serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
+    };
+    let kind: String = row.try_get("actor_type")?;
+    let kind = match kind.as_str() {
+        "user" => ActorKind::User,
+        "bot" => ActorKind::Bot,
+        "agent" => ActorKind::Agent,
+        _ => ActorKind::System,
+    };
+    Ok(EventRow {
+        id: row.try_get("id")?,
+        event_type: row.try_get("type")?,
+        occurred_at: row.try_get("occurred_at")?,
+        actor: Actor {
+            kind,
+            id: row.try_get("actor_id")?,
+            api_key_id: row.try_get("api_key_id")?,
+        },
+        operation_id: row.try_get("operation_id")?,
+        object_id: row.try_get("object_id")?,
+        object: json("object")?,
+        changed_fields: serde_json::from_value(json("changed_fields")?).unwrap_or_default(),
+        details: match json("details")? {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        },
+    })
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn unix_ms(t: time::OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn changed_fields_are_the_top_level_fields_that_differ() {
+        let before = json!({"id": "cr_1", "description": "a", "acl": ["bind:x"], "metadata": ""});
+        let after = json!({"id": "cr_1", "description": "b", "acl": ["bind:y"], "metadata": ""});
+        assert_eq!(changed_fields(&before, &after), ["acl", "description"]);
+        assert!(changed_fields(&before, &before).is_empty());
+    }
+}
