@@ -68,6 +68,7 @@ error_codes! {
     InvalidField = 114, 400, "A field of the request is invalid.";
     UnknownQueryParameter = 115, 400, "The request has a query parameter the operation does not accept.";
     InvalidQueryParameter = 116, 400, "A query parameter is invalid.";
+    WebhookAddressRefused = 117, 400, "The webhook URL's host is not a public address.";
     NotFound = 120, 404, "The resource does not exist.";
     ReferenceNotFound = 121, 400, "A resource named in the request body does not exist.";
     InUse = 122, 409, "The resource is still referenced by another resource.";

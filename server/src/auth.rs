@@ -129,8 +129,8 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
     paging::check_query_names(Some(query), accepted)
 }
 
-/// The list operations: the collection paths.
-const LIST_PATHS: [&str; 8] = [
+/// The list operations: the collection paths, and the one list below a resource.
+const LIST_PATHS: [&str; 9] = [
     paths::CREDENTIALS,
     paths::SSH_CERTIFICATE_AUTHORITIES,
     paths::TUNNEL_SESSIONS,
@@ -139,4 +139,6 @@ const LIST_PATHS: [&str; 8] = [
     paths::EVENT_DESTINATIONS,
     paths::EVENT_SUBSCRIPTIONS,
     paths::EVENTS,
+    // The deliveries of a destination, as its route is written (the matched path).
+    "/event_destinations/{id}/deliveries",
 ];

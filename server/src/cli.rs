@@ -29,6 +29,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         opts.bootstrap_api_key.as_ref().map(Secret::expose),
     )
     .await?;
+    crate::api::event_destinations::spawn_deliveries(&state);
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
     let app = crate::app(state.clone());
     // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),

@@ -7,6 +7,7 @@ use crate::store::DatabaseUrl;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 use tunnel_core::version::Version;
 
 /// `--database`, shared by `serve` and the operator commands that open the same database.
@@ -54,6 +55,46 @@ pub struct ServeOptions {
     /// Make sure an admin of the default account holds exactly this API key.
     #[arg(long, env = "TUNNEL_BOOTSTRAP_API_KEY", hide_env_values = true)]
     pub bootstrap_api_key: Option<Secret>,
+    /// Let webhooks reach loopback, private and link-local addresses (tests, local demos).
+    #[arg(
+        long,
+        env = "TUNNEL_ALLOW_PRIVATE_WEBHOOKS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub allow_private_webhooks: bool,
+    /// How long a webhook request may take (e.g. 10s, 500ms).
+    #[arg(long, env = "TUNNEL_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub webhook_timeout: Duration,
+    /// How many webhook requests may be in flight at once.
+    #[arg(long, env = "TUNNEL_WEBHOOK_CONCURRENCY", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub webhook_concurrency: u16,
+    /// The wait before the first webhook retry, in ms (tests shorten it).
+    #[arg(long, env = "TUNNEL_WEBHOOK_RETRY_BASE_MS", default_value_t = 5000, hide = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_retry_base_ms: u64,
+}
+
+/// A duration as `10s`, `500ms`, `2m`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration such as 10s or 500ms"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        _ => return Err(format!("`{text}`: the unit is ms, s or m")),
+    };
+    if d.is_zero() {
+        return Err("a duration of zero".into());
+    }
+    Ok(d)
 }
 
 impl ServeOptions {
@@ -73,6 +114,12 @@ impl ServeOptions {
                 .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
             cors_origins: Config::parse_cors_origins(&self.cors_origin)?,
             server_key: self.server_key.clone(),
+            webhooks: crate::webhooks::Settings {
+                allow_private: self.allow_private_webhooks,
+                timeout: self.webhook_timeout,
+                concurrency: usize::from(self.webhook_concurrency),
+                retry_base: Duration::from_millis(self.webhook_retry_base_ms),
+            },
         })
     }
 }
@@ -97,6 +144,8 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
     pub server_key: Option<Secret>,
+    /// Webhook delivery: the address check, timeout, concurrency and retry schedule.
+    pub webhooks: crate::webhooks::Settings,
 }
 
 impl Config {
@@ -126,6 +175,7 @@ impl Config {
             agent_latest: Vec::new(),
             cors_origins: Vec::new(),
             server_key: None,
+            webhooks: crate::webhooks::Settings::default(),
         }
     }
 

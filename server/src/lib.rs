@@ -11,14 +11,16 @@
 //! - Errors: [`error`], the one error type and its one mapping to the wire error body; the store's
 //!   and the agent service's failures convert into it.
 //! - Services: [`agents`] (live tunnel sessions, the agent channel, the delivery of agent
-//!   commands: no routing, nothing of `api`), [`keys`] (SSH CA key generation and sealing).
+//!   commands: no routing, nothing of `api`), [`keys`] (SSH CA key generation and sealing),
+//!   [`webhooks`] (the delivery of events to webhook destinations: signing, the address check,
+//!   retries; it gets the wire form of events from `api`, and imports nothing of it).
 //! - Data: [`store`], ALL the SQL (and migrations), with its own error type; nothing else knows the
 //!   database.
 //! - Setup: [`config`] (the `serve` options and the runtime configuration), [`state`] (what every
 //!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key).
 //! - Below everything: [`secret`], a string whose `Debug` never shows it.
 //!
-//! Invariants: secrets (authtokens, API keys, private keys) are never logged and are stored only
+//! Invariants: secrets (authtokens, API keys, private keys, webhook signing secrets) are never logged and are stored only
 //! hashed or sealed; every query is scoped by the caller's account; 5xx bodies carry no
 //! internals.
 
@@ -35,6 +37,7 @@ pub mod secret;
 pub mod security;
 pub mod state;
 pub mod store;
+pub mod webhooks;
 
 use crate::error::{ApiError, OPERATION_ID, new_operation_id};
 use axum::Router;

@@ -1,12 +1,13 @@
 //! The state every handler sees: the store, the configuration, the live tunnel sessions, the
-//! key vault and the limit on concurrent key generations. Cheap to clone (everything is shared
-//! behind `Arc`s or pools).
+//! key vault, the limit on concurrent key generations and the webhook sender. Cheap to clone
+//! (everything is shared behind `Arc`s or pools).
 
 use crate::agents::Registry;
 use crate::config::Config;
 use crate::keys::{KeyGenLimiter, KeyVault};
 use crate::secret::Secret;
 use crate::store::Store;
+use crate::webhooks::client::Sender;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -16,6 +17,8 @@ pub struct AppState {
     pub registry: Registry,
     pub keys: KeyVault,
     pub keygen: KeyGenLimiter,
+    /// Sends webhooks: the delivery worker's deliveries and destination tests.
+    pub webhooks: Sender,
 }
 
 impl AppState {
@@ -26,7 +29,9 @@ impl AppState {
             config.server_key.as_ref().map(Secret::expose),
             config.database.data_dir().as_deref(),
         )?;
+        let webhooks = Sender::new(config.webhooks.timeout, config.webhooks.allow_private)?;
         Ok(AppState {
+            webhooks,
             store,
             config: Arc::new(config),
             registry: Registry::default(),

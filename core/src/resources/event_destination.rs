@@ -55,34 +55,42 @@ impl Validate for EventDestinationCreate {
         let mut errors = Vec::new();
         check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
         check_text(OTHER_METADATA, &self.metadata, &mut errors);
-        if let Some(format) = super::given(&self.format).filter(|f| *f != "json") {
-            errors.push(FieldError::new(
-                "format",
-                format!("`{format}` is not a format; the only format is `json`"),
-            ));
-        }
-        match &self.target.webhook {
-            None => errors.push(FieldError::new(
-                "target",
-                "target needs a webhook: {\"webhook\": {\"url\": \"https://…\"}}",
-            )),
-            Some(hook) => {
-                let ok = (hook.url.starts_with("https://") || hook.url.starts_with("http://"))
-                    && hook.url.len() <= 2048
-                    && !hook.url.chars().any(char::is_whitespace)
-                    && hook
-                        .url
-                        .split_once("://")
-                        .is_some_and(|(_, rest)| !rest.is_empty());
-                if !ok {
-                    errors.push(FieldError::new(
-                        "target.webhook.url",
-                        "the webhook url must be an http:// or https:// URL",
-                    ));
-                }
+        check_format(&self.format, &mut errors);
+        check_target(&self.target, &mut errors);
+        errors
+    }
+}
+
+fn check_format(format: &Option<String>, errors: &mut Vec<FieldError>) {
+    if let Some(format) = super::given(format).filter(|f| *f != "json") {
+        errors.push(FieldError::new(
+            "format",
+            format!("`{format}` is not a format; the only format is `json`"),
+        ));
+    }
+}
+
+fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
+    match &target.webhook {
+        None => errors.push(FieldError::new(
+            "target",
+            "target needs a webhook: {\"webhook\": {\"url\": \"https://…\"}}",
+        )),
+        Some(hook) => {
+            let ok = (hook.url.starts_with("https://") || hook.url.starts_with("http://"))
+                && hook.url.len() <= 2048
+                && !hook.url.chars().any(char::is_whitespace)
+                && hook
+                    .url
+                    .split_once("://")
+                    .is_some_and(|(_, rest)| !rest.is_empty());
+            if !ok {
+                errors.push(FieldError::new(
+                    "target.webhook.url",
+                    "the webhook url must be an http:// or https:// URL",
+                ));
             }
         }
-        errors
     }
 }
 
@@ -101,6 +109,19 @@ pub struct EventDestinationUpdate {
     pub format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<EventTarget>,
+}
+
+impl Validate for EventDestinationUpdate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
+        check_text(OTHER_METADATA, &self.metadata, &mut errors);
+        check_format(&self.format, &mut errors);
+        if let Some(target) = &self.target {
+            check_target(target, &mut errors);
+        }
+        errors
+    }
 }
 
 list_page!(

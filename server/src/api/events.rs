@@ -55,7 +55,8 @@ async fn read(
     Ok(Json(wire(&state, row)))
 }
 
-fn wire(state: &AppState, row: EventRow) -> Event {
+/// The wire form of a stored event: what `GET /events/{id}` answers, and the body of its webhooks.
+pub(crate) fn wire(state: &AppState, row: EventRow) -> Event {
     Event {
         uri: state.uri(&paths::event(&row.id)),
         id: row.id,

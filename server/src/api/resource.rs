@@ -302,6 +302,7 @@ super::id_field!(HasId::id -> str:
     tunnel_core::resources::event_destination::EventDestination,
     tunnel_core::resources::event_subscription::EventSubscription,
     tunnel_core::resources::event::Event,
+    tunnel_core::resources::event_destination::EventDelivery,
 );
 
 #[cfg(test)]

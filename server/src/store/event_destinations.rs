@@ -1,8 +1,11 @@
 //! Event destinations. A destination that a subscription sends to cannot be deleted (409) until
-//! it is removed from the subscription.
+//! it is removed from the subscription. Each has a signing secret, which arrives here already
+//! sealed with the server key (`keys.rs`) and bound to the destination's id: the database never
+//! sees it in clear. After a rotation the previous one keeps signing until
+//! `previous_secret_until`, so receivers can switch without losing a delivery.
 
-use super::columns::{Json, Text, record};
-use super::records::{Record as _, UsedBy, exists};
+use super::columns::{Json, Text, Value, record};
+use super::records::{Changes, Record as _, UsedBy, exists, fetch};
 use super::{Audit, Result, Store};
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event_destination::EventTarget;
@@ -23,22 +26,120 @@ record! {
     }
 }
 
+/// The sealed signing secrets of a destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SealedSecrets {
+    /// `None` for a destination created before destinations had secrets, until its first
+    /// delivery gives it one.
+    pub current: Option<Vec<u8>>,
+    /// The secret before the last rotation, and until when (Unix ms) it still signs.
+    pub previous: Option<(Vec<u8>, i64)>,
+}
+
 impl Store {
-    /// A destination sending events in `format` to `target`.
-    pub async fn create_destination(
+    /// Stores `row`, whose id was minted beforehand (the sealed secret is bound to it), with its
+    /// sealed signing secret.
+    pub async fn insert_destination(
         &self,
         account_id: &str,
-        description: &str,
-        metadata: &str,
-        format: &str,
-        target: &EventTarget,
+        row: DestinationRow,
+        secret_sealed: &[u8],
         audit: &Audit<'_, DestinationRow>,
     ) -> Result<DestinationRow> {
-        let (format, target) = (format.to_owned(), target.clone());
-        self.create(account_id, audit, |minted| {
-            DestinationRow::new(minted, description, metadata, format, target)
+        let sealed = vec![("secret_sealed", Value::Blob(secret_sealed.to_vec()))];
+        let mut tx = self.write_tx().await?;
+        self.insert_recorded(&mut tx, account_id, &row, sealed, audit)
+            .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Changes the description, metadata or target given, recording `event_destination_updated`
+    /// when something changed.
+    pub async fn update_destination(
+        &self,
+        account_id: &str,
+        id: &str,
+        description: Option<String>,
+        metadata: Option<String>,
+        target: Option<&EventTarget>,
+        audit: &Audit<'_, DestinationRow>,
+    ) -> Result<DestinationRow> {
+        let set = Changes::new(description, metadata).json("target", target);
+        self.apply(account_id, id, set, audit).await
+    }
+
+    /// Replaces the signing secret with `sealed`; the current one becomes the previous one,
+    /// signing alongside until `previous_until_ms`. Records `event_destination_secret_rotated`
+    /// in the same transaction.
+    pub async fn rotate_destination_secret(
+        &self,
+        account_id: &str,
+        id: &str,
+        sealed: &[u8],
+        previous_until_ms: i64,
+        audit: &Audit<'_, DestinationRow>,
+    ) -> Result<DestinationRow> {
+        let mut tx = self.write_tx().await?;
+        let row = fetch::<DestinationRow>(&mut tx, account_id, id).await?;
+        // The right-hand sides see the row as it was: the old secret moves to `previous_*`.
+        sqlx::query(
+            "UPDATE event_destinations SET previous_secret_sealed = secret_sealed,
+                previous_secret_until = CASE WHEN secret_sealed IS NULL THEN NULL ELSE ? END,
+                secret_sealed = ?
+             WHERE account_id = ? AND id = ?",
+        )
+        .bind(previous_until_ms)
+        .bind(sealed)
+        .bind(account_id)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let event = audit.event("secret_rotated", id, &row);
+        self.emit(&mut tx, account_id, event).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// The sealed signing secrets of the destination `id` of the account.
+    pub async fn destination_secrets(&self, account_id: &str, id: &str) -> Result<SealedSecrets> {
+        type Columns = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
+        let found: Option<Columns> = sqlx::query_as(
+            "SELECT secret_sealed, previous_secret_sealed, previous_secret_until
+             FROM event_destinations WHERE account_id = ? AND id = ?",
+        )
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let (current, previous, until) =
+            found.ok_or_else(|| super::records::not_found::<DestinationRow>(id))?;
+        Ok(SealedSecrets {
+            current,
+            previous: previous.zip(until),
         })
-        .await
+    }
+
+    /// Gives a destination without a signing secret (created before destinations had them)
+    /// `sealed`; a destination that has one keeps it. The secrets it has now.
+    pub async fn ensure_destination_secret(
+        &self,
+        account_id: &str,
+        id: &str,
+        sealed: &[u8],
+    ) -> Result<SealedSecrets> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE event_destinations SET secret_sealed = ?
+             WHERE account_id = ? AND id = ? AND secret_sealed IS NULL",
+        )
+        .bind(sealed)
+        .bind(account_id)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.destination_secrets(account_id, id).await
     }
 
     /// The ids among `ids` that are not destinations of the account.

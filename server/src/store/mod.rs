@@ -12,14 +12,16 @@
 //! store's one error type (nothing outside the store sees the database's); `columns` declares the
 //! row types (`record!`), `records` holds what every resource table shares (paging, get, create,
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
-//! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), and `accounts`
-//! for accounts, principals and API keys. Tunnel sessions are not stored: they live in
+//! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
+//! for accounts, principals and API keys, `events` for the audit log and `deliveries` for the
+//! webhook deliveries of its events. Tunnel sessions are not stored: they live in
 //! `agents::Registry`.
 
 mod accounts;
 mod backends;
 mod columns;
 mod credentials;
+mod deliveries;
 mod error;
 mod event_destinations;
 mod event_subscriptions;
@@ -33,9 +35,11 @@ pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
+pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
-pub use event_destinations::DestinationRow;
+pub use event_destinations::{DestinationRow, SealedSecrets};
 pub use event_subscriptions::{SubscriptionChanges, SubscriptionRow};
+pub(crate) use events::unix_ms;
 pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
 pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;

@@ -44,6 +44,8 @@ impl Store {
     /// An edge serving `hostports`, with the backend module `module` (`(backend_id, enabled)`)
     /// or none. The backend is checked like [`Store::set_tls_edge_backend`] does, in the same
     /// write transaction as the insert; a missing one is [`super::Error::Missing`] on `field`.
+    // The request's fields, one argument each, as every create of the store takes them.
+    #[allow(clippy::too_many_arguments)]
     pub async fn create_tls_edge(
         &self,
         account_id: &str,

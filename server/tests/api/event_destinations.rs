@@ -12,6 +12,12 @@ async fn event_destinations_minimal_endpoints() {
     let d: EventDestination = app.created("/event_destinations", webhook).await;
     assert_eq!(d.format, "json");
     assert!(d.id.starts_with("ed_"));
+    // The signing secret is in the create answer only (tests/webhooks covers it in full).
+    assert!(d.signing_secret.as_deref().unwrap().starts_with("whsec_"));
+    let d = EventDestination {
+        signing_secret: None,
+        ..d
+    };
     assert_eq!(
         app.get(&d.uri).send(&app).await.body::<EventDestination>(),
         d

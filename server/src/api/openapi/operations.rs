@@ -51,6 +51,9 @@ const EDGE: &str = "/edges/tls/{id}";
 const EDGE_BACKEND: &str = "/edges/tls/{id}/backend";
 const BACKEND: &str = "/backends/tunnel_group/{id}";
 const DEST: &str = "/event_destinations/{id}";
+const DEST_ROTATE: &str = "/event_destinations/{id}/rotate_secret";
+const DEST_TEST: &str = "/event_destinations/{id}/test";
+const DEST_DELIVERIES: &str = "/event_destinations/{id}/deliveries";
 const SUB: &str = "/event_subscriptions/{id}";
 const SOURCE: &str = "/event_subscriptions/{id}/sources/{event_type}";
 
@@ -86,7 +89,11 @@ pub const OPERATIONS: &[Operation] = &[
     op("post", paths::EVENT_DESTINATIONS, "createEventDestination", "Create Event Destination", "Event destinations", Some("EventDestinationCreate"), 201, Some("EventDestination")),
     op("get", paths::EVENT_DESTINATIONS, "listEventDestinations", "List Event Destinations", "Event destinations", None, 200, Some("EventDestinationList")),
     op("get", DEST, "getEventDestination", "Get Event Destination", "Event destinations", None, 200, Some("EventDestination")),
+    op("patch", DEST, "updateEventDestination", "Update Event Destination (a new target URL is checked again)", "Event destinations", Some("EventDestinationUpdate"), 200, Some("EventDestination")),
     op("delete", DEST, "deleteEventDestination", "Delete Event Destination (409 while a subscription uses it)", "Event destinations", None, 204, None),
+    op("post", DEST_ROTATE, "rotateEventDestinationSecret", "Rotate Event Destination Signing Secret (the only response with the new secret; the previous one signs for 24 h more)", "Event destinations", None, 200, Some("EventDestination")),
+    op("post", DEST_TEST, "testEventDestination", "Test Event Destination (sends one ping.v0 now; not stored)", "Event destinations", None, 200, Some("DestinationTest")),
+    op("get", DEST_DELIVERIES, "listEventDeliveries", "List Event Deliveries of a Destination (with their attempts)", "Event destinations", None, 200, Some("EventDeliveryList")),
     op("post", paths::EVENT_SUBSCRIPTIONS, "createEventSubscription", "Create Event Subscription", "Event subscriptions", Some("EventSubscriptionCreate"), 201, Some("EventSubscription")),
     op("get", paths::EVENT_SUBSCRIPTIONS, "listEventSubscriptions", "List Event Subscriptions", "Event subscriptions", None, 200, Some("EventSubscriptionList")),
     op("get", SUB, "getEventSubscription", "Get Event Subscription", "Event subscriptions", None, 200, Some("EventSubscription")),

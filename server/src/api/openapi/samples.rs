@@ -14,7 +14,9 @@ use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList, CredentialUpdate,
 };
 use tunnel_core::resources::event_destination::{
-    EventDestination, EventDestinationCreate, EventDestinationList, EventTarget, WebhookTarget,
+    DeliveryAttempt, DeliveryState, DestinationTest, EventDelivery, EventDeliveryList,
+    EventDestination, EventDestinationCreate, EventDestinationList, EventDestinationUpdate,
+    EventTarget, WebhookTarget,
 };
 use tunnel_core::resources::event_subscription::{
     EventSource, EventSourceReplace, EventSubscription, EventSubscriptionCreate,
@@ -149,7 +151,23 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         metadata: "m".into(),
         format: "json".into(),
         target: target.clone(),
-        signing_secret: None,
+        signing_secret: Some("whsec_".into()),
+    };
+    let attempt = DeliveryAttempt {
+        attempted_at: "t".into(),
+        status_code: Some(500),
+        latency_ms: 1,
+        error: s("e"),
+        response_body: s("b"),
+    };
+    let delivery = EventDelivery {
+        id: "dlv_".into(),
+        event_id: "ev_".into(),
+        event_type: "credential_created.v0".into(),
+        created_at: "t".into(),
+        state: DeliveryState::Pending,
+        next_attempt_at: s("t"),
+        attempts: vec![attempt.clone()],
     };
     let source = EventSource {
         event_type: "credential_created.v0".into(),
@@ -269,7 +287,25 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
                 description: s("d"),
                 metadata: s("m"),
                 format: s("json"),
-                target,
+                target: target.clone(),
+            }),
+        ),
+        (
+            "EventDestinationUpdate",
+            to_value(EventDestinationUpdate {
+                id: s("ed_"),
+                description: s("d"),
+                metadata: s("m"),
+                format: s("json"),
+                target: Some(target),
+            }),
+        ),
+        ("EventDeliveryList", list::<EventDeliveryList>(delivery)),
+        (
+            "DestinationTest",
+            to_value(DestinationTest {
+                event_id: "ev_".into(),
+                attempt,
             }),
         ),
         ("EventSource", to_value(&source)),

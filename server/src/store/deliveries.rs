@@ -1,0 +1,252 @@
+//! Webhook deliveries (docs/api/event_destinations.md, deliveries): `events::emit` queues one per
+//! event and subscribed destination; the delivery workers (`crate::webhooks`) claim the due ones
+//! with a lease, and record each attempt with the delivery's new state in one transaction.
+//!
+//! The lease is what makes delivery at-least-once across crashes: a claimed delivery is only
+//! hidden from other claims until its lease ends, so one whose worker died (the server was
+//! killed mid-send) is claimed again once the lease expires, or at the next start
+//! ([`Store::release_delivery_leases`]).
+
+use super::event_destinations::DestinationRow;
+use super::records::{PageQuery, not_found};
+use super::{Result, Store};
+use sqlx::Row as _;
+use tunnel_core::resources::event_destination::{DeliveryAttempt, DeliveryState, EventTarget};
+
+/// A delivery claimed for one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    pub id: String,
+    pub account_id: String,
+    pub event_id: String,
+    pub destination_id: String,
+    /// The attempts made before this one.
+    pub attempt_count: u32,
+}
+
+/// What an attempt did to its delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Succeeded,
+    /// Failed; the next attempt is due then (Unix ms).
+    RetryAt(i64),
+    /// Failed, and no attempt is left.
+    Failed,
+}
+
+/// A delivery as listed, with its attempts, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliveryRow {
+    pub id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub created_at: String,
+    pub state: DeliveryState,
+    /// Unix ms, while pending.
+    pub next_attempt_at: Option<i64>,
+    pub attempts: Vec<DeliveryAttempt>,
+}
+
+impl Store {
+    /// Claims up to `limit` due deliveries (pending, due at `now_ms`, not leased by a worker)
+    /// until `lease_until_ms`, oldest due first. One statement in one write transaction, so two
+    /// workers never claim the same delivery.
+    pub async fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let mut tx = self.write_tx().await?;
+        let rows = sqlx::query(
+            "UPDATE event_deliveries SET lease_until = ?
+             WHERE id IN (SELECT id FROM event_deliveries
+                 WHERE state = 'pending' AND next_attempt_at <= ?
+                   AND (lease_until IS NULL OR lease_until < ?)
+                 ORDER BY next_attempt_at LIMIT ?)
+             RETURNING id, account_id, event_id, destination_id, attempt_count",
+        )
+        .bind(lease_until_ms)
+        .bind(now_ms)
+        .bind(now_ms)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let mut claimed = rows
+            .iter()
+            .map(|row| {
+                Ok(ClaimedDelivery {
+                    id: row.try_get("id")?,
+                    account_id: row.try_get("account_id")?,
+                    event_id: row.try_get("event_id")?,
+                    destination_id: row.try_get("destination_id")?,
+                    attempt_count: row
+                        .try_get::<i64, _>("attempt_count")?
+                        .try_into()
+                        .unwrap_or(0),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // RETURNING gives no order; sending the oldest first is what a receiver expects.
+        claimed.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(claimed)
+    }
+
+    /// When the next delivery may be claimed (Unix ms): the earliest due time of a pending
+    /// delivery, or the end of its lease when later. `None` when nothing is pending.
+    pub async fn next_delivery_due(&self) -> Result<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM event_deliveries
+             WHERE state = 'pending'",
+        )
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Ends every lease: at start, when no worker of this server can be sending anything (one
+    /// server per database), so what a killed server was sending goes out again at once.
+    pub async fn release_delivery_leases(&self) -> Result<u64> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE event_deliveries SET lease_until = NULL
+             WHERE state = 'pending' AND lease_until IS NOT NULL",
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Where a delivery goes: the destination's target.
+    pub async fn destination_target(&self, account_id: &str, id: &str) -> Result<EventTarget> {
+        let target: Option<String> = sqlx::query_scalar(
+            "SELECT target FROM event_destinations WHERE account_id = ? AND id = ?",
+        )
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let target = target.ok_or_else(|| not_found::<DestinationRow>(id))?;
+        serde_json::from_str(&target).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
+    }
+
+    /// Records attempt number `attempt` of the delivery and what it did to the delivery, in one
+    /// transaction (the lease ends with it). A delivery no longer pending is left as it is.
+    pub async fn record_attempt(
+        &self,
+        delivery_id: &str,
+        attempt: u32,
+        record: &DeliveryAttempt,
+        outcome: AttemptOutcome,
+    ) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        // A crash between sending and recording sends the same attempt again: the later record
+        // of the same number replaces the earlier.
+        sqlx::query(
+            "INSERT OR REPLACE INTO event_delivery_attempts
+                (delivery_id, attempt, attempted_at, status_code, latency_ms, error, response_body)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(delivery_id)
+        .bind(i64::from(attempt))
+        .bind(&record.attempted_at)
+        .bind(record.status_code.map(i64::from))
+        .bind(i64::try_from(record.latency_ms).unwrap_or(i64::MAX))
+        .bind(&record.error)
+        .bind(&record.response_body)
+        .execute(&mut *tx)
+        .await?;
+        let (state, next) = match outcome {
+            AttemptOutcome::Succeeded => ("succeeded", None),
+            AttemptOutcome::RetryAt(at) => ("pending", Some(at)),
+            AttemptOutcome::Failed => ("failed", None),
+        };
+        sqlx::query(
+            "UPDATE event_deliveries SET state = ?, attempt_count = ?, next_attempt_at = ?,
+                lease_until = NULL
+             WHERE id = ? AND state = 'pending'",
+        )
+        .bind(state)
+        .bind(i64::from(attempt))
+        .bind(next)
+        .bind(delivery_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    }
+
+    /// One page of the deliveries to the destination `destination_id` of the account, newest
+    /// first, `limit + 1` of them, each with its attempts (newest first). 404 for a destination
+    /// not in the account.
+    pub async fn list_deliveries(
+        &self,
+        account_id: &str,
+        destination_id: &str,
+        page: &PageQuery,
+    ) -> Result<Vec<DeliveryRow>> {
+        let mut conn = self.pool.acquire().await?;
+        if !super::records::exists(&mut conn, "event_destinations", account_id, destination_id)
+            .await?
+        {
+            return Err(not_found::<DestinationRow>(destination_id));
+        }
+        // `id < ?` with the largest id possible when no `before_id` is given: one statement
+        // that always ranges on the (destination_id, id) index.
+        let before = page.before_id.as_deref().unwrap_or("~");
+        let rows = sqlx::query(
+            "SELECT d.id, d.event_id, e.type, d.created_at, d.state, d.next_attempt_at
+             FROM event_deliveries d JOIN events e ON e.id = d.event_id
+             WHERE d.destination_id = ? AND d.account_id = ? AND d.id < ?
+             ORDER BY d.id DESC LIMIT ?",
+        )
+        .bind(destination_id)
+        .bind(account_id)
+        .bind(before)
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut deliveries = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let state: String = row.try_get("state")?;
+            deliveries.push(DeliveryRow {
+                id: row.try_get("id")?,
+                event_id: row.try_get("event_id")?,
+                event_type: row.try_get("type")?,
+                created_at: row.try_get("created_at")?,
+                state: match state.as_str() {
+                    "succeeded" => DeliveryState::Succeeded,
+                    "failed" => DeliveryState::Failed,
+                    _ => DeliveryState::Pending,
+                },
+                next_attempt_at: row.try_get("next_attempt_at")?,
+                attempts: Vec::new(),
+            });
+        }
+        let ids: Vec<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
+        let attempts = sqlx::query(
+            "SELECT * FROM event_delivery_attempts
+             WHERE delivery_id IN (SELECT value FROM json_each(?))
+             ORDER BY delivery_id, attempt DESC",
+        )
+        .bind(super::columns::to_json(&ids))
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &attempts {
+            let delivery_id: String = row.try_get("delivery_id")?;
+            let attempt = DeliveryAttempt {
+                attempted_at: row.try_get("attempted_at")?,
+                status_code: row
+                    .try_get::<Option<i64>, _>("status_code")?
+                    .and_then(|c| u16::try_from(c).ok()),
+                latency_ms: row.try_get::<i64, _>("latency_ms")?.try_into().unwrap_or(0),
+                error: row.try_get("error")?,
+                response_body: row.try_get("response_body")?,
+            };
+            if let Some(delivery) = deliveries.iter_mut().find(|d| d.id == delivery_id) {
+                delivery.attempts.push(attempt);
+            }
+        }
+        Ok(deliveries)
+    }
+}

@@ -1,0 +1,309 @@
+//! Webhook delivery (docs/api/event_destinations.md, deliveries): the worker that sends the
+//! deliveries `store::events` queues, at least once, signed (`sign`), to public addresses only
+//! (`ssrf`), over `client`.
+//!
+//! A service: it knows the store and the key vault, not the HTTP layer, which hands it the wire
+//! form of events ([`Worker::new`], built by `api::event_destinations::spawn_deliveries`).
+//!
+//! One loop task ([`Worker::spawn`]) sleeps until a commit queued a delivery (`Store::deliveries_queued`)
+//! or the earliest due retry (at most [`MAX_IDLE`]), never polling; it claims the due deliveries
+//! with a lease and sends each in its own task, at most `--webhook-concurrency` at once. Each
+//! attempt is recorded with the delivery's new state in one transaction: a 2xx succeeds it;
+//! anything else schedules a retry with exponential backoff and jitter ([`retry_delay`]), until
+//! [`MAX_ATTEMPTS`]. A server killed mid-send leaves a lease that expires (and is released at
+//! the next start), so the delivery is sent again: receivers deduplicate on `webhook-id`, which
+//! is the event id, the same for every attempt.
+
+pub mod client;
+pub mod sign;
+pub mod ssrf;
+
+use crate::keys::KeyVault;
+use crate::store::{AttemptOutcome, ClaimedDelivery, EventRow, SealedSecrets, Store, unix_ms};
+use rand::Rng as _;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tunnel_core::resources::event_destination::DeliveryAttempt;
+
+/// Attempts of a delivery before it fails: with the default 5 s base, retries 5 s, 10 s, …
+/// doubling up to 4 h apart, about 22 h in all.
+pub const MAX_ATTEMPTS: u32 = 17;
+/// The longest wait between two retries, in retry bases (4 h for the default 5 s).
+const MAX_DELAY_BASES: u32 = 2880;
+/// The longest the loop sleeps without looking (a guard; commits and retries wake it).
+const MAX_IDLE: Duration = Duration::from_secs(30);
+/// How long a claimed delivery is hidden from other claims, beyond the request's timeout.
+const LEASE_MARGIN: Duration = Duration::from_secs(50);
+/// How long after a rotation the previous secret still signs.
+pub const PREVIOUS_SECRET_VALIDITY: Duration = Duration::from_secs(24 * 3600);
+
+/// The settings of webhook delivery (`--webhook-*`, `--allow-private-webhooks`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Whether webhooks may reach private, loopback and link-local addresses (`ssrf`).
+    pub allow_private: bool,
+    /// How long one request may take, from connecting to the end of the answer.
+    pub timeout: Duration,
+    /// How many requests are in flight at most.
+    pub concurrency: usize,
+    /// The wait before the first retry; each later one doubles it.
+    pub retry_base: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            allow_private: false,
+            timeout: Duration::from_secs(10),
+            concurrency: 16,
+            retry_base: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The JSON of an event as the API shows it (its wire form, with its `uri`, fields in the
+/// order `GET /events/{id}` writes them).
+pub type EventJson = Arc<dyn Fn(EventRow) -> Vec<u8> + Send + Sync>;
+
+/// What the delivery worker works with; cheap to clone.
+#[derive(Clone)]
+pub struct Worker {
+    store: Store,
+    keys: KeyVault,
+    settings: Settings,
+    sender: client::Sender,
+    event_json: EventJson,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    pub fn new(
+        store: Store,
+        keys: KeyVault,
+        settings: Settings,
+        sender: client::Sender,
+        event_json: EventJson,
+    ) -> Worker {
+        Worker {
+            store,
+            keys,
+            settings,
+            sender,
+            event_json,
+        }
+    }
+
+    /// Starts the delivery loop. One per database: at start it releases every lease, as what
+    /// a previous process was sending is no longer being sent.
+    pub fn spawn(self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(self.run())
+    }
+
+    async fn run(self) {
+        match self.store.release_delivery_leases().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                deliveries = n,
+                "resuming webhook deliveries of the previous run"
+            ),
+            Err(e) => tracing::warn!("cannot release webhook delivery leases: {e}"),
+        }
+        let permits = Arc::new(Semaphore::new(self.settings.concurrency.max(1)));
+        let lease = self.settings.timeout + LEASE_MARGIN;
+        let queued = self.store.deliveries_queued();
+        loop {
+            let now = unix_ms(time::OffsetDateTime::now_utc());
+            let limit = permits.available_permits().max(1);
+            let claimed = self
+                .store
+                .claim_deliveries(now, now + ms(lease), u32::try_from(limit).unwrap_or(1))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!("cannot claim webhook deliveries: {e}");
+                    Vec::new()
+                });
+            let full = claimed.len() >= limit;
+            for delivery in claimed {
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                let worker = self.clone();
+                tokio::spawn(async move {
+                    worker.deliver(delivery).await;
+                    drop(permit);
+                });
+            }
+            if full {
+                // More may be due: claim again once a sender is free (the acquire above waits).
+                continue;
+            }
+            let wait = match self.store.next_delivery_due().await {
+                Ok(Some(due)) => {
+                    let now = unix_ms(time::OffsetDateTime::now_utc());
+                    Duration::from_millis(u64::try_from(due - now).unwrap_or(0)).min(MAX_IDLE)
+                }
+                Ok(None) => MAX_IDLE,
+                Err(e) => {
+                    tracing::warn!("cannot read when the next webhook delivery is due: {e}");
+                    MAX_IDLE
+                }
+            };
+            // Due now yet not claimed means leased by a sender still running: a short pause
+            // rather than a spin (its end notifies anyway when it schedules a retry).
+            let wait = wait.max(Duration::from_millis(20));
+            tokio::select! {
+                () = queued.notified() => {}
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// One attempt of `delivery`, recorded.
+    async fn deliver(&self, delivery: ClaimedDelivery) {
+        let attempt_no = delivery.attempt_count + 1;
+        let attempt = match self.prepare(&delivery).await {
+            Ok((url, body, secrets)) => {
+                let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+                self.sender
+                    .post(&url, &delivery.event_id, &secrets, body)
+                    .await
+            }
+            Err(why) => DeliveryAttempt {
+                attempted_at: client::rfc3339_ms(time::OffsetDateTime::now_utc()),
+                status_code: None,
+                latency_ms: 0,
+                error: Some(why),
+                response_body: None,
+            },
+        };
+        let outcome = if attempt.error.is_none() {
+            AttemptOutcome::Succeeded
+        } else if attempt_no >= MAX_ATTEMPTS {
+            AttemptOutcome::Failed
+        } else {
+            let delay = retry_delay(self.settings.retry_base, attempt_no);
+            AttemptOutcome::RetryAt(unix_ms(time::OffsetDateTime::now_utc()) + ms(delay))
+        };
+        tracing::debug!(delivery = %delivery.id, attempt = attempt_no, ?outcome, error = ?attempt.error, "webhook attempt");
+        if let Err(e) = self
+            .store
+            .record_attempt(&delivery.id, attempt_no, &attempt, outcome)
+            .await
+        {
+            // The delivery may be gone with its destination or event; nothing to retry then.
+            tracing::warn!(delivery = %delivery.id, "cannot record a webhook attempt: {e}");
+        }
+        if matches!(outcome, AttemptOutcome::RetryAt(_)) {
+            // The loop may be asleep until a later time than this retry's.
+            self.store.deliveries_queued().notify_one();
+        }
+    }
+
+    /// The URL, the body (the event as `GET /api/events/{id}` answers it) and the signing
+    /// secrets of a delivery; `Err` in words when it cannot be sent.
+    async fn prepare(
+        &self,
+        delivery: &ClaimedDelivery,
+    ) -> Result<(String, Vec<u8>, Vec<String>), String> {
+        let (account, destination) = (&delivery.account_id, &delivery.destination_id);
+        let target = self
+            .store
+            .destination_target(account, destination)
+            .await
+            .map_err(|e| format!("cannot read the destination: {e}"))?;
+        let url = target
+            .webhook
+            .map(|hook| hook.url)
+            .ok_or("the destination has no webhook target")?;
+        let event = self
+            .store
+            .get_event(account, &delivery.event_id)
+            .await
+            .map_err(|e| format!("cannot read the event: {e}"))?;
+        let body = (self.event_json)(event);
+        let secrets = signing_secrets(&self.store, &self.keys, account, destination).await?;
+        Ok((url, body, secrets))
+    }
+}
+
+/// The secrets requests to the destination are signed with: its current one, and the previous
+/// one while it still signs. A destination created before destinations had secrets gets one now
+/// (an admin sees it by rotating).
+pub async fn signing_secrets(
+    store: &Store,
+    keys: &KeyVault,
+    account_id: &str,
+    destination_id: &str,
+) -> Result<Vec<String>, String> {
+    let mut sealed = store
+        .destination_secrets(account_id, destination_id)
+        .await
+        .map_err(|e| format!("cannot read the destination: {e}"))?;
+    if sealed.current.is_none() {
+        let fresh = keys
+            .seal(sign::new_secret().as_bytes(), destination_id)
+            .map_err(|e| format!("cannot seal a signing secret: {e}"))?;
+        sealed = store
+            .ensure_destination_secret(account_id, destination_id, &fresh)
+            .await
+            .map_err(|e| format!("cannot store a signing secret: {e}"))?;
+    }
+    let SealedSecrets { current, previous } = sealed;
+    let now = unix_ms(time::OffsetDateTime::now_utc());
+    let previous = previous.filter(|(_, until)| *until > now).map(|(s, _)| s);
+    current
+        .into_iter()
+        .chain(previous)
+        .map(|s| {
+            let opened = keys
+                .open(&s, destination_id)
+                .map_err(|_| "the signing secret does not open with this server key".to_owned())?;
+            String::from_utf8(opened).map_err(|_| "the signing secret is damaged".to_owned())
+        })
+        .collect()
+}
+
+/// The wait before retry `failed_attempts` (1 after the first failure): `base` doubling with
+/// each failure up to [`MAX_DELAY_BASES`] bases, times a random factor in 0.8..1.2 so the
+/// retries of many deliveries that failed together (a receiver's outage) spread out.
+pub fn retry_delay(base: Duration, failed_attempts: u32) -> Duration {
+    let doublings = failed_attempts.saturating_sub(1).min(20);
+    let bases = (1u32 << doublings).min(MAX_DELAY_BASES);
+    let jitter = rand::thread_rng().gen_range(0.8..1.2);
+    (base * bases).mul_f64(jitter)
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_double_from_the_base_up_to_a_cap_for_about_a_day() {
+        let base = Duration::from_secs(5);
+        let first = retry_delay(base, 1);
+        assert!(first >= Duration::from_secs(4) && first <= Duration::from_secs(6));
+        let second = retry_delay(base, 2);
+        assert!(second >= Duration::from_secs(8) && second <= Duration::from_secs(12));
+        let cap = retry_delay(base, 30);
+        assert!(cap <= Duration::from_secs(4 * 3600 * 12 / 10));
+        let total: Duration = (1..MAX_ATTEMPTS)
+            .map(|n| base * (1u32 << (n - 1)).min(MAX_DELAY_BASES))
+            .sum();
+        assert!(
+            total > Duration::from_secs(18 * 3600) && total < Duration::from_secs(26 * 3600),
+            "{total:?}"
+        );
+    }
+}
