@@ -86,14 +86,11 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     }
 }
 
-/// Host names of metadata services and of the machine itself, refused by name whatever they
-/// resolve to.
+/// Host names of cloud metadata services, refused by name whatever they resolve to (`localhost`
+/// and the like are refused by what they resolve to).
 fn forbidden_name(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "metadata.google.internal"
-        || host == "metadata"
+    host == "metadata.google.internal" || host == "metadata"
 }
 
 fn refusal(host: &str, ip: Option<IpAddr>, why: &str) -> String {
@@ -115,7 +112,7 @@ pub fn check_literal(url: &str) -> Result<(), String> {
         Some(url::Host::Ipv4(ip)) => check_ip(&ip.to_string(), ip.into()),
         Some(url::Host::Ipv6(ip)) => check_ip(&ip.to_string(), ip.into()),
         Some(url::Host::Domain(name)) if forbidden_name(name) => {
-            Err(refusal(name, None, "a local or metadata host name"))
+            Err(refusal(name, None, "a cloud metadata host name"))
         }
         Some(url::Host::Domain(_)) => Ok(()),
         None => Err("the webhook url has no host".into()),
@@ -158,7 +155,7 @@ impl reqwest::dns::Resolve for PublicOnly {
         let host = name.as_str().to_owned();
         Box::pin(async move {
             if forbidden_name(&host) {
-                return Err(refusal(&host, None, "a local or metadata host name").into());
+                return Err(refusal(&host, None, "a cloud metadata host name").into());
             }
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
@@ -232,7 +229,7 @@ mod tests {
         assert!(check_literal("http://[::ffff:7f00:1]/h").is_err());
         assert!(check_literal("http://169.254.169.254/latest").is_err());
         assert!(check_literal("http://metadata.google.internal/x").is_err());
-        assert!(check_literal("http://LOCALHOST./x").is_err());
+        assert!(check_literal("http://METADATA.google.internal./x").is_err());
         assert!(check_literal("https://example.com/h").is_ok());
         let why = check_literal("http://10.0.0.1/").unwrap_err();
         assert!(why.contains("private") && why.contains(FLAG), "{why}");

@@ -1,0 +1,93 @@
+//! At-least-once across a crash: the real `tunnel-server` binary on a file database, killed
+//! (SIGKILL) while its delivery's request hangs at the receiver; after a restart on the same
+//! database the delivery is sent again, signed with the same stored secret, and succeeds.
+
+use crate::common::process::{listen_addr, serve_command, stop};
+use crate::receiver::{Receiver, Reply};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::process::Child;
+use std::time::Duration;
+
+const KEY: &str = "tk_crash_test_admin_key_0123456789";
+
+fn start(db: &str) -> (Child, SocketAddr) {
+    let mut child = serve_command(db)
+        .args(["--allow-private-webhooks", "--webhook-timeout", "60s"])
+        .env("TUNNEL_BOOTSTRAP_API_KEY", KEY)
+        .spawn()
+        .unwrap();
+    let addr = listen_addr(&mut child);
+    (child, addr)
+}
+
+async fn call(addr: SocketAddr, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut request = client
+        .request(method, format!("http://{addr}/api{path}"))
+        .bearer_auth(KEY)
+        .header("service-version", "2");
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let resp = request.send().await.unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    assert!(status.is_success(), "{path}: {status} {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    // The first request hangs (the server is killed meanwhile); later ones succeed.
+    let receiver = Receiver::start(&[Reply::after(Duration::from_secs(120))]).await;
+    let (child, addr) = start(&db);
+    let post = reqwest::Method::POST;
+    let destination = call(
+        addr,
+        post.clone(),
+        "/event_destinations",
+        Some(json!({"target": {"webhook": {"url": receiver.url}}})),
+    )
+    .await;
+    let secret = destination["signing_secret"].as_str().unwrap().to_owned();
+    let id = destination["id"].as_str().unwrap().to_owned();
+    call(
+        addr,
+        post.clone(),
+        "/event_subscriptions",
+        Some(json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id]})),
+    )
+    .await;
+    call(addr, post, "/credentials", Some(json!({}))).await;
+    let first = receiver.next(Duration::from_secs(10)).await;
+    assert!(first.verifies_with(&secret));
+    stop(child); // SIGKILL, mid-request.
+
+    let (child, addr) = start(&db);
+    let again = receiver.next(Duration::from_secs(20)).await;
+    assert!(again.verifies_with(&secret));
+    assert_eq!(again.header("webhook-id"), first.header("webhook-id"));
+    // The same event; only its `uri` differs, the restarted server listening on another port.
+    let without_uri = |mut event: Value| {
+        event.as_object_mut().unwrap().remove("uri");
+        event
+    };
+    assert_eq!(without_uri(again.json()), without_uri(first.json()));
+    let path = format!("/event_destinations/{id}/deliveries");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = call(addr, reqwest::Method::GET, &path, None).await;
+        let delivery = &list["deliveries"][0];
+        if delivery["state"] == "succeeded" {
+            assert_eq!(list["deliveries"].as_array().unwrap().len(), 1);
+            assert_eq!(delivery["attempts"][0]["status_code"], 200);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop(child);
+}

@@ -1,0 +1,263 @@
+//! Deliveries: one signed POST per event and subscribed destination whose body is the event as
+//! the API shows it; retries after failures and timeouts, every attempt listed; nothing across
+//! accounts; nothing for a rejected request; the test ping.
+
+use crate::receiver::{Receiver, Reply};
+use crate::{app, credential, deliveries, deliveries_until, hook, quick_app};
+use serde_json::json;
+use std::time::Duration;
+use tunnel_core::resources::event_destination::{DeliveryState, DestinationTest};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn a_change_is_delivered_once_signed_with_the_event_as_its_body() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    let secret = d.signing_secret.clone().unwrap();
+    let (credential_id, token) = credential(&app, &app.admin_key).await;
+
+    let got = receiver.next(WAIT).await;
+    assert!(got.verifies_with(&secret), "{:?}", got.headers);
+    assert!(!got.verifies_with(&tunnel_server::webhooks::sign::new_secret()));
+    assert_eq!(got.header("content-type"), "application/json");
+    let event = got.json();
+    assert_eq!(event["type"], "credential_created.v0");
+    assert_eq!(event["object"]["id"], credential_id.as_str());
+    assert_eq!(got.header("webhook-id"), event["id"].as_str().unwrap());
+    // Exactly the event as the API answers it, and never the secret token.
+    let shown = app
+        .get(&format!("/events/{}", event["id"].as_str().unwrap()))
+        .send(&app)
+        .await;
+    assert_eq!(shown.json, event);
+    let text = String::from_utf8_lossy(&got.body);
+    assert!(!text.contains(&token), "{text}");
+    assert!(!text.contains(token.split('_').next_back().unwrap()));
+    receiver.nothing_for(Duration::from_millis(300)).await;
+
+    let list = deliveries_until(&app, &d.id, |l| {
+        l.deliveries
+            .first()
+            .is_some_and(|d| d.state == DeliveryState::Succeeded)
+    })
+    .await;
+    assert_eq!(list.deliveries.len(), 1);
+    let delivery = &list.deliveries[0];
+    assert!(delivery.id.starts_with("dlv_"));
+    assert_eq!(delivery.event_id, event["id"].as_str().unwrap());
+    assert_eq!(delivery.event_type, "credential_created.v0");
+    assert_eq!(delivery.next_attempt_at, None);
+    assert_eq!(delivery.attempts.len(), 1);
+    assert_eq!(delivery.attempts[0].status_code, Some(200));
+    assert_eq!(delivery.attempts[0].error, None);
+}
+
+#[tokio::test]
+async fn a_rejected_request_emits_no_event_and_no_delivery() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    let before: serde_json::Value = app.get("/events").send(&app).await.json;
+    let refused = app
+        .post("/credentials", json!({"acl": ["nope:x"]}))
+        .send(&app)
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    receiver.nothing_for(Duration::from_millis(500)).await;
+    assert!(deliveries(&app, &d.id).await.deliveries.is_empty());
+    let after: serde_json::Value = app.get("/events").send(&app).await.json;
+    assert_eq!(before["events"], after["events"]);
+}
+
+#[tokio::test]
+async fn failures_are_retried_until_a_success_and_every_attempt_is_listed() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[Reply::status(500), Reply::status(503)]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    let secret = d.signing_secret.unwrap();
+    credential(&app, &app.admin_key).await;
+    let first = receiver.next(WAIT).await;
+    let second = receiver.next(WAIT).await;
+    let third = receiver.next(WAIT).await;
+    for got in [&first, &second, &third] {
+        assert!(got.verifies_with(&secret));
+        // Retries are the same message: receivers deduplicate on it.
+        assert_eq!(got.header("webhook-id"), first.header("webhook-id"));
+    }
+    // About the 50 ms base, then about twice that (jitter ±20 %).
+    assert!(second.at - first.at >= Duration::from_millis(35));
+    assert!(third.at - second.at >= Duration::from_millis(75));
+    receiver.nothing_for(Duration::from_millis(300)).await;
+
+    let list = deliveries_until(&app, &d.id, |l| {
+        l.deliveries
+            .first()
+            .is_some_and(|d| d.state == DeliveryState::Succeeded)
+    })
+    .await;
+    let attempts = &list.deliveries[0].attempts;
+    let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, [Some(200), Some(503), Some(500)], "newest first");
+    assert_eq!(
+        attempts[2].error.as_deref(),
+        Some("the receiver answered HTTP 500")
+    );
+    assert_eq!(attempts[0].error, None);
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a.attempted_at.ends_with('Z') && a.attempted_at.len() == 24)
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_is_a_failed_attempt_and_is_retried() {
+    let app = app(Duration::from_millis(300), Duration::from_millis(50)).await;
+    let receiver = Receiver::start(&[Reply::after(Duration::from_secs(2))]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    credential(&app, &app.admin_key).await;
+    receiver.next(WAIT).await;
+    receiver.next(WAIT).await;
+    let list = deliveries_until(&app, &d.id, |l| {
+        l.deliveries
+            .first()
+            .is_some_and(|d| d.state == DeliveryState::Succeeded)
+    })
+    .await;
+    let attempts = &list.deliveries[0].attempts;
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[1].status_code, None);
+    let error = attempts[1].error.as_deref().unwrap();
+    assert!(error.contains("timed out"), "{error}");
+    assert!(attempts[1].latency_ms >= 250, "{:?}", attempts[1]);
+}
+
+#[tokio::test]
+async fn nothing_crosses_accounts() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[]).await;
+    let other = hook(
+        &app,
+        &app.other_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    credential(&app, &app.admin_key).await;
+    receiver.nothing_for(Duration::from_millis(500)).await;
+    // The first account's admin does not see the second account's destination's deliveries.
+    let path = format!("/event_destinations/{}/deliveries", other.id);
+    app.get(&path).send(&app).await.error(404, "ERR_TUNNEL_120");
+
+    let (theirs, _) = credential(&app, &app.other_key).await;
+    let got = receiver.next(WAIT).await;
+    assert!(got.verifies_with(other.signing_secret.as_deref().unwrap()));
+    assert_eq!(got.json()["object"]["id"], theirs.as_str());
+    receiver.nothing_for(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn the_deliveries_list_pages_and_takes_only_list_parameters() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    for _ in 0..3 {
+        credential(&app, &app.admin_key).await;
+    }
+    let all = deliveries_until(&app, &d.id, |l| l.deliveries.len() == 3).await;
+    let path = format!("/event_destinations/{}/deliveries", d.id);
+    let first: serde_json::Value = app.fetch(&format!("{path}?limit=2")).await;
+    assert_eq!(first["deliveries"].as_array().unwrap().len(), 2);
+    assert_eq!(first["deliveries"][0]["id"], all.deliveries[0].id.as_str());
+    let next = first["next_page_uri"].as_str().unwrap();
+    let second: serde_json::Value = app.fetch(next).await;
+    assert_eq!(second["deliveries"][0]["id"], all.deliveries[2].id.as_str());
+    assert_eq!(second["next_page_uri"], serde_json::Value::Null);
+    app.get(&format!("{path}?type=x"))
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_115");
+    app.get(&format!("{path}?before_id=ev_1"))
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_116");
+}
+
+#[tokio::test]
+async fn test_sends_one_signed_ping_that_is_not_stored() {
+    let app = quick_app().await;
+    let receiver = Receiver::start(&[]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    let resp = app
+        .post(&format!("/event_destinations/{}/test", d.id), json!({}))
+        .send(&app)
+        .await;
+    assert_eq!(resp.status, 200, "{}", resp.text);
+    let test: DestinationTest = resp.body();
+    assert_eq!(test.attempt.status_code, Some(200));
+    assert_eq!(test.attempt.error, None);
+    let got = receiver.next(WAIT).await;
+    assert!(got.verifies_with(d.signing_secret.as_deref().unwrap()));
+    let ping = got.json();
+    assert_eq!(ping["type"], "ping.v0");
+    assert_eq!(ping["id"], test.event_id.as_str());
+    assert_eq!(ping["object"]["id"], d.id.as_str());
+    assert_eq!(ping["object"]["signing_secret"], serde_json::Value::Null);
+    app.get(&format!("/events/{}", test.event_id))
+        .send(&app)
+        .await
+        .error(404, "ERR_TUNNEL_120");
+    assert!(deliveries(&app, &d.id).await.deliveries.is_empty());
+    // A failing receiver: the answer says so, nothing is retried.
+    receiver.then(&[Reply::status(410)]);
+    let test: DestinationTest = app
+        .post(&format!("/event_destinations/{}/test", d.id), json!({}))
+        .send(&app)
+        .await
+        .body();
+    assert_eq!(test.attempt.status_code, Some(410));
+    receiver.next(WAIT).await;
+    receiver.nothing_for(Duration::from_millis(300)).await;
+    app.post("/event_destinations/ed_missing/test", json!({}))
+        .send(&app)
+        .await
+        .error(404, "ERR_TUNNEL_120");
+}
