@@ -109,6 +109,11 @@ pub const NULLABLE: &[&str] = &[
     "backend",
     "agent_update_target",
     "agent_update_state",
+    "signing_secret",
+    "next_attempt_at",
+    "status_code",
+    "error",
+    "response_body",
 ];
 
 /// Properties beyond the spec (docs/api/README.md, extensions): (schema, property, description). Each is marked
