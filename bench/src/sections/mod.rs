@@ -14,6 +14,7 @@ mod memory;
 mod scaling;
 mod ssh_cas;
 mod throughput;
+mod webhooks;
 
 use crate::RunArgs;
 use crate::console::{copy_dir, write_static_page};
@@ -26,7 +27,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Every section, in report order.
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 8] = [
     console_size::NAME,
     console_start::NAME,
     throughput::NAME,
@@ -34,6 +35,7 @@ pub const ALL: [&str; 7] = [
     ssh_cas::NAME,
     agent_restarts::NAME,
     memory::NAME,
+    webhooks::NAME,
 ];
 
 /// Credentials in the small database (every section but memory, and the small end of scaling).
@@ -130,6 +132,10 @@ async fn run(args: RunArgs) -> Result<()> {
     if wants(&args, agent_restarts::NAME) {
         announce(agent_restarts::NAME, "");
         sections.push(timed(agent_restarts::measure(&args, &small)).await?);
+    }
+    if wants(&args, webhooks::NAME) {
+        announce(webhooks::NAME, "");
+        sections.push(timed(webhooks::measure(&small)).await?);
     }
     drop(small);
 
