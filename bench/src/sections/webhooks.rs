@@ -199,8 +199,10 @@ pub async fn measure(server: &Server) -> Result<Section> {
         Some(rate / baseline.rps),
     ));
     s.notes.push(format!(
-        "The burst's creates took {created_in:.2} s; its last webhook arrived {seconds:.2} s \
-         after the first create. Webhook bodies are about {} bytes.",
+        "The burst's creates took {created_in:.2} s and its last webhook arrived {seconds:.2} s \
+         after the first create: the rate is bounded by how fast the API takes the creates \
+         (section 3), and the gap between the two times is how far deliveries trail the \
+         changes. Webhook bodies are about {} bytes.",
         body_size + 400
     ));
     println!(
