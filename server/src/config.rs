@@ -49,7 +49,8 @@ pub struct ServeOptions {
         value_delimiter = ','
     )]
     pub cors_origin: Vec<String>,
-    /// Server key sealing SSH CA private keys, 64 hex digits (default: <data dir>/server.key).
+    /// Server key sealing SSH CA private keys and webhook signing secrets, 64 hex digits
+    /// (default: <data dir>/server.key).
     #[arg(long, env = "TUNNEL_SERVER_KEY", hide_env_values = true)]
     pub server_key: Option<Secret>,
     /// Make sure an admin of the default account holds exactly this API key.

@@ -1,5 +1,6 @@
 //! SSH certificate authority keys: generation of real key pairs, and sealing of the private key
-//! at rest with the server key.
+//! at rest with the server key. The same vault seals the signing secrets of webhook destinations
+//! (`webhooks`), each bound to its destination's id.
 //!
 //! The server key is 32 random bytes: from `TUNNEL_SERVER_KEY` (64 hex digits) when given,
 //! otherwise from `server.key` in the data directory (created with mode 0600 on first start).
@@ -99,8 +100,9 @@ impl KeyVault {
         Ok([nonce.as_slice(), &sealed].concat())
     }
 
-    /// The plaintext of a [`KeyVault::seal`]ed key. No API operation reads a private key back
-    /// yet (none signs with the authority), but this stays public on purpose: the integration
+    /// The plaintext of a [`KeyVault::seal`]ed key or secret: webhook delivery opens the signing
+    /// secrets of destinations with it. No API operation reads an SSH private key back yet
+    /// (none signs with the authority), but this stays public on purpose: the integration
     /// tests (`server/tests/`, which `#[cfg(test)]` does not reach) prove with it that a stored
     /// key really opens with the server key, also after a restart; sealing without a tested way
     /// back would be a silent data loss. The first signing operation will use it.

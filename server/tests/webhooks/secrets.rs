@@ -166,3 +166,42 @@ async fn patch_changes_a_destination_and_records_what_changed() {
     let got = receiver.next(WAIT).await;
     assert!(got.verifies_with(d.signing_secret.as_deref().unwrap()));
 }
+
+#[tokio::test]
+async fn signing_secrets_are_never_stored_in_clear() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tunnel_server::config::Config::in_memory();
+    config.database = tunnel_server::store::DatabaseUrl::SqliteFile(dir.path().join("tunnel.db"));
+    let app = crate::started(config).await;
+    let d: EventDestination = app
+        .created(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": "https://example.com/h"}}}),
+        )
+        .await;
+    let rotated: EventDestination = app
+        .post(
+            &format!("/event_destinations/{}/rotate_secret", d.id),
+            json!({}),
+        )
+        .send(&app)
+        .await
+        .body();
+    app.state.store.close().await;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains("tunnel.db") {
+            files.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    for secret in [d.signing_secret.unwrap(), rotated.signing_secret.unwrap()] {
+        let text = secret.trim_start_matches("whsec_");
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap();
+        assert!(!files.windows(text.len()).any(|w| w == text.as_bytes()));
+        assert!(!files.windows(raw.len()).any(|w| w == raw.as_slice()));
+    }
+}
