@@ -242,3 +242,19 @@ fn parse_origin(value: &str) -> Result<String, String> {
     }
     Ok(url.origin().ascii_serialization())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_a_unit_or_seconds() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("10h").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+}

@@ -205,3 +205,53 @@ async fn signing_secrets_are_never_stored_in_clear() {
         assert!(!files.windows(raw.len()).any(|w| w == raw.as_slice()));
     }
 }
+
+#[tokio::test]
+async fn a_destination_without_a_secret_gets_one_at_its_first_delivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunnel.db");
+    let mut config = tunnel_server::config::Config::in_memory();
+    config.database = tunnel_server::store::DatabaseUrl::SqliteFile(path.clone());
+    config.webhooks.allow_private = true;
+    let app = crate::started(config).await;
+    let receiver = Receiver::start(&[]).await;
+    let d = hook(
+        &app,
+        &app.admin_key,
+        &receiver.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    // As a database written before destinations had secrets: the column is empty. (The test
+    // stands in for that older server, so it writes the database directly.)
+    let old = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE event_destinations SET secret_sealed = NULL")
+        .execute(&old)
+        .await
+        .unwrap();
+    old.close().await;
+
+    credential(&app, &app.admin_key).await;
+    let got = receiver.next(WAIT).await;
+    let signature = got.header("webhook-signature");
+    assert!(
+        signature.starts_with("v1,") && !signature.contains(' '),
+        "{signature}"
+    );
+    assert!(!got.verifies_with(d.signing_secret.as_deref().unwrap()));
+    // Nobody has seen the generated secret: a rotation gives one to verify with.
+    let rotated: EventDestination = app
+        .post(
+            &format!("/event_destinations/{}/rotate_secret", d.id),
+            json!({}),
+        )
+        .send(&app)
+        .await
+        .body();
+    credential(&app, &app.admin_key).await;
+    let got = receiver.next(WAIT).await;
+    assert!(got.verifies_with(rotated.signing_secret.as_deref().unwrap()));
+    assert_eq!(got.header("webhook-signature").split(' ').count(), 2);
+}
