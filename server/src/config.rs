@@ -54,6 +54,10 @@ pub struct ServeOptions {
     /// Make sure an admin of the default account holds exactly this API key.
     #[arg(long, env = "TUNNEL_BOOTSTRAP_API_KEY", hide_env_values = true)]
     pub bootstrap_api_key: Option<Secret>,
+    /// How long events stay in the audit log (e.g. `90d`, `12h`); older ones are deleted in
+    /// the background.
+    #[arg(long, env = "TUNNEL_EVENT_RETENTION", default_value = "90d", value_parser = humantime::parse_duration)]
+    pub event_retention: std::time::Duration,
 }
 
 impl ServeOptions {
@@ -73,11 +77,16 @@ impl ServeOptions {
                 .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
             cors_origins: Config::parse_cors_origins(&self.cors_origin)?,
             server_key: self.server_key.clone(),
+            event_retention: self.event_retention,
         })
     }
 }
 
 /// The server's configuration at run time, checked and normalised.
+/// `--event-retention`'s default: 90 days.
+pub const DEFAULT_EVENT_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(90 * 86_400);
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Address of the one listener.
@@ -97,6 +106,8 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// Hex server key sealing SSH CA private keys (else `server.key` in the data directory).
     pub server_key: Option<Secret>,
+    /// How long events stay in the audit log (`crate::retention`).
+    pub event_retention: std::time::Duration,
 }
 
 impl Config {
@@ -126,6 +137,7 @@ impl Config {
             agent_latest: Vec::new(),
             cors_origins: Vec::new(),
             server_key: None,
+            event_retention: DEFAULT_EVENT_RETENTION,
         }
     }
 

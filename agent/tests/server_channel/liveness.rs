@@ -103,6 +103,7 @@ async fn an_agent_that_stops_reading_loses_its_session() {
                     &id,
                     AgentCommand::Update,
                     Some("9".repeat(50_000)),
+                    &tunnel_server::store::Cause::system(),
                 )
                 .await
         });

@@ -8,6 +8,7 @@
 mod support;
 
 mod commands;
+mod events;
 mod hellos;
 mod liveness;
 

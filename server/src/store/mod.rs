@@ -35,7 +35,7 @@ pub use credentials::{
 };
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::DestinationRow;
-pub use event_subscriptions::{SubscriptionChanges, SubscriptionRow};
+pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};
 pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
 pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
