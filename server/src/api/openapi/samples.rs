@@ -13,10 +13,10 @@ use tunnel_core::resources::backend::{
 use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList, CredentialUpdate,
 };
+use tunnel_core::resources::event::{Actor, Event, EventList};
 use tunnel_core::resources::event_destination::{
     EventDestination, EventDestinationCreate, EventDestinationList, EventTarget, WebhookTarget,
 };
-use tunnel_core::resources::event::{Actor, Event, EventList};
 use tunnel_core::resources::event_subscription::{
     EventSource, EventSourceCreate, EventSourceList, EventSourceReplace, EventSourceUpdate,
     EventSubscription, EventSubscriptionCreate, EventSubscriptionList, EventSubscriptionUpdate,
