@@ -177,7 +177,7 @@ async fn an_end_says_why_credential_deleted_acl_changed_or_disconnected() {
     let log = events_of(&server, &key, &labelled, 2).await;
     assert_eq!(log[1]["details"], json!({"reason": "acl_changed"}));
     assert_eq!(log[1]["actor"]["type"], "user");
-    assert_eq!(server.session_ids(&key).await, [kept.clone()]);
+    assert_eq!(server.session_ids(&key).await, std::slice::from_ref(&kept));
     assert_eq!(
         types(&events_of(&server, &key, &kept, 1).await),
         ["tunnel_session_started.v0"]

@@ -39,7 +39,7 @@ pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, Su
 pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
 pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
-pub use tls_edges::TlsEdgeRow;
+pub use tls_edges::{NewModule, TlsEdgeRow};
 
 use anyhow::Context as _;
 use rand::RngCore as _;
