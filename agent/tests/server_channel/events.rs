@@ -3,13 +3,12 @@
 //! reached the agent with its result; a command refused before it was sent records nothing.
 
 use crate::support::{Server, WAIT};
-use crate::{accept_next, answer_next, next_json, timings, welcomed};
+use crate::{accept_next, answer_next, next_json, quiet_timings, welcomed};
 use axum::http::{Method, StatusCode};
 use futures_util::SinkExt;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
-use tunnel_server::agents::Timings;
 
 /// The events about `object_id`, oldest first, once `count` of them exist (bounded wait: a
 /// session's end is recorded when its connection task finishes, just after the API answered).
@@ -39,14 +38,7 @@ fn types(events: &[Value]) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_records_its_start_its_commands_and_who_ended_it() {
-    let (server, key, token) = Server::with_credential(
-        "3.4.1",
-        Timings {
-            heartbeat: Duration::from_secs(30),
-            ..timings()
-        },
-    )
-    .await;
+    let (server, key, token) = Server::with_credential("3.4.1", quiet_timings()).await;
     let (_, admin) = server.get("/events?type=credential_created.v0", &key).await;
     let admin_id = admin["events"][0]["actor"]["id"].clone();
     let credential_id = admin["events"][0]["object_id"].clone();
@@ -115,12 +107,8 @@ async fn a_session_records_its_start_its_commands_and_who_ended_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_end_says_why_credential_deleted_acl_changed_or_disconnected() {
-    // Heartbeats slow enough that these clients, which never read, are not taken for dead.
-    let slow = Timings {
-        heartbeat: Duration::from_secs(30),
-        ..timings()
-    };
-    let server = Server::start("", "local", slow).await;
+    // These clients never read: quiet heartbeats.
+    let server = Server::start("", "local", quiet_timings()).await;
     let key = server.account().await;
 
     // The agent leaves on its own: disconnected, by the agent.

@@ -32,6 +32,15 @@ pub fn timings() -> Timings {
     }
 }
 
+/// [`timings`] with heartbeats slow enough that a client which does not read for a while (it
+/// only reads when it expects a command, or never) is not taken for dead.
+pub fn quiet_timings() -> Timings {
+    Timings {
+        heartbeat: Duration::from_secs(30),
+        ..timings()
+    }
+}
+
 pub async fn open(server: &Server) -> Ws {
     tokio_tungstenite::connect_async(connect_url(&server.url()).unwrap())
         .await
