@@ -24,6 +24,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(dir = %dir.display(), "--console-dir has no index.html; the console will not load");
     }
     let state = AppState::open(config).await?;
+    crate::retention::spawn(state.store.clone(), state.config.event_retention);
     bootstrap(
         &state.store,
         opts.bootstrap_api_key.as_ref().map(Secret::expose),

@@ -74,9 +74,13 @@ pub struct ServeOptions {
     #[arg(long, env = "TUNNEL_WEBHOOK_RETRY_BASE_MS", default_value_t = 5000, hide = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub webhook_retry_base_ms: u64,
+    /// How long events stay in the audit log (e.g. `90d`, `12h`); older ones are deleted in
+    /// the background.
+    #[arg(long, env = "TUNNEL_EVENT_RETENTION", default_value = "90d", value_parser = parse_duration)]
+    pub event_retention: Duration,
 }
 
-/// A duration as `10s`, `500ms`, `2m`, or a number of seconds.
+/// A duration as `500ms`, `10s`, `2m`, `12h`, `90d`, or a number of seconds.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
@@ -90,7 +94,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
-        _ => return Err(format!("`{text}`: the unit is ms, s or m")),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        "d" => Duration::from_secs(n.saturating_mul(86_400)),
+        _ => return Err(format!("`{text}`: the unit is ms, s, m, h or d")),
     };
     if d.is_zero() {
         return Err("a duration of zero".into());
@@ -121,11 +127,16 @@ impl ServeOptions {
                 concurrency: usize::from(self.webhook_concurrency),
                 retry_base: Duration::from_millis(self.webhook_retry_base_ms),
             },
+            event_retention: self.event_retention,
         })
     }
 }
 
 /// The server's configuration at run time, checked and normalised.
+/// `--event-retention`'s default: 90 days.
+pub const DEFAULT_EVENT_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(90 * 86_400);
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Address of the one listener.
@@ -147,6 +158,8 @@ pub struct Config {
     pub server_key: Option<Secret>,
     /// Webhook delivery: the address check, timeout, concurrency and retry schedule.
     pub webhooks: crate::webhooks::Settings,
+    /// How long events stay in the audit log (`crate::retention`).
+    pub event_retention: Duration,
 }
 
 impl Config {
@@ -177,6 +190,7 @@ impl Config {
             cors_origins: Vec::new(),
             server_key: None,
             webhooks: crate::webhooks::Settings::default(),
+            event_retention: DEFAULT_EVENT_RETENTION,
         }
     }
 
@@ -254,7 +268,9 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
         assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("10h").is_err());
+        assert_eq!(parse_duration("12h"), Ok(Duration::from_secs(12 * 3600)));
+        assert_eq!(parse_duration("90d"), Ok(Duration::from_secs(90 * 86_400)));
+        assert!(parse_duration("10y").is_err());
         assert!(parse_duration("s").is_err());
     }
 }

@@ -33,6 +33,7 @@ pub mod error;
 pub mod json;
 pub mod keys;
 pub mod paging;
+pub mod retention;
 pub mod secret;
 pub mod security;
 pub mod state;

@@ -3,7 +3,7 @@
 //! the agent's update reports holding a restart back.
 
 use crate::support::{Server, WAIT};
-use crate::{accept_next, answer_next, next_json, timings, welcomed};
+use crate::{accept_next, answer_next, next_json, quiet_timings, timings, welcomed};
 use axum::http::{Method, StatusCode};
 use futures_util::SinkExt;
 use serde_json::json;
@@ -16,14 +16,7 @@ use tunnel_server::agents::Timings;
 async fn an_agent_that_does_not_answer_gets_a_504_and_acks_are_matched_by_id() {
     // Heartbeats slow enough that this client, which reads only when it expects a command, is
     // not taken for dead while it keeps the API waiting.
-    let (server, key, token) = Server::with_credential(
-        "3.4.1,2.9.0",
-        Timings {
-            heartbeat: Duration::from_secs(30),
-            ..timings()
-        },
-    )
-    .await;
+    let (server, key, token) = Server::with_credential("3.4.1,2.9.0", quiet_timings()).await;
     let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
 
     // No acknowledgement at all.
@@ -87,8 +80,7 @@ async fn of_two_concurrent_stops_one_is_accepted_and_the_other_finds_no_session(
         "3.4.1",
         Timings {
             command_timeout: Duration::from_secs(60),
-            heartbeat: Duration::from_secs(30),
-            ..timings()
+            ..quiet_timings()
         },
     )
     .await;
@@ -139,8 +131,7 @@ async fn a_connection_lost_during_a_command_is_a_404_not_a_timeout() {
         "3.4.1",
         Timings {
             command_timeout: Duration::from_secs(60),
-            heartbeat: Duration::from_secs(30),
-            ..timings()
+            ..quiet_timings()
         },
     )
     .await;
@@ -207,10 +198,7 @@ async fn settle(server: &Server, ws: &mut crate::Ws, id: &str, key: &str) {
 async fn update_reports_hold_restart_back_and_bad_ones_are_ignored() {
     // Heartbeats slow enough that this client, which does not read while the test sleeps, is
     // not taken for dead.
-    let timings = Timings {
-        heartbeat: Duration::from_secs(30),
-        ..timings()
-    };
+    let timings = quiet_timings();
     let (server, key, token) = Server::with_credential("3.4.1", timings).await;
     let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
     let path = format!("/tunnel_sessions/{id}");

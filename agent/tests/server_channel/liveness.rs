@@ -2,7 +2,7 @@
 //! connection (at once), an agent that stops reading (its blocked writes time out).
 
 use crate::support::{Server, WAIT};
-use crate::{hello, timings, welcomed};
+use crate::{hello, quiet_timings, timings, welcomed};
 use axum::http::StatusCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -30,14 +30,7 @@ async fn a_peer_that_stops_answering_pings_loses_its_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_connection_removes_the_session_at_once() {
-    let (server, key, token) = Server::with_credential(
-        "3.4.1",
-        Timings {
-            heartbeat: Duration::from_secs(30),
-            ..timings()
-        },
-    )
-    .await;
+    let (server, key, token) = Server::with_credential("3.4.1", quiet_timings()).await;
     let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
     assert_eq!(server.session_ids(&key).await, vec![id.clone()]);
     ws.close(None).await.unwrap();

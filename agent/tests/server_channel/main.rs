@@ -8,6 +8,7 @@
 mod support;
 
 mod commands;
+mod events;
 mod hellos;
 mod liveness;
 
@@ -28,6 +29,15 @@ pub fn timings() -> Timings {
         heartbeat: Duration::from_millis(200),
         hello_timeout: Duration::from_millis(500),
         ..Timings::default()
+    }
+}
+
+/// [`timings`] with heartbeats slow enough that a client which does not read for a while (it
+/// only reads when it expects a command, or never) is not taken for dead.
+pub fn quiet_timings() -> Timings {
+    Timings {
+        heartbeat: Duration::from_secs(30),
+        ..timings()
     }
 }
 

@@ -37,6 +37,45 @@ pub struct EventSourceReplace {
     pub event_type: String,
 }
 
+/// `POST /event_subscriptions/{id}/sources`: adds one type. `subscription_id`, which official
+/// clients send, is accepted when equal to the path's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSourceCreate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<String>,
+    #[serde(rename = "type")]
+    pub event_type: String,
+}
+
+impl Validate for EventSourceCreate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        match check_known(&self.event_type) {
+            Ok(()) => Vec::new(),
+            Err(message) => vec![FieldError::new("type", message)],
+        }
+    }
+}
+
+/// `PATCH /event_subscriptions/{id}/sources/{type}`: a source has nothing to change but its
+/// type, which is its identity; the body may repeat the path's subscription id and type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSourceUpdate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<String>,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+}
+
+/// `GET /event_subscriptions/{id}/sources`: every source, in the subscription's order (one page:
+/// a subscription has at most 100).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSourceList {
+    pub sources: Vec<EventSource>,
+    pub uri: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventSubscriptionCreate {

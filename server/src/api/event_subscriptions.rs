@@ -1,22 +1,27 @@
 //! Event subscriptions (docs/api/event_subscriptions.md): create and update (destinations
-//! checked to be the account's), the generic list, get and delete, and a GET for each source
-//! `uri` they return.
+//! checked to be the account's), the generic list, get and delete, and their sources as
+//! resources of their own, as official clients use them: list and add
+//! (`…/sources`), get, update and remove one (`…/sources/{type}`). Adding or removing a source
+//! is an update of the subscription, recorded as `event_subscription_updated.v0`.
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::json::JsonBody;
 use crate::state::AppState;
-use crate::store::{SubscriptionChanges, SubscriptionRow};
+use crate::store::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use tunnel_core::Validate as _;
 use tunnel_core::errors::{ErrorCode, FieldError};
 use tunnel_core::paths;
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::event_subscription::{
-    EventSource, EventSourceReplace, EventSubscription, EventSubscriptionCreate,
-    EventSubscriptionList, EventSubscriptionUpdate,
+    EventSource, EventSourceCreate, EventSourceList, EventSourceReplace, EventSourceUpdate,
+    EventSubscription, EventSubscriptionCreate, EventSubscriptionList, EventSubscriptionUpdate,
 };
 
 declare_resource! {
@@ -31,10 +36,15 @@ declare_resource! {
 }
 
 pub fn router() -> Router<AppState> {
-    resource::updatable_router::<Subscriptions>().route(
-        &paths::event_source("{id}", "{event_type}"),
-        get(read_source),
-    )
+    resource::updatable_router::<Subscriptions>()
+        .route(
+            &paths::event_sources("{id}"),
+            get(list_sources).post(add_source),
+        )
+        .route(
+            &paths::event_source("{id}", "{event_type}"),
+            get(read_source).patch(update_source).delete(remove_source),
+        )
 }
 
 /// The destinations are checked to be the account's first, for a 400 listing every missing one.
@@ -119,15 +129,126 @@ async fn read_source(
 ) -> ApiResult<Json<EventSource>> {
     let row = find(&state, &caller, &id).await?;
     if !row.sources.contains(&event_type) {
-        return Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!(
-                "event subscription `{id}` has no source `{}`",
-                event_type.chars().take(64).collect::<String>()
-            ),
-        ));
+        return Err(no_source(&id, &event_type));
     }
     Ok(Json(source(&state, &id, &event_type)))
+}
+
+fn no_source(id: &str, event_type: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!(
+            "event subscription `{id}` has no source `{}`",
+            event_type.chars().take(64).collect::<String>()
+        ),
+    )
+}
+
+async fn list_sources(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<EventSourceList>> {
+    let row = find(&state, &caller, &id).await?;
+    Ok(Json(EventSourceList {
+        sources: row.sources.iter().map(|t| source(&state, &id, t)).collect(),
+        uri: state.uri(&paths::event_sources(&id)),
+    }))
+}
+
+/// 201 with the new source; a type that is a source already, or one past the most a
+/// subscription may have, is a 400 on `type`.
+async fn add_source(
+    change: Change<EventSourceCreate>,
+) -> ApiResult<(StatusCode, Json<EventSource>)> {
+    find(&change.state, &change.caller, &change.id).await?;
+    change.body.validate()?;
+    let event_type = change.body.event_type.as_str();
+    let edit = SourceEdit::Add(event_type);
+    edit_sources(&change, edit).await?;
+    let created = source(&change.state, &change.id, event_type);
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// A source has nothing to change: the body may only repeat the path's subscription and type.
+async fn update_source(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, event_type)): Path<(String, String)>,
+    JsonBody(body): JsonBody<EventSourceUpdate>,
+) -> ApiResult<Json<EventSource>> {
+    let row = find(&state, &caller, &id).await?;
+    if !row.sources.contains(&event_type) {
+        return Err(no_source(&id, &event_type));
+    }
+    for (field, given, path) in [
+        ("subscription_id", &body.subscription_id, &id),
+        ("type", &body.event_type, &event_type),
+    ] {
+        if given.as_deref().is_some_and(|g| !g.is_empty() && g != path) {
+            return Err(ApiError::new(
+                ErrorCode::InvalidField,
+                format!("The body's {field} differs from the path's; a source's type cannot change: add the new type and remove the old one."),
+            )
+            .with_field(field));
+        }
+    }
+    Ok(Json(source(&state, &id, &event_type)))
+}
+
+async fn remove_source(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, event_type)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let change = Change {
+        cause: caller.cause(),
+        state,
+        caller,
+        id,
+        body: (),
+    };
+    edit_sources(&change, SourceEdit::Remove(&event_type)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Official clients repeat the subscription's id in the body as `subscription_id`.
+impl super::BodyId for EventSourceCreate {
+    fn body_id(&self) -> &Option<String> {
+        &self.subscription_id
+    }
+}
+
+/// Applies one edit of the sources in the store, which checks it inside its write transaction.
+async fn edit_sources<T>(change: &Change<T>, edit: SourceEdit<'_>) -> ApiResult<()> {
+    let audit = change.audit::<Subscriptions>();
+    let account = &change.caller.account_id;
+    let done = change
+        .state
+        .store
+        .edit_sources(account, &change.id, edit, &audit)
+        .await?;
+    match (done, edit) {
+        (Ok(_), _) => Ok(()),
+        (Err(SourceRefusal::NotThere), SourceEdit::Remove(t) | SourceEdit::Add(t)) => {
+            Err(no_source(&change.id, t))
+        }
+        (Err(SourceRefusal::AlreadyThere), SourceEdit::Add(t) | SourceEdit::Remove(t)) => {
+            Err(ApiError::new(
+                ErrorCode::InvalidField,
+                format!("`{t}` is a source of this subscription already."),
+            )
+            .with_field("type"))
+        }
+        (Err(SourceRefusal::Full), _) => Err(ApiError::new(
+            ErrorCode::InvalidField,
+            format!(
+                "A subscription has at most {} sources; remove one first.",
+                tunnel_core::limits::MAX_EVENT_SOURCES
+            ),
+        )
+        .with_field("type")),
+    }
 }
 
 /// The subscription must exist (404), then every destination (400); the body was validated.

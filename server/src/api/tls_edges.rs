@@ -13,7 +13,7 @@ use super::{Change, Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::store::TlsEdgeRow;
+use crate::store::{NewModule, TlsEdgeRow};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -47,10 +47,11 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
     let req = &new.request;
     let hostports = req.hostports.as_deref().unwrap_or_default();
     let (description, metadata) = (text(&req.description), text(&req.metadata));
-    let module = req
-        .backend
-        .as_ref()
-        .map(|m| (m.backend_id.as_str(), m.enabled.unwrap_or(true)));
+    let module = req.backend.as_ref().map(|m| NewModule {
+        backend_id: &m.backend_id,
+        enabled: m.enabled.unwrap_or(true),
+        field: "backend.backend_id",
+    });
     let store = &new.state.store;
     let audit = new.audit::<TlsEdges>();
     let row = store.create_tls_edge(
@@ -59,7 +60,6 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
         metadata,
         hostports,
         module,
-        "backend.backend_id",
         &audit,
     );
     Ok(TlsEdges::wire(new.state, row.await?))

@@ -125,3 +125,60 @@ impl Store {
         Ok(after)
     }
 }
+
+/// One change to the sources of a subscription (`…/sources` operations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceEdit<'a> {
+    Add(&'a str),
+    Remove(&'a str),
+}
+
+/// Why a [`SourceEdit`] was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceRefusal {
+    /// The type to add is a source already.
+    AlreadyThere,
+    /// The type to remove is not a source.
+    NotThere,
+    /// The subscription has the most sources it may have.
+    Full,
+}
+
+impl Store {
+    /// Adds or removes one source of a subscription, read and written in one write transaction
+    /// so two edits at once both apply, and records the update. The subscription as it is now,
+    /// or why the edit does not apply (nothing written).
+    pub async fn edit_sources(
+        &self,
+        account_id: &str,
+        id: &str,
+        edit: SourceEdit<'_>,
+        audit: &Audit<'_, SubscriptionRow>,
+    ) -> Result<std::result::Result<SubscriptionRow, SourceRefusal>> {
+        let mut tx = self.write_tx().await?;
+        let before = fetch::<SubscriptionRow>(&mut tx, account_id, id).await?;
+        let mut sources = before.sources.clone();
+        match edit {
+            SourceEdit::Add(t) if sources.iter().any(|s| s == t) => {
+                return Ok(Err(SourceRefusal::AlreadyThere));
+            }
+            SourceEdit::Add(_) if sources.len() >= tunnel_core::limits::MAX_EVENT_SOURCES => {
+                return Ok(Err(SourceRefusal::Full));
+            }
+            SourceEdit::Add(t) => sources.push(t.to_owned()),
+            SourceEdit::Remove(t) => {
+                let Some(at) = sources.iter().position(|s| s == t) else {
+                    return Ok(Err(SourceRefusal::NotThere));
+                };
+                sources.remove(at);
+            }
+        }
+        let set = Changes::new(None, None).json("sources", Some(&sources));
+        update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
+        let after = self
+            .record_update(&mut tx, account_id, &before, "updated", audit)
+            .await?;
+        tx.commit().await?;
+        Ok(Ok(after))
+    }
+}

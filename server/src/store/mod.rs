@@ -38,12 +38,12 @@ pub use credentials::{
 pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};
-pub use event_subscriptions::{SubscriptionChanges, SubscriptionRow};
+pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};
 pub(crate) use events::unix_ms;
 pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
 pub use records::{PageQuery, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
-pub use tls_edges::TlsEdgeRow;
+pub use tls_edges::{NewModule, TlsEdgeRow};
 
 use anyhow::Context as _;
 use rand::RngCore as _;

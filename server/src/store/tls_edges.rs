@@ -40,26 +40,33 @@ impl Column<Option<(String, bool)>> for BackendModule {
     }
 }
 
+/// The backend module of an edge being created: the backend, whether it is enabled, and the
+/// request field that named the backend (for the 400 when it does not exist).
+#[derive(Debug, Clone, Copy)]
+pub struct NewModule<'a> {
+    pub backend_id: &'a str,
+    pub enabled: bool,
+    pub field: &'a str,
+}
+
 impl Store {
-    /// An edge serving `hostports`, with the backend module `module` (`(backend_id, enabled)`)
-    /// or none. The backend is checked like [`Store::set_tls_edge_backend`] does, in the same
-    /// write transaction as the insert; a missing one is [`super::Error::Missing`] on `field`.
-    // The request's fields, one argument each, as every create of the store takes them.
-    #[allow(clippy::too_many_arguments)]
+    /// An edge serving `hostports`, with the backend module `module` or none. The backend is
+    /// checked like [`Store::set_tls_edge_backend`] does, in the same write transaction as the
+    /// insert; a missing one is [`super::Error::Missing`] on the module's `field`.
     pub async fn create_tls_edge(
         &self,
         account_id: &str,
         description: &str,
         metadata: &str,
         hostports: &[String],
-        module: Option<(&str, bool)>,
-        field: &str,
+        module: Option<NewModule<'_>>,
         audit: &Audit<'_, TlsEdgeRow>,
     ) -> Result<TlsEdgeRow> {
         let mut tx = self.write_tx().await?;
-        if let Some((backend_id, _)) = module {
-            require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
+        if let Some(m) = &module {
+            require::<BackendRow>(&mut tx, account_id, m.backend_id, m.field.into()).await?;
         }
+        let module = module.map(|m| (m.backend_id, m.enabled));
         let row = TlsEdgeRow::new(
             self.mint(IdKind::TlsEdge),
             description,

@@ -19,6 +19,7 @@ mod backends;
 mod credentials;
 mod event_destinations;
 mod event_subscriptions;
+mod events;
 mod ssh_cas;
 mod tls_edges;
 mod tunnel_sessions;

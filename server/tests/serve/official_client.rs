@@ -2,7 +2,8 @@
 //! real socket: it creates a tunnel-group backend and decodes it with its `tunnels` (a live
 //! session carrying the labels), creates TLS edges with its create body (every edge module it
 //! knows, `null` or `backend` set) and replaces the backend module with its wrapped body
-//! (`{"id", "module": {…}}`), decoding every answer with its own types.
+//! (`{"id", "module": {…}}`), decoding every answer with its own types; and adds, lists, gets,
+//! updates and removes a subscription's event sources with its own requests.
 //!
 //! Two things the client does are not this API's and are bridged here, outside the server:
 //! - it sends its version as `Ngrok-Version: 2`, where this API requires `Service-Version: 2`
@@ -14,7 +15,9 @@ use axum::Router;
 use axum::extract::Request;
 use axum::response::IntoResponse as _;
 use ngrok_api::types::{
-    EdgeBackendReplace, EndpointBackendMutate, TLSEdgeCreate, TunnelGroupBackendCreate,
+    EdgeBackendReplace, EndpointBackendMutate, EventSourceCreate, EventSourceItem,
+    EventSourceReplace, EventSourceUpdate, EventSubscriptionCreate, TLSEdgeCreate,
+    TunnelGroupBackendCreate,
 };
 use ngrok_api::{ClientBuilder, Error};
 use serde_json::json;
@@ -184,4 +187,52 @@ async fn the_official_client_library_works_with_tls_edges_and_backends() {
     }
     modules.delete(&edge.id).await.unwrap();
     c.edges().tls().delete(&edge.id).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_official_client_library_adds_lists_and_removes_event_sources() {
+    let (addr, _state, _account, key) = serve().await;
+    let c = client(addr, &key);
+    let subscription = c
+        .event_subscriptions()
+        .create(&EventSubscriptionCreate {
+            sources: vec![EventSourceReplace {
+                r#type: "credential_created.v0".into(),
+            }],
+            ..EventSubscriptionCreate::default()
+        })
+        .await
+        .unwrap();
+    let sources = c.event_sources();
+    let added = sources
+        .create(&EventSourceCreate {
+            subscription_id: subscription.id.clone(),
+            r#type: "tls_edge_created.v0".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(added.r#type, "tls_edge_created.v0");
+    let listed = sources.list(&subscription.id).await.unwrap();
+    let types: Vec<&str> = listed.sources.iter().map(|s| s.r#type.as_str()).collect();
+    assert_eq!(types, ["credential_created.v0", "tls_edge_created.v0"]);
+    let item = EventSourceItem {
+        subscription_id: subscription.id.clone(),
+        r#type: "tls_edge_created.v0".into(),
+    };
+    assert_eq!(sources.get(&item).await.unwrap().uri, added.uri);
+    let updated = sources
+        .update(&EventSourceUpdate {
+            subscription_id: subscription.id.clone(),
+            r#type: "tls_edge_created.v0".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.uri, added.uri);
+    sources.delete(&item).await.unwrap();
+    match sources.get(&item).await {
+        Err(Error::Ngrok(e)) => assert_eq!(e.error_code, "ERR_TUNNEL_120", "{}", e.msg),
+        other => panic!("expected a 404: {other:?}"),
+    }
+    let read = c.event_subscriptions().get(&subscription.id).await.unwrap();
+    assert_eq!(read.sources.len(), 1);
 }

@@ -55,7 +55,9 @@ const DEST_ROTATE: &str = "/event_destinations/{id}/rotate_secret";
 const DEST_TEST: &str = "/event_destinations/{id}/test";
 const DEST_DELIVERIES: &str = "/event_destinations/{id}/deliveries";
 const SUB: &str = "/event_subscriptions/{id}";
+const SOURCES: &str = "/event_subscriptions/{id}/sources";
 const SOURCE: &str = "/event_subscriptions/{id}/sources/{event_type}";
+const EVENT: &str = "/events/{id}";
 
 /// Every operation of the API. One row each, so kept out of rustfmt's reach.
 #[rustfmt::skip]
@@ -100,6 +102,12 @@ pub const OPERATIONS: &[Operation] = &[
     op("patch", SUB, "updateEventSubscription", "Update Event Subscription", "Event subscriptions", Some("EventSubscriptionUpdate"), 200, Some("EventSubscription")),
     op("delete", SUB, "deleteEventSubscription", "Delete Event Subscription", "Event subscriptions", None, 204, None),
     op("get", SOURCE, "getEventSource", "Get Event Subscription Source", "Event subscriptions", None, 200, Some("EventSource")),
+    op("post", SOURCES, "createEventSource", "Add Event Subscription Source", "Event subscriptions", Some("EventSourceCreate"), 201, Some("EventSource")),
+    op("get", SOURCES, "listEventSources", "List Event Subscription Sources", "Event subscriptions", None, 200, Some("EventSourceList")),
+    op("patch", SOURCE, "updateEventSource", "Update Event Subscription Source (nothing to change but its identity)", "Event subscriptions", Some("EventSourceUpdate"), 200, Some("EventSource")),
+    op("delete", SOURCE, "deleteEventSource", "Remove Event Subscription Source", "Event subscriptions", None, 204, None),
+    op("get", paths::EVENTS, "listEvents", "List Events (the audit log; an extension; filters type, object_id, actor_id, after, before)", "Events", None, 200, Some("EventList")),
+    op("get", EVENT, "getEvent", "Get Event (an extension)", "Events", None, 200, Some("Event")),
 ];
 
 /// Fields that are `null` in some responses.
@@ -114,6 +122,8 @@ pub const NULLABLE: &[&str] = &[
     "status_code",
     "error",
     "response_body",
+    "operation_id",
+    "api_key_id",
 ];
 
 /// Properties beyond the spec (docs/api/README.md, extensions): (schema, property, description). Each is marked

@@ -13,14 +13,15 @@ use tunnel_core::resources::backend::{
 use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList, CredentialUpdate,
 };
+use tunnel_core::resources::event::{Actor, Event, EventList};
 use tunnel_core::resources::event_destination::{
     DeliveryAttempt, DeliveryState, DestinationTest, EventDelivery, EventDeliveryList,
     EventDestination, EventDestinationCreate, EventDestinationList, EventDestinationUpdate,
     EventTarget, WebhookTarget,
 };
 use tunnel_core::resources::event_subscription::{
-    EventSource, EventSourceReplace, EventSubscription, EventSubscriptionCreate,
-    EventSubscriptionList, EventSubscriptionUpdate,
+    EventSource, EventSourceCreate, EventSourceList, EventSourceReplace, EventSourceUpdate,
+    EventSubscription, EventSubscriptionCreate, EventSubscriptionList, EventSubscriptionUpdate,
 };
 use tunnel_core::resources::ssh_ca::{
     SshCertificateAuthority, SshCertificateAuthorityCreate, SshCertificateAuthorityList,
@@ -182,6 +183,18 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         sources: vec![source.clone()],
         destinations: vec![r()],
     };
+    let event = Event {
+        id: "ev_".into(),
+        uri: "uri".into(),
+        event_type: "credential_updated.v0".into(),
+        occurred_at: "t".into(),
+        actor: Actor::principal("usr_", "ak_"),
+        operation_id: s("op_"),
+        object_id: "cr_".into(),
+        object: serde_json::json!({}),
+        changed_fields: vec!["description".into()],
+        details: serde_json::Map::new(),
+    };
     let replace = || {
         Some(vec![EventSourceReplace {
             event_type: "credential_created.v0".into(),
@@ -308,7 +321,30 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
                 attempt,
             }),
         ),
+        (
+            "EventSourceList",
+            to_value(EventSourceList {
+                sources: vec![source.clone()],
+                uri: "uri".into(),
+            }),
+        ),
+        (
+            "EventSourceCreate",
+            to_value(EventSourceCreate {
+                subscription_id: s("esb_"),
+                event_type: "credential_created.v0".into(),
+            }),
+        ),
+        (
+            "EventSourceUpdate",
+            to_value(EventSourceUpdate {
+                subscription_id: s("esb_"),
+                event_type: s("credential_created.v0"),
+            }),
+        ),
         ("EventSource", to_value(&source)),
+        ("Event", to_value(&event)),
+        ("EventList", list::<EventList>(event)),
         ("EventSubscription", to_value(&subscription)),
         (
             "EventSubscriptionList",
