@@ -19,8 +19,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    // Boxed: its options are far larger than the other commands'.
     /// Serve the API, the agent channel and the console.
-    Serve(ServeOptions),
+    Serve(Box<ServeOptions>),
     /// Manage accounts.
     #[command(subcommand)]
     Account(AccountCommand),
@@ -103,7 +104,7 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let output = match cli.command {
-        Command::Serve(options) => return cli::serve(options).await,
+        Command::Serve(options) => return cli::serve(*options).await,
         Command::Account(AccountCommand::Create { name, database }) => {
             cli::account_create(&database.database, name.as_deref()).await?
         }
