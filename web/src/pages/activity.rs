@@ -68,7 +68,7 @@ pub fn ActivityPage() -> impl IntoView {
         </div>
         <p class="lead">"Every change to the account, newest first: who made it, to what, and what changed."</p>
         <ActivityFilters current=current />
-        {list}
+        <div class="activity-list">{list}</div>
     }
 }
 
@@ -169,6 +169,8 @@ fn event_view(e: Event) -> impl IntoView {
     let api_key = e.actor.api_key_id.clone();
     let operation = e.operation_id.clone();
     let object_activity = routes::activity_of(&e.object_id);
+    // A create or delete has no changed fields and often no details: no empty row then.
+    let changed = !e.changed_fields.is_empty() || !e.details.is_empty();
     view! {
         <h1><code>{e.event_type.clone()}</code></h1>
         <dl class="props card">
@@ -178,7 +180,7 @@ fn event_view(e: Event) -> impl IntoView {
             {api_key.map(|k| view! { <dt>"API key"</dt><dd><code class="id">{k}</code></dd> })}
             {operation.map(|o| view! { <dt>"Operation"</dt><dd><CopyValue value=o what="operation ID" /></dd> })}
             <dt>"Object"</dt><dd>{object_view(&e)} " " <A href=object_activity>"All its activity"</A></dd>
-            <dt>"Changes"</dt><dd>{changes_view(&e)}</dd>
+            {changed.then(|| view! { <dt>"Changes"</dt><dd>{changes_view(&e)}</dd> })}
         </dl>
         <section class="card">
             <div class="page-head">
