@@ -136,6 +136,48 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
     activity::wait_for_query(client, &format!("object_id={credential_id}")).await?;
     activity::row_text(client, &event_id).await?;
 
+    // A destination's page has its recent activity too, and its events name it by its URL.
+    let url = format!(
+        "https://hooks.example.com/{}",
+        "long-path-segment/".repeat(6)
+    );
+    let destination = api
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": url}}, "format": "json"}),
+        )
+        .await?;
+    let destination = id(&destination);
+    let (_, events) = api.get(&format!("/events?object_id={destination}")).await?;
+    let created = id(&events["events"][0]);
+    client
+        .goto(&format!(
+            "{}/event-destinations/{destination}",
+            stack.server.url()
+        ))
+        .await?;
+    pages::wait_for_text(client, "Rotate secret").await?;
+    activity::recent_has(client, &created).await?;
+    pages::set_viewport(client, 1280, 900).await?;
+    browser.screenshot("destination-page-1280").await?;
+    client
+        .execute(
+            "document.querySelector('.deliveries').scrollIntoView();",
+            vec![],
+        )
+        .await?;
+    browser
+        .screenshot("destination-page-1280-deliveries")
+        .await?;
+    pages::set_viewport(client, 375, 740).await?;
+    let (document, viewport) = pages::page_widths(client).await?;
+    assert!(
+        document <= viewport,
+        "the destination page scrolls sideways: {document} > {viewport}"
+    );
+    browser.screenshot("destination-page-375").await?;
+    pages::set_viewport(client, 1280, 900).await?;
+
     // On a phone: no sideways scrolling, long names wrap.
     client
         .goto(&format!("{}/activity", stack.server.url()))
