@@ -45,7 +45,7 @@ pub fn object_name(object: &serde_json::Value) -> String {
 }
 
 /// The object of an event: by name when it has one, with its id, linked to its page when the
-/// console has one.
+/// console has one and the event is not its deletion (the page would only say "not found").
 pub fn object_view(event: &Event) -> AnyView {
     let id = event.object_id.clone();
     let name = object_name(&event.object);
@@ -54,7 +54,9 @@ pub fn object_view(event: &Event) -> AnyView {
     } else {
         view! { <span class="name">{name}</span> }.into_any()
     };
-    let main = match routes::for_id(&id) {
+    let deleted = event.event_type.contains("_deleted.");
+    let page = routes::for_id(&id).filter(|_| !deleted);
+    let main = match page {
         Some(href) => view! { <A href=href attr:class="object-link">{label}</A> }.into_any(),
         None => label,
     };

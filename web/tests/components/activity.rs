@@ -74,6 +74,8 @@ async fn an_event_names_its_actor_links_its_object_and_lists_its_changes() {
         serde_json::json!({"description": "laptop"}),
     );
     let agent = event(Actor::agent("cr_9"), serde_json::json!({"description": ""}));
+    let mut deleted = event(Actor::system(), serde_json::json!({"description": "gone"}));
+    deleted.event_type = "credential_deleted.v0".into();
     let _handle = leptos::mount::mount_to(root.clone(), move || {
         view! {
             <Router>
@@ -83,6 +85,7 @@ async fn an_event_names_its_actor_links_its_object_and_lists_its_changes() {
                 <p id="named">{object_view(&user)}</p>
                 <p id="unnamed">{object_view(&agent)}</p>
                 <p id="changes">{changes_view(&user)}</p>
+                <p id="deleted">{object_view(&deleted)}</p>
             </Router>
         }
     });
@@ -106,6 +109,11 @@ async fn an_event_names_its_actor_links_its_object_and_lists_its_changes() {
     );
     assert_eq!(text(&root, "#named code.id"), "cr_1");
     assert_eq!(text(&root, "#unnamed a"), "cr_1");
+    assert_eq!(text(&root, "#deleted .name"), "gone");
+    assert!(
+        find(&root, "#deleted a").is_none(),
+        "a deleted object has no page"
+    );
     let changes = text(&root, "#changes");
     assert!(changes.contains("Changed: description, acl"), "{changes}");
     assert!(
