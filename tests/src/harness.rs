@@ -39,6 +39,60 @@ pub fn binary(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// The server flag that lets webhooks go to loopback and private addresses, so a flow can run
+/// its own receiver ([`WebhookReceiver`]) on 127.0.0.1; servers refuse such URLs otherwise.
+pub const ALLOW_PRIVATE_WEBHOOKS: &str = "--allow-private-webhooks";
+
+/// A webhook receiver on a free loopback port, in the test's own runtime: it answers every
+/// `POST /hook` with 200 and `ok`, and keeps the bodies it received.
+#[derive(Debug)]
+pub struct WebhookReceiver {
+    pub addr: SocketAddr,
+    pub received: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WebhookReceiver {
+    pub async fn start() -> Result<WebhookReceiver> {
+        use axum::routing::post;
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let store = received.clone();
+        let app = axum::Router::new().route(
+            "/hook",
+            post(move |body: String| async move {
+                store.lock().expect("receiver lock").push(body);
+                "ok"
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(WebhookReceiver {
+            addr,
+            received,
+            task,
+        })
+    }
+
+    /// The URL to give a webhook destination.
+    pub fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    /// The bodies received so far.
+    pub fn bodies(&self) -> Vec<String> {
+        self.received.lock().expect("receiver lock").clone()
+    }
+}
+
+impl Drop for WebhookReceiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// How long a started program may take to listen on its port.
 const START: Duration = Duration::from_secs(30);
 

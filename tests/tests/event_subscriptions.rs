@@ -74,6 +74,7 @@ async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_droppe
     pages::fill(client, WEBHOOK_URL, "https://hooks.example.com/enter").await?;
     pages::press(client, fantoccini::key::Key::Enter).await?;
     pages::wait_for_text(client, "created and selected").await?;
+    event_subscriptions::close_secret_dialog(client).await?;
     let subscriptions = api.count("/event_subscriptions", "event_subscriptions");
     assert_eq!(subscriptions.await?, Some(0), "nothing was submitted");
     assert_eq!(pages::value_of(client, WEBHOOK_URL).await?, "");

@@ -7,7 +7,8 @@
 //! - [`theme`]: light / dark / system theme.
 //! - [`components`]: the one list, fetch and submit helpers, fields, the ACL editor, dialogs,
 //!   toasts, pager.
-//! - [`pages`]: one module per API area, plus sign-in. [`routes`]: the console's URLs and titles.
+//! - [`pages`]: one module per API area (the audit log's is `activity`), plus sign-in.
+//!   [`routes`]: the console's URLs and titles.
 //!
 //! The console's rules (sign-in storage, what is shown how) are in `docs/console.md`; the API it
 //! calls is described in `docs/api/`.
@@ -25,7 +26,10 @@ pub mod theme;
 
 use crate::components::toast::Toasts;
 use crate::pages::signin::SignIn;
-use crate::pages::{credentials, event_subscriptions, ssh_cas, tls_edges, tunnel_sessions};
+use crate::pages::{
+    activity, credentials, event_destinations, event_subscriptions, ssh_cas, tls_edges,
+    tunnel_sessions,
+};
 use crate::routes::segment;
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
@@ -117,6 +121,11 @@ fn Console() -> impl IntoView {
                     <Route path=StaticSegment(segment::EVENT_SUBSCRIPTIONS) view=event_subscriptions::EventSubscriptionList />
                     <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), StaticSegment(segment::NEW)) view=event_subscriptions::EventSubscriptionNew />
                     <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), id) view=event_subscriptions::EventSubscriptionDetail />
+                    <Route path=StaticSegment(segment::EVENT_DESTINATIONS) view=event_destinations::EventDestinationList />
+                    <Route path=(StaticSegment(segment::EVENT_DESTINATIONS), StaticSegment(segment::NEW)) view=event_destinations::EventDestinationNew />
+                    <Route path=(StaticSegment(segment::EVENT_DESTINATIONS), id) view=event_destinations::EventDestinationDetail />
+                    <Route path=StaticSegment(segment::ACTIVITY) view=activity::ActivityPage />
+                    <Route path=(StaticSegment(segment::ACTIVITY), id) view=activity::ActivityEvent />
                 </Routes>
             </main>
             <p id="route-announcer" class="sr-only" aria-live="polite" aria-atomic="true">{move || announcer.get()}</p>

@@ -15,6 +15,8 @@ pub mod segment {
     pub const TUNNEL_SESSIONS: &str = "sessions";
     pub const TLS_EDGES: &str = "tls-edges";
     pub const EVENT_SUBSCRIPTIONS: &str = "event-subscriptions";
+    pub const EVENT_DESTINATIONS: &str = "event-destinations";
+    pub const ACTIVITY: &str = "activity";
     /// The create page under a section (`/credentials/new`).
     pub const NEW: &str = "new";
     /// The root of the console (the router's empty path), which redirects to the first
@@ -33,6 +35,10 @@ pub const TUNNEL_SESSIONS: &str = "/sessions";
 pub const TLS_EDGES: &str = "/tls-edges";
 pub const EVENT_SUBSCRIPTIONS: &str = "/event-subscriptions";
 pub const EVENT_SUBSCRIPTION_NEW: &str = "/event-subscriptions/new";
+pub const EVENT_DESTINATIONS: &str = "/event-destinations";
+pub const EVENT_DESTINATION_NEW: &str = "/event-destinations/new";
+/// The audit log; its filters are the query (`activity_filtered`).
+pub const ACTIVITY: &str = "/activity";
 
 pub fn credential(id: &str) -> String {
     format!("{CREDENTIALS}/{id}")
@@ -54,13 +60,83 @@ pub fn event_subscription(id: &str) -> String {
     format!("{EVENT_SUBSCRIPTIONS}/{id}")
 }
 
+pub fn event_destination(id: &str) -> String {
+    format!("{EVENT_DESTINATIONS}/{id}")
+}
+
+/// One event of the audit log.
+pub fn activity_event(id: &str) -> String {
+    format!("{ACTIVITY}/{id}")
+}
+
+/// The Activity page with `filters` (pairs named as the API's `EVENT_FILTERS`, whose names the
+/// console's query reuses, so a shared link and the API request say the same). Empty values
+/// are left out.
+pub fn activity_filtered(filters: &[(&str, &str)]) -> String {
+    let query = query_string(filters);
+    if query.is_empty() {
+        ACTIVITY.to_owned()
+    } else {
+        format!("{ACTIVITY}?{query}")
+    }
+}
+
+/// The Activity page showing only the events of the object `object_id`.
+pub fn activity_of(object_id: &str) -> String {
+    activity_filtered(&[("object_id", object_id)])
+}
+
+/// `name=value&…` with the values percent-encoded (times carry `:` and `+`); empty values are
+/// left out.
+pub fn query_string(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Percent-encoding of a query value: everything but unreserved characters. Small enough to
+/// keep the `url` crates out of the WASM.
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The console page of the resource with id `id`, when the console has one (by its prefix): the
+/// Activity page links the objects and actors of events with it.
+pub fn for_id(id: &str) -> Option<String> {
+    use tunnel_core::ids::IdKind;
+    let route = match IdKind::of(id)? {
+        IdKind::Credential => credential(id),
+        IdKind::SshCertificateAuthority => ssh_ca(id),
+        IdKind::TunnelSession => tunnel_session(id),
+        IdKind::TlsEdge => tls_edge(id),
+        IdKind::EventDestination => event_destination(id),
+        IdKind::EventSubscription => event_subscription(id),
+        IdKind::Event => activity_event(id),
+        _ => return None,
+    };
+    Some(route)
+}
+
 /// The sections of the main navigation: (route, label).
-pub const SECTIONS: [(&str, &str); 5] = [
+pub const SECTIONS: [(&str, &str); 7] = [
     (CREDENTIALS, "Credentials"),
     (SSH_CAS, "SSH CAs"),
     (TUNNEL_SESSIONS, "Sessions"),
     (TLS_EDGES, "TLS edges"),
     (EVENT_SUBSCRIPTIONS, "Events"),
+    (EVENT_DESTINATIONS, "Destinations"),
+    (ACTIVITY, "Activity"),
 ];
 
 /// The product name, the last part of every title.
@@ -70,7 +146,7 @@ pub const PRODUCT: &str = "Tunnel Console";
 /// history entries can be told apart.
 pub fn title(path: &str) -> String {
     use segment as s;
-    let path = path.trim_end_matches('/');
+    let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
     let mut parts = path.trim_start_matches('/').splitn(2, '/');
     let section = parts.next().unwrap_or("");
     let rest = parts.next();
@@ -88,6 +164,11 @@ pub fn title(path: &str) -> String {
         (s::EVENT_SUBSCRIPTIONS, None) => "Event subscriptions".to_owned(),
         (s::EVENT_SUBSCRIPTIONS, Some(s::NEW)) => "New event subscription".to_owned(),
         (s::EVENT_SUBSCRIPTIONS, Some(id)) => format!("Event subscription {id}"),
+        (s::EVENT_DESTINATIONS, None) => "Event destinations".to_owned(),
+        (s::EVENT_DESTINATIONS, Some(s::NEW)) => "New event destination".to_owned(),
+        (s::EVENT_DESTINATIONS, Some(id)) => format!("Event destination {id}"),
+        (s::ACTIVITY, None) => "Activity".to_owned(),
+        (s::ACTIVITY, Some(id)) => format!("Event {id}"),
         (s::ROOT, None) => return PRODUCT.to_owned(),
         _ => "Page not found".to_owned(),
     };
@@ -113,6 +194,11 @@ mod tests {
             "Tunnel session ts_1 · Tunnel Console"
         );
         assert_eq!(title("/nowhere"), "Page not found · Tunnel Console");
+        assert_eq!(
+            title(&activity_event("ev_1")),
+            "Event ev_1 · Tunnel Console"
+        );
+        assert_eq!(title("/activity?type=a.v0"), "Activity · Tunnel Console");
         let titles: std::collections::BTreeSet<String> =
             SECTIONS.iter().map(|(path, _)| title(path)).collect();
         assert_eq!(titles.len(), SECTIONS.len());
@@ -126,6 +212,8 @@ mod tests {
             (TUNNEL_SESSIONS, segment::TUNNEL_SESSIONS),
             (TLS_EDGES, segment::TLS_EDGES),
             (EVENT_SUBSCRIPTIONS, segment::EVENT_SUBSCRIPTIONS),
+            (EVENT_DESTINATIONS, segment::EVENT_DESTINATIONS),
+            (ACTIVITY, segment::ACTIVITY),
         ];
         for (path, segment) in sections {
             assert_eq!(path, format!("/{segment}"));
@@ -134,8 +222,33 @@ mod tests {
             (CREDENTIAL_NEW, CREDENTIALS),
             (SSH_CA_NEW, SSH_CAS),
             (EVENT_SUBSCRIPTION_NEW, EVENT_SUBSCRIPTIONS),
+            (EVENT_DESTINATION_NEW, EVENT_DESTINATIONS),
         ] {
             assert_eq!(new, format!("{section}/{}", segment::NEW));
         }
+    }
+
+    #[test]
+    fn activity_links_carry_their_filters_encoded() {
+        assert_eq!(
+            activity_filtered(&[("type", ""), ("object_id", "")]),
+            ACTIVITY
+        );
+        assert_eq!(activity_of("cr_1"), "/activity?object_id=cr_1");
+        assert_eq!(
+            activity_filtered(&[
+                ("type", "credential_created.v0"),
+                ("after", "2026-11-22T09:30:00+01:00")
+            ]),
+            "/activity?type=credential_created.v0&after=2026-11-22T09%3A30%3A00%2B01%3A00"
+        );
+    }
+
+    #[test]
+    fn ids_link_to_their_pages() {
+        assert_eq!(for_id("cr_1").as_deref(), Some("/credentials/cr_1"));
+        assert_eq!(for_id("ed_1").as_deref(), Some("/event-destinations/ed_1"));
+        assert_eq!(for_id("usr_1"), None);
+        assert_eq!(for_id("nothing"), None);
     }
 }

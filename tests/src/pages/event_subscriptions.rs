@@ -2,7 +2,7 @@
 //! picker, free entry and the destination picker (with a form to add a webhook destination),
 //! delete.
 
-use super::{click_button, fill, open_from_navigation, select, wait_for_text};
+use super::{click_button, fill, has_button, open_from_navigation, select, wait_for_text};
 use anyhow::Result;
 use fantoccini::Client;
 
@@ -27,5 +27,15 @@ pub async fn type_source(client: &Client, event_type: &str) -> Result<()> {
 pub async fn add_webhook(client: &Client, url: &str) -> Result<()> {
     fill(client, "New webhook destination URL", url).await?;
     click_button(client, "Add webhook").await?;
-    wait_for_text(client, "created and selected").await
+    wait_for_text(client, "created and selected").await?;
+    close_secret_dialog(client).await
+}
+
+/// Closes the dialog with a new destination's signing secret, when the server sent one (it
+/// opens with the "created and selected" toast).
+pub async fn close_secret_dialog(client: &Client) -> Result<()> {
+    if has_button(client, "I have copied it").await? {
+        click_button(client, "I have copied it").await?;
+    }
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //! links and headings may say it shorter ("Events", "Sessions"), the code does not. This module
 //! holds what every page uses: finding fields by label, clicking buttons, waiting for text.
 
+pub mod activity;
 pub mod credentials;
+pub mod event_destinations;
 pub mod event_subscriptions;
 pub mod lists;
 pub mod sign_in;

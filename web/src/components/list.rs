@@ -6,6 +6,11 @@
 //! human part (the description) linking to the detail page, with the id under it and a copy
 //! button. Pages give only the other cells. Pickers (a select of another area's resources)
 //! fetch [`first_page`] with the same page size.
+//!
+//! The API path may change ([`ListPage::at`]): the Activity page's filters are part of it, and
+//! a detail page lists its own sub-resources (a destination's deliveries). A new path starts
+//! again at its first page. A list without a title is a section of another page, which gives
+//! its own heading.
 
 use super::copy::CopyButton;
 use super::loading::{Load, fetch_into, render_load};
@@ -44,7 +49,7 @@ impl RowName {
 /// and the list of one API area, described step by step and shown by [`ListPage::rows`].
 #[derive(Debug, Clone, Copy)]
 pub struct ListPage {
-    api_path: &'static str,
+    api_path: Signal<String>,
     detail: fn(&str) -> String,
     title: &'static str,
     create: Option<(&'static str, &'static str)>,
@@ -59,6 +64,12 @@ pub struct ListPage {
 impl ListPage {
     /// The list of the API list at `api_path`, each row linking to `detail(id)`.
     pub fn new(api_path: &'static str, detail: fn(&str) -> String) -> ListPage {
+        ListPage::at(Signal::stored(api_path.to_owned()), detail)
+    }
+
+    /// The list at an API path that may change, query included (`/events?type=…`): the list
+    /// starts again at the first page of each new path.
+    pub fn at(api_path: Signal<String>, detail: fn(&str) -> String) -> ListPage {
         ListPage {
             api_path,
             detail,
@@ -143,6 +154,9 @@ impl ListPage {
     /// The heading, with what the page has next to and under it. Not generic, so it is
     /// compiled once for all list pages.
     fn head(self) -> AnyView {
+        if self.title.is_empty() {
+            return ().into_any();
+        }
         view! {
             <div class="page-head">
                 <h1>{self.title}</h1>
@@ -163,8 +177,27 @@ where
     R: Fn(P::Item) -> (RowName, V) + Clone + Send + Sync + 'static,
     V: IntoView + 'static,
 {
+    // A new path (other filters) is a new list: a fresh pager, at the first page.
+    move || {
+        let path = page.api_path.get();
+        path_list::<P, R, V>(page, path, reload, row.clone())
+    }
+}
+
+/// The list at one API path.
+fn path_list<P, R, V>(
+    page: ListPage,
+    api_path: String,
+    reload: RwSignal<u32>,
+    row: R,
+) -> impl IntoView
+where
+    P: ApiPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
+    P::Item: Clone,
+    R: Fn(P::Item) -> (RowName, V) + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
     let ListPage {
-        api_path,
         columns,
         empty,
         untitled,
@@ -172,7 +205,7 @@ where
         ..
     } = page;
     let pager = Pager::new();
-    let page = fetch_into::<P>(move || pager.path(api_path, PAGE_SIZE), reload);
+    let page = fetch_into::<P>(move || pager.path(&api_path, PAGE_SIZE), reload);
     let next = Signal::derive(move || {
         page.with(|p| p.ready().and_then(|p| p.next_page_uri().map(str::to_owned)))
     });

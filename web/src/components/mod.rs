@@ -6,8 +6,11 @@
 //! - [`confirm`]: confirmation dialogs and the delete flow of the detail pages.
 //! - [`field`], [`acl_editor`], [`names`], [`copy`], [`text`], [`error_view`]: what forms and
 //!   pages are made of; [`dialog`], [`token_dialog`], [`toast`], [`pager`]: the rest.
+//! - [`time`]: relative times ("3 min ago", exact on hover) and the time filters' conversions;
+//!   [`activity`]: audit-log events as pages show them, and a resource's recent activity.
 
 pub mod acl_editor;
+pub mod activity;
 pub mod confirm;
 pub mod copy;
 pub mod dialog;
@@ -19,6 +22,7 @@ pub mod names;
 pub mod pager;
 pub mod submit;
 pub mod text;
+pub mod time;
 pub mod toast;
 pub mod token_dialog;
 

@@ -39,14 +39,20 @@ impl Pager {
 
     /// The request path of the current page of the list at `base`: the first page with
     /// `page_size` items, then the query taken from each `next_page_uri`. Tracks `current`.
+    /// `base` may carry a query of its own (filters), which the API repeats in
+    /// `next_page_uri`, so later pages need only that query.
     pub fn path(&self, base: &str, page_size: u32) -> String {
         let query = self.current.get();
-        let query = if query.is_empty() {
-            tunnel_core::paths::list_query(Some(page_size), None)
+        let (path, filters) = base.split_once('?').unwrap_or((base, ""));
+        if !query.is_empty() {
+            return format!("{path}{query}");
+        }
+        let first = tunnel_core::paths::list_query(Some(page_size), None);
+        if filters.is_empty() {
+            format!("{path}{first}")
         } else {
-            query
-        };
-        format!("{base}{query}")
+            format!("{path}{first}&{filters}")
+        }
     }
 
     /// The page number shown to the user (1-based).

@@ -1,12 +1,56 @@
-//! The once-only authtoken dialog: the API returns a credential's token only in the creation
-//! response, so the console shows it once, with a copy button and a plain warning.
+//! The once-only secret dialog: the API returns a credential's authtoken only in the creation
+//! response, and an event destination's signing secret only when it is created or rotated, so
+//! the console shows each once, with a copy button and a plain warning.
 
 use super::copy_then;
 use super::dialog::Modal;
 use leptos::prelude::*;
 
+/// Which secret the dialog shows (the words around it differ, the dialog does not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ShownOnce {
+    /// A new credential's authtoken.
+    #[default]
+    Authtoken,
+    /// An event destination's signing secret (created or rotated).
+    SigningSecret,
+}
+
+impl ShownOnce {
+    fn title(self) -> &'static str {
+        match self {
+            ShownOnce::Authtoken => "Your new authtoken",
+            ShownOnce::SigningSecret => "Your new signing secret",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            ShownOnce::Authtoken => "Authtoken",
+            ShownOnce::SigningSecret => "Signing secret",
+        }
+    }
+
+    fn explanation(self) -> &'static str {
+        match self {
+            ShownOnce::Authtoken => {
+                " The API shows a token only once, when the credential is created. If you lose it, delete the credential and create a new one."
+            }
+            ShownOnce::SigningSecret => {
+                " Your webhook receiver checks each delivery's signature with it. The API shows it only when the destination is created or the secret rotated; if you lose it, rotate the secret."
+            }
+        }
+    }
+}
+
 #[component]
-pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl IntoView {
+pub fn TokenDialog(
+    #[prop(into)] token: String,
+    on_close: Callback<()>,
+    /// Which secret it is (an authtoken unless said otherwise).
+    #[prop(optional)]
+    kind: ShownOnce,
+) -> impl IntoView {
     let copied = RwSignal::new(None::<bool>);
     let copy_text = token.clone();
     let copy = move |_| {
@@ -17,12 +61,12 @@ pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl 
     view! {
         // The close button has focus first, so a stray Enter does not leave the token unseen.
         <Modal labelled_by="token-title" class="token-dialog" on_close=on_close>
-                <h2 id="token-title">"Your new authtoken"</h2>
+                <h2 id="token-title">{kind.title()}</h2>
                 <p class="warning">
                     <strong>"Copy it now: you will not see it again."</strong>
-                    " The API shows a token only once, when the credential is created. If you lose it, delete the credential and create a new one."
+                    {kind.explanation()}
                 </p>
-                <label for="token-value">"Authtoken"</label>
+                <label for="token-value">{kind.label()}</label>
                 <div class="copy-row">
                     <textarea id="token-value" class="token mono" readonly rows="2" spellcheck="false">{token}</textarea>
                     <button type="button" class="copy" on:click=copy>"Copy"</button>
@@ -30,7 +74,7 @@ pub fn TokenDialog(#[prop(into)] token: String, on_close: Callback<()>) -> impl 
                 <p class="copied" role="status">
                     {move || match copied.get() {
                         Some(true) => "Copied to the clipboard.",
-                        Some(false) => "Could not copy: select the token and copy it by hand.",
+                        Some(false) => "Could not copy: select it and copy it by hand.",
                         None => "",
                     }}
                 </p>

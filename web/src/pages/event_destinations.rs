@@ -1,20 +1,389 @@
-//! Event destinations (`docs/api/event_destinations.md`), as the event subscription form uses
-//! them: the picker of existing destinations, and an inline form that creates a webhook
-//! destination and selects it.
+//! Event destinations (`docs/api/event_destinations.md`): the list, create (the signing secret
+//! shown once), and the detail page: edit (description, metadata, webhook URL), rotate the
+//! signing secret (shown once), send a test event and see its attempt, the deliveries with their
+//! attempts, delete (a 409 says which subscription still uses it). And as the event
+//! subscription form uses them: the picker of existing destinations, and an inline form that
+//! creates a webhook destination and selects it.
 
+use super::{detail_page, identity_props, non_empty, short_time};
+use crate::components::confirm::{ConfirmDialog, ConfirmedDelete};
+use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
-use crate::components::field::message_for;
-use crate::components::list::first_page;
+use crate::components::field::{TextField, message_for};
+use crate::components::list::{ListPage, RowName, first_page};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::submit::Submit;
 use crate::components::text::message;
+use crate::components::time::RelativeTime;
+use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::components::A;
+use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::event_destination::{
-    EventDestination, EventDestinationCreate, EventDestinationList, EventTarget, WebhookTarget,
+    DeliveryAttempt, DeliveryState, DestinationTest, EventDelivery, EventDeliveryList,
+    EventDestination, EventDestinationCreate, EventDestinationList, EventDestinationUpdate,
+    EventTarget, WebhookTarget,
 };
+
+/// The webhook URL of a destination (empty for another kind of target).
+fn webhook_url(d: &EventDestination) -> String {
+    d.target
+        .webhook
+        .as_ref()
+        .map(|w| w.url.clone())
+        .unwrap_or_default()
+}
+
+/// A create request from the form's values; also how an edit is checked, as an update allows
+/// the same values.
+fn create_request(description: String, metadata: String, url: String) -> EventDestinationCreate {
+    EventDestinationCreate {
+        description: non_empty(description),
+        metadata: non_empty(metadata),
+        format: Some("json".to_owned()),
+        target: EventTarget {
+            webhook: Some(WebhookTarget {
+                url: url.trim().to_owned(),
+            }),
+        },
+    }
+}
+
+#[component]
+pub fn EventDestinationList() -> impl IntoView {
+    ListPage::new(paths::EVENT_DESTINATIONS, routes::event_destination)
+        .title("Event destinations")
+        .create(routes::EVENT_DESTINATION_NEW, "New destination")
+        .lead("Where event subscriptions send events: webhooks, each signed with its own secret.")
+        .columns(&["Destination", "Webhook URL", "Created"])
+        .empty("No event destinations yet.")
+        .untitled("Untitled destination")
+        .rows::<EventDestinationList, _, _>(|d: EventDestination| {
+            let url = webhook_url(&d);
+            let cells = view! {
+                <td><code class="value">{url}</code></td>
+                <td class="time">{short_time(&d.created_at)}</td>
+            };
+            (RowName::new(d.id, d.description), cells)
+        })
+}
+
+/// The fields of a destination (create and edit share them).
+#[component]
+fn DestinationFields(
+    url: RwSignal<String>,
+    description: RwSignal<String>,
+    metadata: RwSignal<String>,
+    message: impl Fn(&'static str) -> Signal<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <TextField name="url" label="Webhook URL" value=url error=message("target.webhook.url")
+            placeholder="https://example.com/hooks/tunnel" hint="Events are POSTed here as JSON." />
+        <TextField name="description" label="Description" value=description error=message("description") />
+        <TextField name="metadata" label="Metadata" value=metadata error=message("metadata") multiline=true />
+    }
+}
+
+#[component]
+pub fn EventDestinationNew() -> impl IntoView {
+    let app = use_app();
+    let navigate = use_navigate();
+    let (url, description, metadata) = (
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+    );
+    let created = RwSignal::new(None::<EventDestination>);
+    let request = Memo::new(move |_| create_request(description.get(), metadata.get(), url.get()));
+    let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
+        app.toast(format!("Event destination {} created.", d.id), false);
+        created.try_set(Some(d.clone()));
+    });
+    let valid = move || live.with(Vec::is_empty);
+    // The secret is shown once; closing its dialog goes on to the new destination's page.
+    let close = Callback::new(move |_| {
+        if let Some(d) = created.get_untracked() {
+            navigate(
+                &routes::event_destination(&d.id),
+                NavigateOptions::default(),
+            );
+        }
+    });
+    view! {
+        <p class="crumbs"><A href=routes::EVENT_DESTINATIONS>"Event destinations"</A>" / new"</p>
+        <h1>"New event destination"</h1>
+        <form class="card form" novalidate on:submit=create.on_submit(move || valid().then(|| request.get_untracked()))>
+            <DestinationFields url=url description=description metadata=metadata
+                message=move |f| create.message(live, f) />
+            {create.failure("The destination was not created")}
+            <div class="actions">
+                <A href=routes::EVENT_DESTINATIONS attr:class="button">"Cancel"</A>
+                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                    {move || if create.busy() { "Creating…" } else { "Create destination" }}
+                </button>
+            </div>
+        </form>
+        {move || created.get().and_then(|d| d.signing_secret).map(|secret| view! {
+            <TokenDialog token=secret on_close=close kind=ShownOnce::SigningSecret />
+        })}
+    }
+}
+
+#[component]
+pub fn EventDestinationDetail() -> impl IntoView {
+    detail_page(
+        routes::EVENT_DESTINATIONS,
+        "Event destinations",
+        paths::event_destination,
+        destination_view,
+    )
+}
+
+/// A loaded destination: its properties, the signing secret, the test, the edit form, the
+/// deliveries and delete.
+fn destination_view(d: EventDestination, reload: RwSignal<u32>) -> impl IntoView {
+    let id = d.id.clone();
+    let path = paths::event_destination(&id);
+    let url = webhook_url(&d);
+    let title = if d.description.is_empty() {
+        "Event destination".to_owned()
+    } else {
+        d.description.clone()
+    };
+    let delete = ConfirmedDelete::back_to_list(
+        path,
+        format!("Event destination {id} deleted."),
+        routes::EVENT_DESTINATIONS,
+    );
+    let in_use = move || delete.error().is_some_and(|e| e.status == 409);
+    let deliveries_reload = RwSignal::new(0);
+    view! {
+        <div class="page-head">
+            <h1>{title}</h1>
+            {delete.button("Delete")}
+        </div>
+        {delete.failure("The destination was not deleted")}
+        <Show when=in_use>
+            <p class="note">"A subscription still sends to this destination: remove it from that subscription (or delete the subscription) first."</p>
+        </Show>
+        <dl class="props card">
+            {identity_props(d.id.clone(), d.uri.clone(), &d.created_at)}
+            <dt>"Webhook URL"</dt><dd><CopyValue value=url what="webhook URL" /></dd>
+            <dt>"Format"</dt><dd>{d.format.clone()}</dd>
+        </dl>
+        <SigningSecret id=id.clone() />
+        <TestEvent id=id.clone() deliveries_reload=deliveries_reload />
+        <DestinationEdit original=d reload=reload />
+        <Deliveries id=id.clone() reload=deliveries_reload />
+        {delete.dialog(
+            "Delete this destination?",
+            format!("Event destination {id} will be deleted and receive no more events. A destination that a subscription still uses cannot be deleted."),
+            "Delete destination",
+        )}
+    }
+}
+
+/// Rotating the signing secret: a confirmation, then the new secret shown once.
+#[component]
+fn SigningSecret(id: String) -> impl IntoView {
+    let app = use_app();
+    let asked = RwSignal::new(false);
+    let secret = RwSignal::new(None::<String>);
+    let rotate = Submit::post(
+        paths::event_destination_rotate_secret(&id),
+        move |d: &EventDestination| {
+            app.toast("Signing secret rotated.", false);
+            secret.try_set(d.signing_secret.clone());
+        },
+    );
+    let confirm = Callback::new(move |_| {
+        asked.set(false);
+        rotate.send(serde_json::json!({}));
+    });
+    let cancel = Callback::new(move |_| asked.set(false));
+    let close = Callback::new(move |_| secret.set(None));
+    view! {
+        <section class="card" aria-labelledby="secret-title">
+            <h2 id="secret-title">"Signing secret"</h2>
+            <p class="hint">"Every webhook is signed with this destination's secret, so the receiver can check that it came from here. The secret is shown only once: when the destination is created and when it is rotated."</p>
+            {rotate.failure("The secret was not rotated")}
+            <div class="actions">
+                <button type="button" disabled=move || rotate.busy() on:click=move |_| asked.set(true)>
+                    {move || if rotate.busy() { "Rotating…" } else { "Rotate secret" }}
+                </button>
+            </div>
+        </section>
+        {move || asked.get().then(|| view! {
+            <ConfirmDialog title="Rotate the signing secret?"
+                message="A new secret signs the webhooks from now on. The old one keeps signing for a day as well, so your receiver has time to switch."
+                confirm_label="Rotate secret" on_confirm=confirm on_cancel=cancel safe=true />
+        })}
+        {move || secret.get().map(|s| view! {
+            <TokenDialog token=s on_close=close kind=ShownOnce::SigningSecret />
+        })}
+    }
+}
+
+/// "Send test event": a `ping.v0` sent at once, and how the receiver answered.
+#[component]
+fn TestEvent(id: String, deliveries_reload: RwSignal<u32>) -> impl IntoView {
+    let result = RwSignal::new(None::<DestinationTest>);
+    let test = Submit::post(
+        paths::event_destination_test(&id),
+        move |t: &DestinationTest| {
+            result.try_set(Some(t.clone()));
+            deliveries_reload.try_update(|r| *r += 1);
+        },
+    );
+    view! {
+        <section class="card" aria-labelledby="test-title">
+            <div class="page-head">
+                <h2 id="test-title">"Test"</h2>
+                <button type="button" disabled=move || test.busy()
+                    on:click=move |_| { result.set(None); test.send(serde_json::json!({})); }>
+                    {move || if test.busy() { "Sending…" } else { "Send test event" }}
+                </button>
+            </div>
+            <p class="hint">"Sends a " <code>"ping.v0"</code> " event now and shows how the receiver answered."</p>
+            {test.failure("The test event was not sent")}
+            <div class="test-result" role="status" aria-live="polite">
+                {move || result.get().map(|t| view! {
+                    <p>"Event " <code class="id">{t.event_id.clone()}</code></p>
+                    {attempt_view(t.attempt)}
+                })}
+            </div>
+        </section>
+    }
+}
+
+/// One attempt: its outcome (the status, or the error), when, how long it took, and the first
+/// bytes of what the receiver answered.
+fn attempt_view(a: DeliveryAttempt) -> impl IntoView {
+    let ok = a.status_code.is_some_and(|s| (200..300).contains(&s));
+    let outcome = match (a.status_code, &a.error) {
+        (Some(status), _) => format!("HTTP {status}"),
+        (None, Some(_)) => "No answer".to_owned(),
+        (None, None) => "No answer".to_owned(),
+    };
+    let body = a
+        .response_body
+        .filter(|b| !b.is_empty())
+        .map(|b| truncate(&b, 300));
+    view! {
+        <div class="attempt">
+            <span class=if ok { "status ok" } else { "status failed" }>{outcome}</span>
+            " · " <RelativeTime ts=a.attempted_at.clone() />
+            " · " <span class="latency">{format!("{} ms", a.latency_ms)}</span>
+            {a.error.map(|e| view! { <p class="error">{e}</p> })}
+            {body.map(|b| view! { <pre class="response-body">{b}</pre> })}
+        </div>
+    }
+}
+
+/// At most `max` characters of `text`, with "…" when cut.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// The edit form: description, metadata and the webhook URL; only what changed is sent.
+#[component]
+fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl IntoView {
+    let app = use_app();
+    let url = RwSignal::new(webhook_url(&original));
+    let description = RwSignal::new(original.description.clone());
+    let metadata = RwSignal::new(original.metadata.clone());
+    let path = paths::event_destination(&original.id);
+    let original = StoredValue::new(original);
+    let request = Memo::new(move |_| {
+        original.with_value(|o| {
+            let new_url = url.get().trim().to_owned();
+            EventDestinationUpdate {
+                id: None,
+                description: Some(description.get()).filter(|d| *d != o.description),
+                metadata: Some(metadata.get()).filter(|m| *m != o.metadata),
+                format: None,
+                target: (new_url != webhook_url(o)).then_some(EventTarget {
+                    webhook: Some(WebhookTarget { url: new_url }),
+                }),
+            }
+        })
+    });
+    // An update allows what a create allows: checked as one.
+    let live = Memo::new(move |_| {
+        create_request(description.get(), metadata.get(), url.get()).field_errors()
+    });
+    let unchanged = move || request.with(|r| *r == EventDestinationUpdate::default());
+    let save = Submit::patch(path, move |_: &EventDestination| {
+        app.toast("Event destination saved.", false);
+        reload.try_update(|r| *r += 1);
+    });
+    let valid = move || live.with(Vec::is_empty);
+    view! {
+        <form class="card form" novalidate aria-label="Edit destination"
+            on:submit=save.on_submit(move || (valid() && !unchanged()).then(|| request.get_untracked()))>
+            <h2>"Edit"</h2>
+            <DestinationFields url=url description=description metadata=metadata
+                message=move |f| save.message(live, f) />
+            {save.failure("The destination was not saved")}
+            <div class="actions">
+                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
+                </button>
+            </div>
+        </form>
+    }
+}
+
+/// The destination's deliveries, newest first, each with its attempts (newest first), paged
+/// like every list; each links to the event it delivered.
+#[component]
+fn Deliveries(id: String, reload: RwSignal<u32>) -> impl IntoView {
+    let path = Signal::stored(paths::event_destination_deliveries(&id));
+    let list = ListPage::at(path, routes::activity_event)
+        .columns(&["Event", "State", "Created", "Attempts"])
+        .empty("No deliveries yet: events arrive here once a subscription sends them to this destination.")
+        .untitled("Event")
+        .reload(reload)
+        .rows::<EventDeliveryList, _, _>(|d: EventDelivery| {
+            let state = match d.state {
+                DeliveryState::Pending => "pending",
+                DeliveryState::Succeeded => "succeeded",
+                DeliveryState::Failed => "failed",
+            };
+            let next = d.next_attempt_at.clone();
+            let cells = view! {
+                <td><span class=format!("state {state}")>{state}</span>
+                    {next.map(|n| view! { <span class="hint">" next attempt " <RelativeTime ts=n /></span> })}</td>
+                <td><RelativeTime ts=d.created_at.clone() /></td>
+                <td>
+                    {if d.attempts.is_empty() {
+                        view! { <span class="muted">"None yet"</span> }.into_any()
+                    } else {
+                        view! { <ol class="attempts">{d.attempts.into_iter().map(|a| view! { <li>{attempt_view(a)}</li> }).collect_view()}</ol> }.into_any()
+                    }}
+                </td>
+            };
+            (RowName::new(d.event_id, d.event_type), cells)
+        });
+    view! {
+        <section class="deliveries" aria-labelledby="deliveries-title">
+            <div class="page-head">
+                <h2 id="deliveries-title">"Deliveries"</h2>
+                <button type="button" on:click=move |_| reload.update(|r| *r += 1)>"Refresh"</button>
+            </div>
+            {list}
+        </section>
+    }
+}
 
 /// Destinations: a checkbox per existing destination (the first page), and a new webhook.
 /// `pending_url` is the webhook URL typed but not added yet, which the subscription form checks
@@ -88,11 +457,15 @@ fn NewWebhook(
         },
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
+    // The new destination's signing secret, shown once over the subscription form.
+    let secret = RwSignal::new(None::<String>);
+    let close_secret = Callback::new(move |_| secret.set(None));
     let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
         app.toast(
             format!("Webhook destination {} created and selected.", d.id),
             false,
         );
+        secret.try_set(d.signing_secret.clone());
         url.try_set(String::new());
         pending_error.try_set(None);
         on_created.run(d.clone());
@@ -129,6 +502,7 @@ fn NewWebhook(
             </div>
             <p class="error" id="webhook-url-error" role="alert">{move || error().map(|m| message(&m))}</p>
             {move || create.error().filter(|e| !e.has_field_errors()).map(|e| view! { <ErrorView error=e /> })}
+            {move || secret.get().map(|s| view! { <TokenDialog token=s on_close=close_secret kind=ShownOnce::SigningSecret /> })}
         </div>
     }
 }

@@ -345,7 +345,9 @@ fn subscription_view(sub: EventSubscription, reload: RwSignal<u32>) -> impl Into
         <dl class="props card">
             {identity_props(sub.id.clone(), sub.uri.clone(), &sub.created_at)}
             <dt>"Sources"</dt><dd>{sources_view(&sub)}</dd>
-            <dt>"Destinations"</dt><dd><ul class="acl-list">{sub.destinations.iter().map(|d| view! { <li><code>{d.id.clone()}</code></li> }).collect_view()}</ul></dd>
+            <dt>"Destinations"</dt><dd><ul class="acl-list">{sub.destinations.iter().map(|d| view! {
+                <li><RefName path=paths::event_destination(&d.id) id=d.id.clone() href=routes::event_destination(&d.id) /></li>
+            }).collect_view()}</ul></dd>
         </dl>
         <h2>"Edit"</h2>
         <p class="hint">"Only the fields you change are sent; the others stay as they are."</p>

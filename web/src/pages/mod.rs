@@ -5,6 +5,7 @@
 //!
 //! This module holds what several pages share: the detail-page frame and small text helpers.
 
+pub mod activity;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;
@@ -13,6 +14,7 @@ pub mod ssh_cas;
 pub mod tls_edges;
 pub mod tunnel_sessions;
 
+use crate::components::activity::RecentActivity;
 use crate::components::copy::CopyValue;
 use crate::components::loading::{Load, fetch_into, render_load};
 use crate::routes;
@@ -52,7 +54,9 @@ where
 
 /// The frame of a detail page: the breadcrumb back to the list, then `view` of the resource
 /// once it is loaded (the spinner, or the error with Retry, until then): `show(resource,
-/// reload)`, where bumping `reload` fetches the resource again after a change.
+/// reload)`, where bumping `reload` fetches the resource again after a change. Under it, once
+/// the resource is there, its recent activity (fetched again with the resource, so a save
+/// shows its event).
 pub fn detail_page<T, V>(
     list_route: &'static str,
     list_label: &'static str,
@@ -65,9 +69,11 @@ where
 {
     let reload = RwSignal::new(0);
     let (id, resource) = use_detail::<T>(api_path, reload);
+    let loaded = Memo::new(move |_| resource.with(|r| r.ready().is_some()));
     view! {
         {crumbs(list_route, list_label, id)}
         {move || render_load(resource.get(), reload, |r: T| show(r, reload))}
+        {move || loaded.get().then(|| view! { <RecentActivity object_id=id.get() reload=reload /> })}
     }
 }
 

@@ -14,6 +14,7 @@
 
 use super::{crumbs, short_time, use_detail};
 use crate::api::use_api;
+use crate::components::activity::RecentActivity;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
 use crate::components::names::RefName;
@@ -125,6 +126,8 @@ pub fn TunnelSessionDetail() -> impl IntoView {
     });
     let update_state =
         Memo::new(move |_| session.with(|s| s.ready().and_then(|s| s.agent_update_state.clone())));
+    let online = Memo::new(move |_| session.with(|s| s.ready().is_some()));
+    let activity_reload = RwSignal::new(0);
     view! {
         {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
@@ -137,6 +140,8 @@ pub fn TunnelSessionDetail() -> impl IntoView {
             let runner = api_runner(api, s.id.clone());
             view! { <SessionActions session=s update_state=update_state runner=runner on_done=on_done /> }
         })}
+        // Not on the 3-second refresh: the activity is fetched once per session shown.
+        {move || online.get().then(|| view! { <RecentActivity object_id=id.get() reload=activity_reload /> })}
     }
 }
 

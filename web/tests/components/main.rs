@@ -4,6 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod acl;
+mod activity;
 mod agent_commands;
 mod dom;
 mod error_view;

@@ -47,6 +47,10 @@ async fn every_console_url_shows_its_page() {
         ("/tls-edges", "TLS edges"),
         ("/event-subscriptions", "Event subscriptions"),
         ("/event-subscriptions/new", "New event subscription"),
+        ("/event-destinations", "Event destinations"),
+        ("/event-destinations/new", "New event destination"),
+        ("/activity", "Activity"),
+        ("/activity?type=credential_created.v0", "Activity"),
         ("/nowhere", "Page not found"),
     ];
     for (path, heading) in headings {
@@ -59,6 +63,8 @@ async fn every_console_url_shows_its_page() {
         ("/sessions/ts_1", "Sessions"),
         ("/tls-edges/edgtls_1", "TLS edges"),
         ("/event-subscriptions/esb_1", "Event subscriptions"),
+        ("/event-destinations/ed_1", "Event destinations"),
+        ("/activity/ev_1", "Activity"),
     ] {
         let crumbs = text_at(path, "main .crumbs").await;
         let id = path.rsplit('/').next().unwrap();

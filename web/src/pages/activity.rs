@@ -1,0 +1,193 @@
+//! The Activity page (`docs/api/events.md`): the account's audit log, newest first, paged like
+//! every list, with its filters (type, object, actor, time range) in the URL query, so a
+//! reload, back / forward and a shared link show the same events; and one event in full.
+//!
+//! The query's names are the API's own filter names (`EVENT_FILTERS`): the page passes its query
+//! on to `GET /events` as it is, and the API repeats it in `next_page_uri`.
+
+use super::{crumbs, short_time, use_detail};
+use crate::components::activity::{actor_view, changes_view, object_view};
+use crate::components::copy::{CopyButton, CopyValue};
+use crate::components::list::{ListPage, RowName};
+use crate::components::loading::render_load;
+use crate::components::time::{RelativeTime, from_local_input, to_local_input};
+use crate::routes;
+use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::components::A;
+use leptos_router::hooks::{use_navigate, use_query_map};
+use tunnel_core::event_types::CATALOGUE;
+use tunnel_core::paths;
+use tunnel_core::resources::event::{EVENT_FILTERS, Event, EventList};
+
+/// The filters in the URL, in the order of `EVENT_FILTERS` (type, object id, actor id, after,
+/// before); empty when not given.
+type Filters = [String; 5];
+
+fn pairs(filters: &Filters) -> Vec<(&'static str, &str)> {
+    EVENT_FILTERS
+        .iter()
+        .zip(filters.iter())
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect()
+}
+
+#[component]
+pub fn ActivityPage() -> impl IntoView {
+    let query = use_query_map();
+    let current: Memo<Filters> = Memo::new(move |_| {
+        query.with(|q| EVENT_FILTERS.map(|name| q.get(name).unwrap_or_default().trim().to_owned()))
+    });
+    let api_path = Signal::derive(move || {
+        let query = current.with(|f| routes::query_string(&pairs(f)));
+        match query.is_empty() {
+            true => paths::EVENTS.to_owned(),
+            false => format!("{}?{query}", paths::EVENTS),
+        }
+    });
+    let filtered = move || current.with(|f| f.iter().any(|v| !v.is_empty()));
+    let list = ListPage::at(api_path, routes::activity_event)
+        .columns(&["Event", "When", "Actor", "Object", "Changes"])
+        .empty("No events match.")
+        .untitled("Event")
+        .rows::<EventList, _, _>(|e: Event| {
+            let cells = view! {
+                <td><RelativeTime ts=e.occurred_at.clone() /></td>
+                <td>{actor_view(&e.actor)}</td>
+                <td>{object_view(&e)}</td>
+                <td>{changes_view(&e)}</td>
+            };
+            (RowName::new(e.id, e.event_type), cells)
+        });
+    view! {
+        <div class="page-head">
+            <h1>"Activity"</h1>
+            <Show when=filtered>
+                <A href=routes::ACTIVITY attr:class="button">"Clear filters"</A>
+            </Show>
+        </div>
+        <p class="lead">"Every change to the account, newest first: who made it, to what, and what changed."</p>
+        <ActivityFilters current=current />
+        <div class="activity-list">{list}</div>
+    }
+}
+
+/// The filter form. Its fields follow the URL (a back / forward shows the filters of that
+/// entry); Enter in a field or Apply puts them in the URL (a new history entry), and choosing a
+/// type applies at once.
+#[component]
+fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
+    let navigate = use_navigate();
+    let event_type = RwSignal::new(String::new());
+    let object_id = RwSignal::new(String::new());
+    let actor_id = RwSignal::new(String::new());
+    let after = RwSignal::new(String::new());
+    let before = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        let [t, o, a, from, to] = current.get();
+        event_type.set(t);
+        object_id.set(o);
+        actor_id.set(a);
+        after.set(to_local_input(&from));
+        before.set(to_local_input(&to));
+    });
+    let apply = move || {
+        let read = |s: RwSignal<String>| s.get_untracked().trim().to_owned();
+        let time = |s: RwSignal<String>| from_local_input(&s.get_untracked()).unwrap_or_default();
+        let filters: Filters = [
+            read(event_type),
+            read(object_id),
+            read(actor_id),
+            time(after),
+            time(before),
+        ];
+        let href = routes::activity_filtered(&pairs(&filters));
+        navigate(&href, NavigateOptions::default());
+    };
+    let apply_type = apply.clone();
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        apply();
+    };
+    // A type in the URL that is not in the catalogue (`ping.v0`) is still shown as chosen.
+    let extra = move || {
+        current.with(|f| {
+            (!f[0].is_empty() && !CATALOGUE.contains(&f[0].as_str())).then(|| f[0].clone())
+        })
+    };
+    view! {
+        <form class="card filters" on:submit=submit aria-label="Filter events">
+            <div class="field">
+                <label for="filter-type">"Type"</label>
+                <select id="filter-type" on:change=move |ev| {
+                    event_type.set(event_target_value(&ev));
+                    apply_type();
+                }>
+                    <option value="" selected=move || event_type.with(String::is_empty)>"Any type"</option>
+                    {move || extra().map(|t| view! { <option value=t.clone() selected=true>{t.clone()}</option> })}
+                    {CATALOGUE.iter().map(|t| view! {
+                        <option value=*t selected=move || event_type.with(|s| s == t)>{*t}</option>
+                    }).collect_view()}
+                </select>
+            </div>
+            <div class="field">
+                <label for="filter-object">"Object ID"</label>
+                <input id="filter-object" type="text" class="mono" placeholder="cr_…" bind:value=object_id />
+            </div>
+            <div class="field">
+                <label for="filter-actor">"Actor ID"</label>
+                <input id="filter-actor" type="text" class="mono" placeholder="usr_…, bot_… or cr_…" bind:value=actor_id />
+            </div>
+            <div class="field">
+                <label for="filter-after">"From (local time)"</label>
+                <input id="filter-after" type="datetime-local" bind:value=after />
+            </div>
+            <div class="field">
+                <label for="filter-before">"Until (local time)"</label>
+                <input id="filter-before" type="datetime-local" bind:value=before />
+            </div>
+            <div class="actions">
+                <button type="submit" class="primary">"Apply filters"</button>
+            </div>
+        </form>
+    }
+}
+
+/// One event: what the Activity row shows, in full, then the whole event as JSON.
+#[component]
+pub fn ActivityEvent() -> impl IntoView {
+    let reload = RwSignal::new(0);
+    let (id, event) = use_detail::<Event>(paths::event, reload);
+    view! {
+        {crumbs(routes::ACTIVITY, "Activity", id)}
+        {move || render_load(event.get(), reload, event_view)}
+    }
+}
+
+fn event_view(e: Event) -> impl IntoView {
+    let json = serde_json::to_string_pretty(&e).unwrap_or_default();
+    let api_key = e.actor.api_key_id.clone();
+    let operation = e.operation_id.clone();
+    let object_activity = routes::activity_of(&e.object_id);
+    // A create or delete has no changed fields and often no details: no empty row then.
+    let changed = !e.changed_fields.is_empty() || !e.details.is_empty();
+    view! {
+        <h1><code>{e.event_type.clone()}</code></h1>
+        <dl class="props card">
+            <dt>"ID"</dt><dd><CopyValue value=e.id.clone() what="ID" /></dd>
+            <dt>"When"</dt><dd><RelativeTime ts=e.occurred_at.clone() />" · " {short_time(&e.occurred_at)}</dd>
+            <dt>"Actor"</dt><dd>{actor_view(&e.actor)}</dd>
+            {api_key.map(|k| view! { <dt>"API key"</dt><dd><code class="id">{k}</code></dd> })}
+            {operation.map(|o| view! { <dt>"Operation"</dt><dd><CopyValue value=o what="operation ID" /></dd> })}
+            <dt>"Object"</dt><dd>{object_view(&e)} " " <A href=object_activity>"All its activity"</A></dd>
+            {changed.then(|| view! { <dt>"Changes"</dt><dd>{changes_view(&e)}</dd> })}
+        </dl>
+        <section class="card">
+            <div class="page-head">
+                <h2>"Event JSON"</h2>
+                <CopyButton text=json.clone() what="JSON" />
+            </div>
+            <pre class="json">{json}</pre>
+        </section>
+    }
+}
