@@ -2,7 +2,10 @@
 //! picker, free entry and the destination picker (with a form to add a webhook destination),
 //! delete.
 
-use super::{click_button, fill, has_button, open_from_navigation, select, wait_for_text};
+use super::{
+    click_button, click_in_dialog, eventually, fill, has_button, open_from_navigation, select,
+    wait_for_text,
+};
 use anyhow::Result;
 use fantoccini::Client;
 
@@ -31,11 +34,13 @@ pub async fn add_webhook(client: &Client, url: &str) -> Result<()> {
     close_secret_dialog(client).await
 }
 
-/// Closes the dialog with a new destination's signing secret, when the server sent one (it
-/// opens with the "created and selected" toast).
+/// Closes the dialog with a new destination's signing secret, which opens with the "created
+/// and selected" toast. Waited for (bounded), not looked for once: the dialog is modal, and a
+/// field filled before it opened would lose what was typed to it.
 pub async fn close_secret_dialog(client: &Client) -> Result<()> {
-    if has_button(client, "I have copied it").await? {
-        click_button(client, "I have copied it").await?;
-    }
-    Ok(())
+    click_in_dialog(client, "I have copied it").await?;
+    eventually("the signing secret's dialog to close", || async {
+        Ok((!has_button(client, "I have copied it").await?).then_some(()))
+    })
+    .await
 }
