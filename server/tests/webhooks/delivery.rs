@@ -3,7 +3,7 @@
 //! accounts; nothing for a rejected request; the test ping.
 
 use crate::receiver::{Receiver, Reply};
-use crate::{app, credential, deliveries, deliveries_until, hook, quick_app};
+use crate::{app, credential, deliveries, deliveries_until, hook, quick_app, subscribed};
 use serde_json::json;
 use std::time::Duration;
 use tunnel_core::resources::event_destination::{DeliveryState, DestinationTest};
@@ -13,14 +13,7 @@ const WAIT: Duration = Duration::from_secs(10);
 #[tokio::test]
 async fn a_change_is_delivered_once_signed_with_the_event_as_its_body() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[]).await;
     let secret = d.signing_secret.clone().unwrap();
     let (credential_id, token) = credential(&app, &app.admin_key).await;
 
@@ -63,14 +56,7 @@ async fn a_change_is_delivered_once_signed_with_the_event_as_its_body() {
 #[tokio::test]
 async fn a_rejected_request_emits_no_event_and_no_delivery() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[]).await;
     let before: serde_json::Value = app.get("/events").send(&app).await.json;
     let refused = app
         .post("/credentials", json!({"acl": ["nope:x"]}))
@@ -86,14 +72,7 @@ async fn a_rejected_request_emits_no_event_and_no_delivery() {
 #[tokio::test]
 async fn failures_are_retried_until_a_success_and_every_attempt_is_listed() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[Reply::status(500), Reply::status(503)]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[Reply::status(500), Reply::status(503)]).await;
     let secret = d.signing_secret.unwrap();
     credential(&app, &app.admin_key).await;
     let first = receiver.next(WAIT).await;
@@ -133,14 +112,7 @@ async fn failures_are_retried_until_a_success_and_every_attempt_is_listed() {
 #[tokio::test]
 async fn a_timeout_is_a_failed_attempt_and_is_retried() {
     let app = app(Duration::from_millis(300), Duration::from_millis(50)).await;
-    let receiver = Receiver::start(&[Reply::after(Duration::from_secs(2))]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[Reply::after(Duration::from_secs(2))]).await;
     credential(&app, &app.admin_key).await;
     receiver.next(WAIT).await;
     receiver.next(WAIT).await;
@@ -185,14 +157,7 @@ async fn nothing_crosses_accounts() {
 #[tokio::test]
 async fn the_deliveries_list_pages_and_takes_only_list_parameters() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (_receiver, d) = subscribed(&app, &[]).await;
     for _ in 0..3 {
         credential(&app, &app.admin_key).await;
     }
@@ -218,14 +183,7 @@ async fn the_deliveries_list_pages_and_takes_only_list_parameters() {
 #[tokio::test]
 async fn test_sends_one_signed_ping_that_is_not_stored() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[]).await;
     let resp = app
         .post(&format!("/event_destinations/{}/test", d.id), json!({}))
         .send(&app)

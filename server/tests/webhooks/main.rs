@@ -64,6 +64,18 @@ pub async fn hook(app: &TestApp, key: &str, url: &str, types: &[&str]) -> EventD
     destination
 }
 
+/// A receiver answering with `replies` (then 200s), and a destination of the first account's
+/// admin sending it `credential_created.v0`: the setup of most tests here.
+pub async fn subscribed(
+    app: &TestApp,
+    replies: &[receiver::Reply],
+) -> (receiver::Receiver, EventDestination) {
+    let receiver = receiver::Receiver::start(replies).await;
+    let url = receiver.url.clone();
+    let destination = hook(app, &app.admin_key, &url, &["credential_created.v0"]).await;
+    (receiver, destination)
+}
+
 /// The deliveries of a destination, as the admin of the first account sees them.
 pub async fn deliveries(app: &TestApp, destination_id: &str) -> EventDeliveryList {
     app.fetch(&format!("/event_destinations/{destination_id}/deliveries"))

@@ -76,6 +76,14 @@ pub struct Receiver {
     arrivals: tokio::sync::Mutex<mpsc::UnboundedReceiver<Received>>,
 }
 
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Receiver {
     /// A receiver answering the replies of `plan` in order, then 200s.
     pub async fn start(plan: &[Reply]) -> Receiver {

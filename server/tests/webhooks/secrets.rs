@@ -2,7 +2,7 @@
 //! a rotation both secrets sign, each verifiable on its own; PATCH of a destination.
 
 use crate::receiver::Receiver;
-use crate::{credential, hook, quick_app};
+use crate::{credential, hook, quick_app, subscribed};
 use serde_json::json;
 use std::time::Duration;
 use tunnel_core::resources::event_destination::{EventDestination, EventDestinationList};
@@ -74,14 +74,7 @@ async fn the_signing_secret_is_shown_only_by_create_and_rotate() {
 #[tokio::test]
 async fn after_a_rotation_both_secrets_sign_each_on_its_own() {
     let app = quick_app().await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[]).await;
     let old = d.signing_secret.unwrap();
     let rotated: EventDestination = app
         .post(
@@ -214,14 +207,7 @@ async fn a_destination_without_a_secret_gets_one_at_its_first_delivery() {
     config.database = tunnel_server::store::DatabaseUrl::SqliteFile(path.clone());
     config.webhooks.allow_private = true;
     let app = crate::started(config).await;
-    let receiver = Receiver::start(&[]).await;
-    let d = hook(
-        &app,
-        &app.admin_key,
-        &receiver.url,
-        &["credential_created.v0"],
-    )
-    .await;
+    let (receiver, d) = subscribed(&app, &[]).await;
     // As a database written before destinations had secrets: the column is empty. (The test
     // stands in for that older server, so it writes the database directly.)
     let old = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
