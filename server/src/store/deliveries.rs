@@ -7,8 +7,9 @@
 //! killed mid-send) is claimed again once the lease expires, or at the next start
 //! ([`Store::release_delivery_leases`]).
 
+use super::PageQuery;
 use super::event_destinations::DestinationRow;
-use super::records::{PageQuery, not_found};
+use super::records::not_found;
 use super::{Result, Store};
 use sqlx::Row as _;
 use tunnel_core::resources::event_destination::{DeliveryAttempt, DeliveryState, EventTarget};

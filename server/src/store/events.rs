@@ -1,19 +1,17 @@
 //! The audit log (docs/api/events.md): an event is written by [`Store::emit`] inside the write
 //! transaction of the change it records, together with one delivery per destination subscribed
 //! to its type, so a rolled-back change leaves neither and a committed one has both. The API
-//! layer says who caused the change ([`Cause`]) and how its rows look on the wire ([`Audit`]);
-//! the store decides when, in the transaction, the event is written.
+//! layer says who caused the change ([`Cause`]) and how its rows look on the wire
+//! (`records::Audit`); the store decides when, in the transaction, the event is written.
 //!
 //! Also: the events list with its filters (keyset pages on the `(account_id, id)` index, or on
 //! the index of the filtered column), and retention.
 
 use super::columns::to_json;
-use super::records::{PageQuery, Record};
-use super::{Result, Store, WriteTx};
+use super::{PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value};
 use sqlx::Row as _;
 use sqlx::sqlite::SqliteRow;
-use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::{Actor, ActorKind};
 
@@ -47,64 +45,8 @@ pub struct NewEvent {
     pub details: Map<String, Value>,
 }
 
-/// How a write to rows of `R` is recorded: who causes it, and the wire form of a row (which
-/// only the API layer knows: it has the base URL and the live sessions).
-pub struct Audit<'a, R> {
-    pub cause: &'a Cause,
-    wire: Box<dyn Fn(&R) -> Value + Send + Sync + 'a>,
-}
-
-impl<R> std::fmt::Debug for Audit<'_, R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Audit")
-            .field("cause", &self.cause)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a, R: Record> Audit<'a, R> {
-    pub fn new(cause: &'a Cause, wire: impl Fn(&R) -> Value + Send + Sync + 'a) -> Audit<'a, R> {
-        Audit {
-            cause,
-            wire: Box::new(wire),
-        }
-    }
-
-    /// The wire form of `row`.
-    pub fn wire(&self, row: &R) -> Value {
-        (self.wire)(row)
-    }
-
-    /// The event `<object>_<verb>.v0` about `row` as it is now.
-    pub fn event(&self, verb: &str, id: &str, row: &R) -> NewEvent {
-        NewEvent {
-            event_type: event_type(R::KIND, verb),
-            cause: self.cause.clone(),
-            object_id: id.to_owned(),
-            object: self.wire(row),
-            changed_fields: Vec::new(),
-            details: Map::new(),
-        }
-    }
-
-    /// The update of `before` into `after`, naming the wire fields that changed; `None` when
-    /// nothing did (a PATCH repeating the values changes nothing and records nothing).
-    pub fn updated(&self, verb: &str, id: &str, before: &R, after: &R) -> Option<NewEvent> {
-        let (before, after) = (self.wire(before), self.wire(after));
-        let changed = changed_fields(&before, &after);
-        (!changed.is_empty()).then(|| NewEvent {
-            event_type: event_type(R::KIND, verb),
-            cause: self.cause.clone(),
-            object_id: id.to_owned(),
-            object: after,
-            changed_fields: changed,
-            details: Map::new(),
-        })
-    }
-}
-
 /// The top-level fields whose values differ between two wire forms, in name order.
-fn changed_fields(before: &Value, after: &Value) -> Vec<String> {
+pub(super) fn changed_fields(before: &Value, after: &Value) -> Vec<String> {
     let (Value::Object(before), Value::Object(after)) = (before, after) else {
         return Vec::new();
     };

@@ -40,8 +40,8 @@ pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};
 pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};
 pub(crate) use events::unix_ms;
-pub use events::{Audit, Cause, EventFilter, EventRow, NewEvent};
-pub use records::{PageQuery, Record, UsedBy};
+pub use events::{Cause, EventFilter, EventRow, NewEvent};
+pub use records::{Audit, Record, UsedBy};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
 
@@ -66,6 +66,13 @@ const MIGRATIONS: &[(i64, &str)] = &[
 /// Log targets of the database library that are too chatty at `info` (every statement):
 /// `main` quiets them, without having to know which library the store uses.
 pub const QUIET_LOG_TARGETS: &str = "sqlx=warn";
+
+/// Parameters of one list page (parsed from the query by `crate::paging`).
+#[derive(Debug, Clone)]
+pub struct PageQuery {
+    pub limit: u32,
+    pub before_id: Option<String>,
+}
 
 /// Where the database lives, as given by `--database`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,19 +6,14 @@
 //! may reference it, its own columns) and keeps only what is its own: creation and update.
 
 use super::columns::{Value, to_json};
-use super::events::Audit;
-use super::{Error, Result, Store, WriteTx};
+use super::events::{Cause, NewEvent, changed_fields};
+use super::{Error, PageQuery, Result, Store, WriteTx};
+use serde_json::{Map, Value as Json};
 use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
 use std::future::Future;
+use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
-
-/// Parameters of one list page (parsed from the query by `crate::paging`).
-#[derive(Debug, Clone)]
-pub struct PageQuery {
-    pub limit: u32,
-    pub before_id: Option<String>,
-}
 
 /// What refuses the delete of a row: a statement counting the rows referencing it (one `?`: the
 /// id), and the words of the 409 (see [`Error::InUse`]).
@@ -54,6 +49,62 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
         rows: Vec<Self>,
     ) -> impl Future<Output = Result<Vec<Self>>> + Send {
         async move { Ok(rows) }
+    }
+}
+
+/// How a write to rows of `R` is recorded: who causes it, and the wire form of a row (which
+/// only the API layer knows: it has the base URL and the live sessions).
+pub struct Audit<'a, R> {
+    pub cause: &'a Cause,
+    wire: Box<dyn Fn(&R) -> Json + Send + Sync + 'a>,
+}
+
+impl<R> std::fmt::Debug for Audit<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit")
+            .field("cause", &self.cause)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, R: Record> Audit<'a, R> {
+    pub fn new(cause: &'a Cause, wire: impl Fn(&R) -> Json + Send + Sync + 'a) -> Audit<'a, R> {
+        Audit {
+            cause,
+            wire: Box::new(wire),
+        }
+    }
+
+    /// The wire form of `row`.
+    pub fn wire(&self, row: &R) -> Json {
+        (self.wire)(row)
+    }
+
+    /// The event `<object>_<verb>.v0` about `row` as it is now.
+    pub fn event(&self, verb: &str, id: &str, row: &R) -> NewEvent {
+        NewEvent {
+            event_type: event_type(R::KIND, verb),
+            cause: self.cause.clone(),
+            object_id: id.to_owned(),
+            object: self.wire(row),
+            changed_fields: Vec::new(),
+            details: Map::new(),
+        }
+    }
+
+    /// The update of `before` into `after`, naming the wire fields that changed; `None` when
+    /// nothing did (a PATCH repeating the values changes nothing and records nothing).
+    pub fn updated(&self, verb: &str, id: &str, before: &R, after: &R) -> Option<NewEvent> {
+        let (before, after) = (self.wire(before), self.wire(after));
+        let changed = changed_fields(&before, &after);
+        (!changed.is_empty()).then(|| NewEvent {
+            event_type: event_type(R::KIND, verb),
+            cause: self.cause.clone(),
+            object_id: id.to_owned(),
+            object: after,
+            changed_fields: changed,
+            details: Map::new(),
+        })
     }
 }
 
