@@ -56,6 +56,10 @@ pub fn Modal(
         if let Some(Some(el)) = opener.try_get_value()
             && el.is_connected()
         {
+            // Blurred first: the browser may have given it focus back already as the dialog
+            // closed, and `focus()` on the focused element does nothing, which left a text
+            // field focused but taking no typed text (Chromium) until it was clicked.
+            let _ = el.blur();
             let _ = el.focus();
         }
     });
