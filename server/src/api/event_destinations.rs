@@ -218,15 +218,18 @@ async fn deliveries(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<EventDeliveryList>>> {
     let page = paging::parse(query.as_deref(), IdKind::EventDelivery)?;
-    let mut rows = state
+    let rows = state
         .store
         .list_deliveries(&caller.account_id, &id, &page)
         .await?;
-    let more = rows.len() > page.limit as usize;
-    rows.truncate(page.limit as usize);
-    let items = rows.into_iter().map(delivery_wire).collect();
     let path = paths::event_destination_deliveries(&id);
-    Ok(Json(Page::new(&state, &path, &page, items, more)))
+    Ok(Json(Page::of_rows(
+        &state,
+        &path,
+        &page,
+        rows,
+        delivery_wire,
+    )))
 }
 
 fn delivery_wire(row: DeliveryRow) -> EventDelivery {

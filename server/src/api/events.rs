@@ -31,19 +31,17 @@ async fn list(
 ) -> ApiResult<Json<Page<EventList>>> {
     let page = paging::parse(query.as_deref(), IdKind::Event)?;
     let (filter, kept) = filter(query.as_deref())?;
-    let mut rows = state
+    let rows = state
         .store
         .list_events(&caller.account_id, &page, &filter)
         .await?;
-    let more = rows.len() > page.limit as usize;
-    rows.truncate(page.limit as usize);
-    let items = rows.into_iter().map(|row| wire(&state, row)).collect();
     // The page's own uri and the next page's keep the filters.
     let path = match kept.is_empty() {
         true => paths::EVENTS.to_owned(),
         false => format!("{}?{kept}", paths::EVENTS),
     };
-    Ok(Json(Page::new(&state, &path, &page, items, more)))
+    let shown = |row| wire(&state, row);
+    Ok(Json(Page::of_rows(&state, &path, &page, rows, shown)))
 }
 
 async fn read(

@@ -209,14 +209,12 @@ pub async fn list<R: Resource>(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<R::Page>>> {
     let page = paging::parse(query.as_deref(), <R::Row as Record>::KIND)?;
-    let mut rows = state
+    let rows = state
         .store
         .list::<R::Row>(&caller.account_id, &page)
         .await?;
-    let more = rows.len() > page.limit as usize;
-    rows.truncate(page.limit as usize);
-    let items = rows.into_iter().map(|row| R::wire(&state, row)).collect();
-    Ok(Json(Page::new(&state, R::PATH, &page, items, more)))
+    let wire = |row| R::wire(&state, row);
+    Ok(Json(Page::of_rows(&state, R::PATH, &page, rows, wire)))
 }
 
 /// One resource of the caller's account (404 otherwise).
@@ -275,6 +273,25 @@ impl<P: ListPage> Page<P> {
             items,
             next_page_uri,
         }
+    }
+
+    /// The page of the store's `rows` (the `limit + 1` a store list answers, so the last one
+    /// only says that more follow), each shown with `wire`.
+    pub fn of_rows<T>(
+        state: &AppState,
+        list_path: &str,
+        page: &PageQuery,
+        mut rows: Vec<T>,
+        wire: impl FnMut(T) -> P::Item,
+    ) -> Page<P>
+    where
+        P::Item: HasId,
+    {
+        let limit = page.limit as usize;
+        let more = rows.len() > limit;
+        rows.truncate(limit);
+        let items = rows.into_iter().map(wire).collect();
+        Page::new(state, list_path, page, items, more)
     }
 }
 
