@@ -13,7 +13,8 @@ use tunnel_core::version::Version;
 /// `--database`, shared by `serve` and the operator commands that open the same database.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseOption {
-    /// sqlite://<file> (created if missing) or sqlite::memory:.
+    /// sqlite://<file> (created if missing), sqlite::memory:, or
+    /// postgres://user:password@host:port/database (docs/database.md).
     #[arg(
         long,
         env = "TUNNEL_DATABASE",

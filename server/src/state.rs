@@ -6,7 +6,7 @@ use crate::agents::Registry;
 use crate::config::Config;
 use crate::keys::{KeyGenLimiter, KeyVault};
 use crate::secret::Secret;
-use crate::store::Store;
+use crate::store::{DatabaseUrl, Store};
 use crate::webhooks::client::Sender;
 use std::sync::Arc;
 
@@ -21,14 +21,36 @@ pub struct AppState {
     pub webhooks: Sender,
 }
 
+/// What is sealed with the server key to recognise it ([`Store::server_key_check`]).
+const KEY_CHECK: &[u8] = b"tunnel-server key check";
+const KEY_CHECK_CONTEXT: &str = "server_key_check";
+
 impl AppState {
     /// Opens the database (running migrations) and loads the server key.
     pub async fn open(config: Config) -> anyhow::Result<AppState> {
+        // On PostgreSQL there is no data directory to keep a key file in, and every server of
+        // the installation must seal with the same key: it is given, never made up.
+        anyhow::ensure!(
+            config.database.data_dir().is_some()
+                || config.database == DatabaseUrl::SqliteMemory
+                || config.server_key.is_some(),
+            "with PostgreSQL, give the server key with --server-key or TUNNEL_SERVER_KEY \
+             (64 hex digits, e.g. from `openssl rand -hex 32`; the same on every server of the \
+             installation, and kept safe: SSH CA private keys and webhook secrets are sealed with it)"
+        );
         let store = Store::open(&config.database).await?;
         let keys = KeyVault::load(
             config.server_key.as_ref().map(Secret::expose),
             config.database.data_dir().as_deref(),
         )?;
+        let check = store
+            .server_key_check(&keys.seal(KEY_CHECK, KEY_CHECK_CONTEXT)?)
+            .await?;
+        anyhow::ensure!(
+            keys.open(&check, KEY_CHECK_CONTEXT).ok().as_deref() == Some(KEY_CHECK),
+            "the server key is not the one this database was sealed with: start with the key \
+             it was created with (TUNNEL_SERVER_KEY, or server.key in the data directory)"
+        );
         let webhooks = Sender::new(config.webhooks.timeout, config.webhooks.allow_private)?;
         Ok(AppState {
             webhooks,

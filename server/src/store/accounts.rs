@@ -2,7 +2,7 @@
 
 use super::records::exists;
 use super::{Error, Result, Store, hash_secret, lookup_of, new_token};
-use sqlx::{Row as _, SqliteConnection};
+use sqlx::{AnyConnection, Row as _};
 use tunnel_core::ids::IdKind;
 
 /// Who an API key authenticates.
@@ -51,7 +51,7 @@ impl Store {
     /// A new account without principals; returns its id.
     async fn insert_account(&self, name: &str) -> Result<String> {
         let (id, created_at) = self.mint(IdKind::Account);
-        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)")
+        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(name)
             .bind(&created_at)
@@ -77,7 +77,7 @@ impl Store {
         admin: bool,
         bot: bool,
     ) -> Result<Option<NewPrincipal>> {
-        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = ?")
+        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = $1")
             .bind(account_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -114,7 +114,7 @@ impl Store {
             return Ok(false);
         }
         let account_id: Option<String> =
-            sqlx::query_scalar("SELECT id FROM accounts WHERE name = ? ORDER BY id LIMIT 1")
+            sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1")
                 .bind(DEFAULT_ACCOUNT_NAME)
                 .fetch_optional(&self.pool)
                 .await?;
@@ -128,7 +128,7 @@ impl Store {
             .insert_principal(&mut tx, IdKind::User, &account_id, true)
             .await?;
         // A key with the same lookup but another secret is replaced: the operator's env wins.
-        sqlx::query("DELETE FROM api_keys WHERE lookup = ?")
+        sqlx::query("DELETE FROM api_keys WHERE lookup = $1")
             .bind(lookup_of(api_key))
             .execute(&mut *tx)
             .await?;
@@ -141,14 +141,14 @@ impl Store {
     /// constant time).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
         let sql = "SELECT k.id, k.secret_hash, k.account_id, k.principal_id, p.is_admin
-             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = ?";
+             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = $1";
         let Some(row) = self.find_secret(sql, api_key).await? else {
             return Ok(None);
         };
         Ok(Some(ApiKeyOwner {
             account_id: row.try_get("account_id")?,
             principal_id: row.try_get("principal_id")?,
-            is_admin: row.try_get("is_admin")?,
+            is_admin: row.try_get::<i64, _>("is_admin")? != 0,
             api_key_id: row.try_get("id")?,
         }))
     }
@@ -163,18 +163,18 @@ impl Store {
     /// id.
     async fn insert_principal(
         &self,
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
         kind: IdKind,
         account_id: &str,
         admin: bool,
     ) -> Result<String> {
         let (id, created_at) = self.mint(kind);
         sqlx::query(
-            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(&id)
         .bind(account_id)
-        .bind(admin)
+        .bind(i64::from(admin))
         .bind(&created_at)
         .execute(conn)
         .await?;
@@ -185,14 +185,14 @@ impl Store {
 /// Stores the hash of `api_key` for `principal_id`, under the minted `(id, created_at)` of its
 /// record.
 async fn insert_api_key(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     (key_id, created_at): &(String, String),
     api_key: &str,
     principal_id: &str,
     account_id: &str,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO api_keys (id, lookup, secret_hash, principal_id, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO api_keys (id, lookup, secret_hash, principal_id, account_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(key_id)
     .bind(lookup_of(api_key))

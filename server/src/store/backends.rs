@@ -8,7 +8,7 @@ use super::columns::{Column, Json, Value, record};
 use super::records::UsedBy;
 use super::{Audit, Result, Store};
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use std::collections::BTreeMap;
 use tunnel_core::ids::IdKind;
 
@@ -18,7 +18,7 @@ record! {
         table: "tunnel_group_backends",
         kind: IdKind::TunnelGroupBackend,
         used_by: UsedBy {
-            count: "SELECT COUNT(*) FROM tls_edges WHERE backend_id = ?",
+            count: "SELECT COUNT(*) FROM tls_edges WHERE backend_id = $1",
             by: "the backend of a TLS edge; remove that backend module first",
         },
         columns: {
@@ -35,7 +35,7 @@ record! {
 struct Account;
 
 impl Column<String> for Account {
-    fn decode(row: &SqliteRow, name: &str) -> Result<String> {
+    fn decode(row: &AnyRow, name: &str) -> Result<String> {
         Ok(row.try_get(name)?)
     }
 

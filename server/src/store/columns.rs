@@ -5,7 +5,7 @@
 
 use super::Result;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 
 /// A value an `INSERT` or `UPDATE` writes.
 #[derive(Debug, Clone)]
@@ -17,7 +17,7 @@ pub enum Value {
 /// How a field of a row type (declared with [`record!`]) is read from its column and written to
 /// it.
 pub(super) trait Column<T> {
-    fn decode(row: &SqliteRow, name: &str) -> Result<T>;
+    fn decode(row: &AnyRow, name: &str) -> Result<T>;
     /// What the row's `INSERT` writes; `None` for what is set later or lives in another table.
     fn encode(value: &T) -> Option<Value>;
 }
@@ -27,7 +27,7 @@ pub(super) trait Column<T> {
 pub(super) struct Text;
 
 impl Column<String> for Text {
-    fn decode(row: &SqliteRow, name: &str) -> Result<String> {
+    fn decode(row: &AnyRow, name: &str) -> Result<String> {
         Ok(row.try_get(name)?)
     }
 
@@ -41,7 +41,7 @@ impl Column<String> for Text {
 pub(super) struct Joined;
 
 impl<T: Default> Column<T> for Joined {
-    fn decode(_: &SqliteRow, _: &str) -> Result<T> {
+    fn decode(_: &AnyRow, _: &str) -> Result<T> {
         Ok(T::default())
     }
 
@@ -55,7 +55,7 @@ impl<T: Default> Column<T> for Joined {
 pub(super) struct Json;
 
 impl<T: serde::Serialize + serde::de::DeserializeOwned> Column<T> for Json {
-    fn decode(row: &SqliteRow, name: &str) -> Result<T> {
+    fn decode(row: &AnyRow, name: &str) -> Result<T> {
         let text: String = row.try_get(name)?;
         serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
     }
@@ -114,7 +114,7 @@ macro_rules! record {
             const KIND: tunnel_core::ids::IdKind = $kind;
             $(const USED_BY: Option<$crate::store::records::UsedBy> = Some($used);)?
 
-            fn decode(row: &sqlx::sqlite::SqliteRow) -> $crate::store::Result<$name> {
+            fn decode(row: &sqlx::any::AnyRow) -> $crate::store::Result<$name> {
                 use $crate::store::columns::{Column, Text};
                 Ok($name {
                     id: Text::decode(row, "id")?,
@@ -144,7 +144,7 @@ macro_rules! record {
             }
 
             $(fn complete(
-                conn: &mut sqlx::SqliteConnection,
+                conn: &mut sqlx::AnyConnection,
                 rows: Vec<$name>,
             ) -> impl std::future::Future<Output = $crate::store::Result<Vec<$name>>> + Send {
                 $complete(conn, rows)

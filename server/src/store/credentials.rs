@@ -101,7 +101,7 @@ impl Store {
         if tunnel_core::ids::SecretToken::parse(token).is_none() {
             return Ok(None);
         }
-        let sql = "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = ?";
+        let sql = "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = $1";
         let Some(r) = self.find_secret(sql, token).await? else {
             return Ok(None);
         };
@@ -138,7 +138,7 @@ impl Store {
     /// [`IdGenerator`]: tunnel_core::ids::IdGenerator
     pub async fn seed_credentials(&self, account_id: &str, count: u64) -> Result<Option<Seeded>> {
         let owner: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM principals WHERE account_id = ? AND is_admin = 1 ORDER BY id LIMIT 1",
+            "SELECT id FROM principals WHERE account_id = $1 AND is_admin = 1 ORDER BY id LIMIT 1",
         )
         .bind(account_id)
         .fetch_optional(&self.pool)

@@ -60,11 +60,11 @@ impl Store {
     ) -> Result<Vec<ClaimedDelivery>> {
         let mut tx = self.write_tx().await?;
         let rows = sqlx::query(
-            "UPDATE event_deliveries SET lease_until = ?
+            "UPDATE event_deliveries SET lease_until = $1
              WHERE id IN (SELECT id FROM event_deliveries
-                 WHERE state = 'pending' AND next_attempt_at <= ?
-                   AND (lease_until IS NULL OR lease_until < ?)
-                 ORDER BY next_attempt_at LIMIT ?)
+                 WHERE state = 'pending' AND next_attempt_at <= $2
+                   AND (lease_until IS NULL OR lease_until < $3)
+                 ORDER BY next_attempt_at LIMIT $4)
              RETURNING id, account_id, event_id, destination_id, attempt_count",
         )
         .bind(lease_until_ms)
@@ -98,7 +98,8 @@ impl Store {
     /// delivery, or the end of its lease when later. `None` when nothing is pending.
     pub async fn next_delivery_due(&self) -> Result<Option<i64>> {
         Ok(sqlx::query_scalar(
-            "SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM event_deliveries
+            "SELECT MIN(CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END)
+             FROM event_deliveries
              WHERE state = 'pending'",
         )
         .fetch_one(&self.pool)
@@ -122,7 +123,7 @@ impl Store {
     /// Where a delivery goes: the destination's target.
     pub async fn destination_target(&self, account_id: &str, id: &str) -> Result<EventTarget> {
         let target: Option<String> = sqlx::query_scalar(
-            "SELECT target FROM event_destinations WHERE account_id = ? AND id = ?",
+            "SELECT target FROM event_destinations WHERE account_id = $1 AND id = $2",
         )
         .bind(account_id)
         .bind(id)
@@ -145,9 +146,12 @@ impl Store {
         // A crash between sending and recording sends the same attempt again: the later record
         // of the same number replaces the earlier.
         sqlx::query(
-            "INSERT OR REPLACE INTO event_delivery_attempts
+            "INSERT INTO event_delivery_attempts
                 (delivery_id, attempt, attempted_at, status_code, latency_ms, error, response_body)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (delivery_id, attempt) DO UPDATE SET attempted_at = excluded.attempted_at,
+                status_code = excluded.status_code, latency_ms = excluded.latency_ms,
+                error = excluded.error, response_body = excluded.response_body",
         )
         .bind(delivery_id)
         .bind(i64::from(attempt))
@@ -164,9 +168,9 @@ impl Store {
             AttemptOutcome::Failed => ("failed", None),
         };
         sqlx::query(
-            "UPDATE event_deliveries SET state = ?, attempt_count = ?, next_attempt_at = ?,
+            "UPDATE event_deliveries SET state = $1, attempt_count = $2, next_attempt_at = $3,
                 lease_until = NULL
-             WHERE id = ? AND state = 'pending'",
+             WHERE id = $4 AND state = 'pending'",
         )
         .bind(state)
         .bind(i64::from(attempt))
@@ -198,8 +202,8 @@ impl Store {
         let rows = sqlx::query(
             "SELECT d.id, d.event_id, e.type, d.created_at, d.state, d.next_attempt_at
              FROM event_deliveries d JOIN events e ON e.id = d.event_id
-             WHERE d.destination_id = ? AND d.account_id = ? AND d.id < ?
-             ORDER BY d.id DESC LIMIT ?",
+             WHERE d.destination_id = $1 AND d.account_id = $2 AND d.id < $3
+             ORDER BY d.id DESC LIMIT $4",
         )
         .bind(destination_id)
         .bind(account_id)
@@ -225,14 +229,19 @@ impl Store {
             });
         }
         let ids: Vec<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
-        let attempts = sqlx::query(
-            "SELECT * FROM event_delivery_attempts
-             WHERE delivery_id IN (SELECT value FROM json_each(?))
+        if ids.is_empty() {
+            return Ok(deliveries);
+        }
+        let sql = format!(
+            "SELECT * FROM event_delivery_attempts WHERE delivery_id IN ({})
              ORDER BY delivery_id, attempt DESC",
-        )
-        .bind(super::columns::to_json(&ids))
-        .fetch_all(&mut *conn)
-        .await?;
+            super::records::placeholders(1, ids.len())
+        );
+        let mut query = sqlx::query(&sql);
+        for id in ids {
+            query = query.bind(id);
+        }
+        let attempts = query.fetch_all(&mut *conn).await?;
         for row in &attempts {
             let delivery_id: String = row.try_get("delivery_id")?;
             let attempt = DeliveryAttempt {

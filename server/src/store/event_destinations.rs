@@ -16,7 +16,7 @@ record! {
         table: "event_destinations",
         kind: IdKind::EventDestination,
         used_by: UsedBy {
-            count: "SELECT COUNT(*) FROM event_subscription_destinations WHERE destination_id = ?",
+            count: "SELECT COUNT(*) FROM event_subscription_destinations WHERE destination_id = $1",
             by: "used by an event subscription; remove it from the subscription first",
         },
         columns: {
@@ -85,9 +85,9 @@ impl Store {
         // The right-hand sides see the row as it was: the old secret moves to `previous_*`.
         sqlx::query(
             "UPDATE event_destinations SET previous_secret_sealed = secret_sealed,
-                previous_secret_until = CASE WHEN secret_sealed IS NULL THEN NULL ELSE ? END,
-                secret_sealed = ?
-             WHERE account_id = ? AND id = ?",
+                previous_secret_until = CASE WHEN secret_sealed IS NULL THEN NULL ELSE $1 END,
+                secret_sealed = $2
+             WHERE account_id = $3 AND id = $4",
         )
         .bind(previous_until_ms)
         .bind(sealed)
@@ -106,7 +106,7 @@ impl Store {
         type Columns = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
         let found: Option<Columns> = sqlx::query_as(
             "SELECT secret_sealed, previous_secret_sealed, previous_secret_until
-             FROM event_destinations WHERE account_id = ? AND id = ?",
+             FROM event_destinations WHERE account_id = $1 AND id = $2",
         )
         .bind(account_id)
         .bind(id)
@@ -130,8 +130,8 @@ impl Store {
     ) -> Result<SealedSecrets> {
         let mut tx = self.write_tx().await?;
         sqlx::query(
-            "UPDATE event_destinations SET secret_sealed = ?
-             WHERE account_id = ? AND id = ? AND secret_sealed IS NULL",
+            "UPDATE event_destinations SET secret_sealed = $1
+             WHERE account_id = $2 AND id = $3 AND secret_sealed IS NULL",
         )
         .bind(sealed)
         .bind(account_id)

@@ -5,7 +5,7 @@ use super::columns::{Joined, Json, record};
 use super::event_destinations::DestinationRow;
 use super::records::{Changes, fetch, insert, require, update};
 use super::{Audit, Result, Store};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use tunnel_core::ids::IdKind;
 
 record! {
@@ -34,12 +34,12 @@ pub struct SubscriptionChanges {
 
 /// Fills in the destinations of decoded subscriptions, from their join table.
 async fn with_destinations(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     mut rows: Vec<SubscriptionRow>,
 ) -> Result<Vec<SubscriptionRow>> {
     for row in &mut rows {
         row.destination_ids = sqlx::query_scalar(
-            "SELECT destination_id FROM event_subscription_destinations WHERE subscription_id = ? ORDER BY position",
+            "SELECT destination_id FROM event_subscription_destinations WHERE subscription_id = $1 ORDER BY position",
         )
         .bind(&row.id)
         .fetch_all(&mut *conn)
@@ -51,19 +51,19 @@ async fn with_destinations(
 /// Replaces the destinations of a subscription, inside the caller's write transaction. Each id
 /// must be a destination of the account ([`require`]).
 async fn set_destinations(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     subscription_id: &str,
     ids: &[String],
 ) -> Result<()> {
-    sqlx::query("DELETE FROM event_subscription_destinations WHERE subscription_id = ?")
+    sqlx::query("DELETE FROM event_subscription_destinations WHERE subscription_id = $1")
         .bind(subscription_id)
         .execute(&mut *conn)
         .await?;
     for (position, id) in ids.iter().enumerate() {
         require::<DestinationRow>(conn, account_id, id, format!("destination_ids[{position}]"))
             .await?;
-        sqlx::query("INSERT INTO event_subscription_destinations (subscription_id, position, destination_id) VALUES (?, ?, ?)")
+        sqlx::query("INSERT INTO event_subscription_destinations (subscription_id, position, destination_id) VALUES ($1, $2, $3)")
             .bind(subscription_id)
             .bind(i64::try_from(position).unwrap_or(i64::MAX))
             .bind(id)

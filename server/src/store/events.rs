@@ -11,7 +11,7 @@ use super::columns::to_json;
 use super::{PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value};
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::{Actor, ActorKind};
 
@@ -97,7 +97,7 @@ impl Store {
         let actor = &event.cause.actor;
         sqlx::query(
             "INSERT INTO events (id, account_id, type, occurred_at, actor_type, actor_id, api_key_id, operation_id, object_id, object, changed_fields, details)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(&id)
         .bind(account_id)
@@ -113,22 +113,24 @@ impl Store {
         .bind(to_json(&event.details))
         .execute(&mut **tx)
         .await?;
-        let destinations: Vec<String> = sqlx::query_scalar(
+        let sql = format!(
             "SELECT DISTINCT d.destination_id FROM event_subscriptions s
              JOIN event_subscription_destinations d ON d.subscription_id = s.id
-             WHERE s.account_id = ? AND EXISTS (SELECT 1 FROM json_each(s.sources) WHERE value = ?)
+             WHERE s.account_id = $1 AND EXISTS (SELECT 1 FROM {} WHERE value = $2)
              ORDER BY d.destination_id",
-        )
-        .bind(account_id)
-        .bind(&event.event_type)
-        .fetch_all(&mut **tx)
-        .await?;
+            self.dialect.json_array_elements("s.sources")
+        );
+        let destinations: Vec<String> = sqlx::query_scalar(&sql)
+            .bind(account_id)
+            .bind(&event.event_type)
+            .fetch_all(&mut **tx)
+            .await?;
         let now_ms = unix_ms(time::OffsetDateTime::now_utc());
         for destination_id in destinations {
             let (delivery_id, created_at) = self.mint(IdKind::EventDelivery);
             sqlx::query(
                 "INSERT INTO event_deliveries (id, account_id, event_id, destination_id, created_at, state, attempt_count, next_attempt_at)
-                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
+                 VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6)",
             )
             .bind(delivery_id)
             .bind(account_id)
@@ -161,7 +163,7 @@ impl Store {
     ) -> Result<Vec<EventRow>> {
         // The time range is a range of ids (they start with their creation time, docs/ids.md),
         // so every filter is a range on one index: `(account_id, <column>, id)`.
-        let mut sql = String::from("SELECT * FROM events WHERE account_id = ?");
+        let mut sql = String::from("SELECT * FROM events WHERE account_id = $1");
         let mut binds: Vec<String> = vec![account_id.to_owned()];
         for (column, value) in [
             ("type", &filter.event_type),
@@ -169,13 +171,13 @@ impl Store {
             ("actor_id", &filter.actor_id),
         ] {
             if let Some(value) = value {
-                sql.push_str(&format!(" AND {column} = ?"));
                 binds.push(value.clone());
+                sql.push_str(&format!(" AND {column} = ${}", binds.len()));
             }
         }
         if let Some(after) = filter.after_ms {
-            sql.push_str(" AND id >= ?");
             binds.push(tunnel_core::ids::make_id(IdKind::Event, after, [0; 14]));
+            sql.push_str(&format!(" AND id >= ${}", binds.len()));
         }
         let upper = [
             filter
@@ -187,10 +189,10 @@ impl Store {
         .flatten()
         .min();
         if let Some(upper) = upper {
-            sql.push_str(" AND id < ?");
             binds.push(upper);
+            sql.push_str(&format!(" AND id < ${}", binds.len()));
         }
-        sql.push_str(" ORDER BY id DESC LIMIT ?");
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", binds.len() + 1));
         let mut query = sqlx::query(&sql);
         for value in binds {
             query = query.bind(value);
@@ -204,7 +206,7 @@ impl Store {
 
     /// The event `id` of the account.
     pub async fn get_event(&self, account_id: &str, id: &str) -> Result<EventRow> {
-        let found = sqlx::query("SELECT * FROM events WHERE account_id = ? AND id = ?")
+        let found = sqlx::query("SELECT * FROM events WHERE account_id = $1 AND id = $2")
             .bind(account_id)
             .bind(id)
             .fetch_optional(&self.pool)
@@ -224,7 +226,7 @@ impl Store {
     pub async fn prune_events(&self, before: time::OffsetDateTime, batch: u32) -> Result<u64> {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
-            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE occurred_at < ? LIMIT ?)",
+            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE occurred_at < $1 LIMIT $2)",
         )
         .bind(super::rfc3339(before))
         .bind(i64::from(batch))
@@ -244,7 +246,7 @@ fn actor_kind(kind: ActorKind) -> &'static str {
     }
 }
 
-fn decode_event(row: &SqliteRow) -> Result<EventRow> {
+fn decode_event(row: &AnyRow) -> Result<EventRow> {
     let json = |name: &str| -> Result<Value> {
         let text: String = row.try_get(name)?;
         serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())

@@ -1,10 +1,13 @@
 //! Storage: ALL the SQL of the server lives under this module, and nothing outside it knows
 //! which database is behind [`Store`].
 //!
-//! Today the backend is embedded SQLite (sqlx, WAL journal, foreign keys on). Handlers only see
-//! `Store` methods taking and returning plain Rust records, so PostgreSQL can be added later by
-//! giving `Store` a second pool kind here without touching a handler. Migrations are embedded in
-//! the binary (`server/migrations/`) and run at start by [`Store::open`].
+//! Two databases serve it (docs/database.md): embedded SQLite (WAL journal, foreign keys on) and a
+//! PostgreSQL server. The statements are written once, in the SQL both understand (numbered `$n`
+//! parameters, `ON CONFLICT`, `RETURNING`), and run through sqlx's `Any` driver; the few places
+//! where the two differ are named by [`Dialect`]. Handlers only see `Store` methods taking and
+//! returning plain Rust records. Each database has its own migrations, embedded in the binary
+//! (`server/migrations/<database>/`) with the same version numbers, run at start by
+//! [`Store::open`].
 //!
 //! The store also mints ids and timestamps, so every row's id sorts like its `created_at`.
 //!
@@ -48,20 +51,41 @@ pub use tls_edges::{NewModule, TlsEdgeRow};
 use anyhow::Context as _;
 use rand::RngCore as _;
 use sha2::{Digest as _, Sha256};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
-use sqlx::{Row as _, SqlitePool};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row as _};
 use std::path::PathBuf;
-use std::str::FromStr as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
 
-/// Migrations, in order. A migration is never edited once released: add a new one.
-const MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../../migrations/0001_initial.sql")),
-    (2, include_str!("../../migrations/0002_events.sql")),
+/// Migrations of each database, in order, with the same version numbers (version `n` brings
+/// both to the same schema). A migration is never edited once released: add a new one to both.
+const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../migrations/sqlite/0001_initial.sql")),
+    (2, include_str!("../../migrations/sqlite/0002_events.sql")),
+    (
+        3,
+        include_str!("../../migrations/sqlite/0003_server_key_check.sql"),
+    ),
 ];
+const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../migrations/postgres/0001_initial.sql"),
+    ),
+    (2, include_str!("../../migrations/postgres/0002_events.sql")),
+    (
+        3,
+        include_str!("../../migrations/postgres/0003_server_key_check.sql"),
+    ),
+];
+
+/// The keys of the PostgreSQL advisory locks the store takes: one for migrations (held by the
+/// server migrating, so several servers starting at once migrate one after the other) and one
+/// for write transactions (see [`Store::write_tx`]). Arbitrary constants, fixed forever.
+const MIGRATION_LOCK: i64 = 0x7475_6e6e_656c_0001;
+const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 
 /// Log targets of the database library that are too chatty at `info` (every statement):
 /// `main` quiets them, without having to know which library the store uses.
@@ -75,12 +99,40 @@ pub struct PageQuery {
 }
 
 /// Where the database lives, as given by `--database`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum DatabaseUrl {
     /// A private in-memory SQLite database (tests).
     SqliteMemory,
     /// A SQLite file.
     SqliteFile(PathBuf),
+    /// A PostgreSQL database: its `postgres://` URL, which may hold a password.
+    Postgres(String),
+}
+
+/// Never prints a password: a PostgreSQL URL shows as `postgres://user:***@host:port/db`.
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+/// Which SQL a database speaks where the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
+    fn json_array_elements(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json_each({column})"),
+            Dialect::Postgres => {
+                format!("jsonb_array_elements_text({column}::jsonb) AS elements(value)")
+            }
+        }
+    }
 }
 
 impl DatabaseUrl {
@@ -97,17 +149,43 @@ impl DatabaseUrl {
             return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            anyhow::bail!("PostgreSQL is not supported by this build yet; use sqlite://<file>");
+            let parsed = url::Url::parse(url).map_err(|e| {
+                anyhow::anyhow!("the database URL `{}` is not a URL: {e}", redact(url))
+            })?;
+            anyhow::ensure!(
+                parsed.host_str().is_some_and(|h| !h.is_empty()),
+                "the database URL `{}` names no host",
+                redact(url)
+            );
+            return Ok(DatabaseUrl::Postgres(url.to_owned()));
         }
         anyhow::bail!(
-            "`{url}` is not a database URL; use sqlite://data/tunnel.db or sqlite::memory:"
+            "`{}` is not a database URL; use sqlite://data/tunnel.db, sqlite::memory: or \
+             postgres://user:password@host:port/database",
+            redact(url)
         )
+    }
+
+    /// The URL as it may be shown: a password is replaced by `***`.
+    pub fn redacted(&self) -> String {
+        match self {
+            DatabaseUrl::SqliteMemory => "sqlite::memory:".into(),
+            DatabaseUrl::SqliteFile(path) => format!("sqlite://{}", path.display()),
+            DatabaseUrl::Postgres(url) => redact(url),
+        }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            DatabaseUrl::Postgres(_) => Dialect::Postgres,
+            _ => Dialect::Sqlite,
+        }
     }
 
     /// The directory holding the database file (and the server key), if any.
     pub fn data_dir(&self) -> Option<PathBuf> {
         match self {
-            DatabaseUrl::SqliteMemory => None,
+            DatabaseUrl::SqliteMemory | DatabaseUrl::Postgres(_) => None,
             DatabaseUrl::SqliteFile(path) => Some(
                 path.parent()
                     .map(PathBuf::from)
@@ -118,10 +196,24 @@ impl DatabaseUrl {
     }
 }
 
+/// `url` with its password, if any, replaced by `***` (for errors and logs).
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        // Not a URL: show only its scheme, it may be a password typed in the wrong place.
+        Err(_) => format!("{}…", url.split(':').next().unwrap_or_default()),
+    }
+}
+
 /// The handle on the database, cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    dialect: Dialect,
     ids: Arc<Mutex<IdGenerator>>,
     /// Woken by every commit that queued a webhook delivery ([`WriteTx::commit`]).
     deliveries_queued: Arc<Notify>,
@@ -131,7 +223,7 @@ pub struct Store {
 /// (`store::events`). Dereferences to the connection, so statements run in it.
 #[derive(Debug)]
 pub(crate) struct WriteTx {
-    inner: sqlx::Transaction<'static, sqlx::Sqlite>,
+    inner: sqlx::Transaction<'static, sqlx::Any>,
     /// Whether a delivery was queued: the commit then wakes the delivery workers.
     queued: bool,
     wake: Arc<Notify>,
@@ -150,14 +242,14 @@ impl WriteTx {
 }
 
 impl std::ops::Deref for WriteTx {
-    type Target = sqlx::SqliteConnection;
-    fn deref(&self) -> &sqlx::SqliteConnection {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &sqlx::AnyConnection {
         &self.inner
     }
 }
 
 impl std::ops::DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
+    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
         &mut self.inner
     }
 }
@@ -165,17 +257,17 @@ impl std::ops::DerefMut for WriteTx {
 impl Store {
     /// Opens (creating if needed) the database and runs pending migrations.
     pub async fn open(url: &DatabaseUrl) -> anyhow::Result<Store> {
+        sqlx::any::install_default_drivers();
         let pool = match url {
             DatabaseUrl::SqliteMemory => {
                 // One connection that never expires: each in-memory connection is its own
                 // database, and closing it would drop the data.
-                let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-                SqlitePoolOptions::new()
+                AnyPoolOptions::new()
                     .max_connections(1)
                     .min_connections(1)
                     .idle_timeout(None)
                     .max_lifetime(None)
-                    .connect_with(options)
+                    .connect("sqlite::memory:")
                     .await?
             }
             DatabaseUrl::SqliteFile(path) => {
@@ -184,21 +276,33 @@ impl Store {
                         format!("cannot create the data directory {}", dir.display())
                     })?;
                 }
-                let options = SqliteConnectOptions::new()
-                    .filename(path)
-                    .create_if_missing(true)
-                    .journal_mode(SqliteJournalMode::Wal)
-                    .foreign_keys(true)
-                    .busy_timeout(Duration::from_secs(5));
-                SqlitePoolOptions::new()
+                // sqlx's SQLite connections have foreign keys on and a 5 s busy timeout by
+                // default; `mode=rwc` creates the file. The WAL journal is a property of the
+                // file, set once below.
+                let options = format!("sqlite://{}?mode=rwc", path.display());
+                AnyPoolOptions::new()
                     .max_connections(8)
-                    .connect_with(options)
+                    .connect(&options)
                     .await
                     .with_context(|| format!("cannot open the database {}", path.display()))?
             }
+            DatabaseUrl::Postgres(database) => AnyPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(database)
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot connect to the database {}: {e}", url.redacted())
+                })?,
         };
+        if let DatabaseUrl::SqliteFile(_) = url {
+            sqlx::raw_sql("PRAGMA journal_mode = WAL")
+                .execute(&pool)
+                .await?;
+        }
         let store = Store {
             pool,
+            dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             deliveries_queued: Arc::new(Notify::new()),
         };
@@ -206,22 +310,57 @@ impl Store {
         Ok(store)
     }
 
+    /// Which SQL the database speaks.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Applies the migrations the database lacks, each in its own transaction with its
+    /// version row. On PostgreSQL the whole run holds an advisory lock on one connection, so
+    /// servers started together migrate one after the other and the later ones find nothing
+    /// left to do; SQLite's write lock (`BEGIN IMMEDIATE`) does the same per migration.
     async fn migrate(&self) -> Result<()> {
+        let mut conn = self.pool.acquire().await?;
+        let migrations = match self.dialect {
+            Dialect::Sqlite => SQLITE_MIGRATIONS,
+            Dialect::Postgres => {
+                sqlx::query("SELECT pg_advisory_lock($1)")
+                    .bind(MIGRATION_LOCK)
+                    .execute(&mut *conn)
+                    .await?;
+                POSTGRES_MIGRATIONS
+            }
+        };
+        let applied = self.apply_migrations(&mut conn, migrations).await;
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SELECT pg_advisory_unlock($1)")
+                .bind(MIGRATION_LOCK)
+                .execute(&mut *conn)
+                .await?;
+        }
+        applied
+    }
+
+    async fn apply_migrations(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        migrations: &[(i64, &str)],
+    ) -> Result<()> {
         sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)",
         )
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await?;
-        for (version, sql) in MIGRATIONS {
-            let mut tx = self.write_tx().await?;
+        for (version, sql) in migrations {
+            let mut tx = self.begin_write(conn).await?;
             let done: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
+                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = $1")
                     .bind(version)
                     .fetch_optional(&mut *tx)
                     .await?;
             if done.is_none() {
                 sqlx::raw_sql(sql).execute(&mut *tx).await?;
-                sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)")
+                sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
                     .bind(version)
                     .bind(now_rfc3339())
                     .execute(&mut *tx)
@@ -233,15 +372,80 @@ impl Store {
         Ok(())
     }
 
-    /// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
-    /// read-then-write transactions wait for each other (busy timeout) instead of one failing
-    /// with "database is locked" when it upgrades its read lock.
+    /// The value sealed with the server key that the database keeps to recognise it: the one
+    /// already stored, or `sealed` stored now when there is none (the first start wins when
+    /// several start at once).
+    pub async fn server_key_check(&self, sealed: &[u8]) -> Result<Vec<u8>> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO server_key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(sealed)
+        .execute(&mut *tx)
+        .await?;
+        let stored: Vec<u8> =
+            sqlx::query_scalar("SELECT sealed FROM server_key_check WHERE id = 1")
+                .fetch_one(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(stored)
+    }
+
+    /// The schema version of the database: the last migration applied.
+    pub async fn schema_version(&self) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM schema_migrations")
+                .fetch_one(&self.pool)
+                .await?
+                .unwrap_or(0),
+        )
+    }
+
+    /// A write transaction. Writes are serialised, on both databases, so a transaction that
+    /// reads and then writes (a reference check, a read-modify-write) sees no other write
+    /// between the two:
+    /// - SQLite: `BEGIN IMMEDIATE` takes the write lock up front, so two such transactions wait
+    ///   for each other (busy timeout) instead of one failing with "database is locked" when it
+    ///   upgrades its read lock.
+    /// - PostgreSQL: a transaction-scoped advisory lock taken first. Statements of a READ
+    ///   COMMITTED transaction each see what was committed before them, so once the lock is
+    ///   held the transaction reads the latest writes, as on SQLite. Readers never wait.
     async fn write_tx(&self) -> Result<WriteTx> {
+        let mut inner = match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        };
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(WRITE_LOCK)
+                .execute(&mut *inner)
+                .await?;
+        }
         Ok(WriteTx {
-            inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            inner,
             queued: false,
             wake: self.deliveries_queued.clone(),
         })
+    }
+
+    /// A write transaction on `conn` (the migrations' connection), serialised like
+    /// [`Store::write_tx`].
+    async fn begin_write<'c>(
+        &self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> Result<sqlx::Transaction<'c, sqlx::Any>> {
+        use sqlx::Connection as _;
+        let mut tx = match self.dialect {
+            Dialect::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => conn.begin().await?,
+        };
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(WRITE_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
     }
 
     /// Notified after each commit that queued a webhook delivery: what the delivery workers
@@ -308,7 +512,7 @@ pub(crate) fn lookup_of(token: &str) -> String {
 impl Store {
     /// The row `sql` (one `?`: the lookup of the presented secret) finds for a presented secret,
     /// if its `secret_hash` column matches the secret: the hashes are compared in constant time.
-    async fn find_secret(&self, sql: &str, presented: &str) -> Result<Option<SqliteRow>> {
+    async fn find_secret(&self, sql: &str, presented: &str) -> Result<Option<AnyRow>> {
         use subtle::ConstantTimeEq as _;
         let found = sqlx::query(sql)
             .bind(lookup_of(presented))
@@ -318,5 +522,34 @@ impl Store {
         let stored: Vec<u8> = row.try_get("secret_hash")?;
         let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
         Ok(matches.then_some(row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls_parse_and_never_show_a_password() {
+        let url = DatabaseUrl::parse("postgres://tunnel:s3cret@db.example:5432/tunnel").unwrap();
+        assert_eq!(url.dialect(), Dialect::Postgres);
+        assert_eq!(url.data_dir(), None);
+        let shown = format!("{url:?} {}", url.redacted());
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(
+            shown.contains("postgres://tunnel:***@db.example:5432/tunnel"),
+            "{shown}"
+        );
+        let error = DatabaseUrl::parse("mysql://root:s3cret@h/db").unwrap_err();
+        assert!(!error.to_string().contains("s3cret"), "{error}");
+        assert!(DatabaseUrl::parse("postgres:///tunnel").is_err());
+        assert_eq!(
+            DatabaseUrl::parse("sqlite://data/t.db").unwrap(),
+            DatabaseUrl::SqliteFile("data/t.db".into())
+        );
+        assert_eq!(
+            DatabaseUrl::parse("sqlite::memory:").unwrap().dialect(),
+            Dialect::Sqlite
+        );
     }
 }

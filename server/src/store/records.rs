@@ -9,8 +9,8 @@ use super::columns::{Value, to_json};
 use super::events::{Cause, NewEvent, changed_fields};
 use super::{Error, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value as Json};
-use sqlx::SqliteConnection;
-use sqlx::sqlite::SqliteRow;
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 use std::future::Future;
 use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
@@ -34,7 +34,7 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     const USED_BY: Option<UsedBy> = None;
 
     /// The row of a `SELECT *` of the table.
-    fn decode(row: &SqliteRow) -> Result<Self>;
+    fn decode(row: &AnyRow) -> Result<Self>;
 
     /// The row's id.
     fn id(&self) -> &str;
@@ -45,7 +45,7 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// Completes decoded rows with what other tables hold for them (a subscription's
     /// destinations). Most tables hold everything in their own row.
     fn complete(
-        _conn: &mut SqliteConnection,
+        _conn: &mut AnyConnection,
         rows: Vec<Self>,
     ) -> impl Future<Output = Result<Vec<Self>>> + Send {
         async move { Ok(rows) }
@@ -121,9 +121,11 @@ impl Store {
         let table = R::TABLE;
         let sql = match page.before_id {
             Some(_) => format!(
-                "SELECT * FROM {table} WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?"
+                "SELECT * FROM {table} WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
             ),
-            None => format!("SELECT * FROM {table} WHERE account_id = ? ORDER BY id DESC LIMIT ?"),
+            None => {
+                format!("SELECT * FROM {table} WHERE account_id = $1 ORDER BY id DESC LIMIT $2")
+            }
         };
         let mut query = sqlx::query(&sql).bind(account_id);
         if let Some(before_id) = page.before_id.as_deref() {
@@ -167,7 +169,7 @@ impl Store {
                 });
             }
         }
-        let sql = format!("DELETE FROM {} WHERE account_id = ? AND id = ?", R::TABLE);
+        let sql = format!("DELETE FROM {} WHERE account_id = $1 AND id = $2", R::TABLE);
         sqlx::query(&sql)
             .bind(account_id)
             .bind(id)
@@ -249,11 +251,14 @@ impl Store {
 
 /// The row `id` of the account, read in `conn` ([`Error::NotFound`] otherwise).
 pub(super) async fn fetch<R: Record>(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     id: &str,
 ) -> Result<R> {
-    let sql = format!("SELECT * FROM {} WHERE account_id = ? AND id = ?", R::TABLE);
+    let sql = format!(
+        "SELECT * FROM {} WHERE account_id = $1 AND id = $2",
+        R::TABLE
+    );
     let found = sqlx::query(&sql)
         .bind(account_id)
         .bind(id)
@@ -273,12 +278,12 @@ pub(super) fn not_found<R: Record>(id: &str) -> Error {
 
 /// Whether `table` (a constant, never input) has the row `id` in the account.
 pub(super) async fn exists(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     table: &'static str,
     account_id: &str,
     id: &str,
 ) -> Result<bool> {
-    let sql = format!("SELECT id FROM {table} WHERE account_id = ? AND id = ?");
+    let sql = format!("SELECT id FROM {table} WHERE account_id = $1 AND id = $2");
     let found: Option<String> = sqlx::query_scalar(&sql)
         .bind(account_id)
         .bind(id)
@@ -291,7 +296,7 @@ pub(super) async fn exists(
 /// [`Error::Missing`] otherwise. Called inside the write's transaction, so a concurrent delete
 /// is a 400 on the field, never a foreign-key failure (500).
 pub(super) async fn require<R: Record>(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     id: &str,
     field: String,
@@ -309,7 +314,7 @@ pub(super) async fn require<R: Record>(
 /// Stores `row` in the account, in `conn` (a pooled connection or the caller's transaction),
 /// with `extra` columns that are not fields of the row (such as a secret's hash).
 pub(super) async fn insert<R: Record>(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     row: &R,
     extra: Vec<(&'static str, Value)>,
@@ -321,7 +326,7 @@ pub(super) async fn insert<R: Record>(
         .collect();
     let table = R::TABLE;
     let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-    let marks = vec!["?"; names.len()].join(", ");
+    let marks = placeholders(1, names.len());
     let sql = format!(
         "INSERT INTO {table} ({}) VALUES ({marks})",
         names.join(", ")
@@ -365,19 +370,23 @@ impl Changes {
 /// Applies `changes` to the row `id` of the account, in `conn` (a pooled connection or the
 /// caller's transaction). Returns the number of rows changed (0: no such row).
 pub(super) async fn update<R: Record>(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     id: &str,
     Changes(columns): Changes,
 ) -> Result<u64> {
     let sets: Vec<String> = columns
         .iter()
-        .map(|(name, _)| format!("{name} = COALESCE(?, {name})"))
+        .enumerate()
+        .map(|(i, (name, _))| format!("{name} = COALESCE(${}, {name})", i + 1))
         .collect();
+    let n = columns.len();
     let sql = format!(
-        "UPDATE {} SET {} WHERE account_id = ? AND id = ?",
+        "UPDATE {} SET {} WHERE account_id = ${} AND id = ${}",
         R::TABLE,
-        sets.join(", ")
+        sets.join(", "),
+        n + 1,
+        n + 2
     );
     let mut query = sqlx::query(&sql);
     for (_, value) in columns {
@@ -389,4 +398,13 @@ pub(super) async fn update<R: Record>(
     }
     let done = query.bind(account_id).bind(id).execute(conn).await?;
     Ok(done.rows_affected())
+}
+
+/// `$first, $first+1, …`: `n` numbered parameters (the one placeholder style both databases
+/// read).
+pub(super) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -44,7 +44,7 @@ impl Store {
     /// rather than `#[cfg(test)]`, which `server/tests/` cannot see, and the way a future signing
     /// operation gets its key.
     pub async fn ssh_ca_sealed_key(&self, account_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
-        Ok(sqlx::query_scalar("SELECT private_key_sealed FROM ssh_certificate_authorities WHERE account_id = ? AND id = ?")
+        Ok(sqlx::query_scalar("SELECT private_key_sealed FROM ssh_certificate_authorities WHERE account_id = $1 AND id = $2")
             .bind(account_id)
             .bind(id)
             .fetch_optional(&self.pool)

@@ -4,9 +4,9 @@ use super::backends::BackendRow;
 use super::columns::{Column, Json, Value, record};
 use super::records::{fetch, insert, require};
 use super::{Audit, Result, Store};
+use sqlx::AnyConnection;
 use sqlx::Row as _;
-use sqlx::SqliteConnection;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use tunnel_core::ids::IdKind;
 
 record! {
@@ -29,10 +29,11 @@ record! {
 struct BackendModule;
 
 impl Column<Option<(String, bool)>> for BackendModule {
-    fn decode(row: &SqliteRow, _: &str) -> Result<Option<(String, bool)>> {
+    fn decode(row: &AnyRow, _: &str) -> Result<Option<(String, bool)>> {
         let backend_id: Option<String> = row.try_get("backend_id")?;
-        let enabled: Option<bool> = row.try_get("backend_enabled")?;
-        Ok(backend_id.map(|id| (id, enabled.unwrap_or(true))))
+        // An integer column on every database (0 or 1), so one decoding serves them all.
+        let enabled: Option<i64> = row.try_get("backend_enabled")?;
+        Ok(backend_id.map(|id| (id, enabled.is_none_or(|e| e != 0))))
     }
 
     fn encode(_: &Option<(String, bool)>) -> Option<Value> {
@@ -118,16 +119,16 @@ impl Store {
 
 /// Writes the backend module columns of the edge `edge_id`; the number of rows changed.
 async fn set_module(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     account_id: &str,
     edge_id: &str,
     module: Option<(&str, bool)>,
 ) -> Result<u64> {
     let done = sqlx::query(
-        "UPDATE tls_edges SET backend_id = ?, backend_enabled = ? WHERE account_id = ? AND id = ?",
+        "UPDATE tls_edges SET backend_id = $1, backend_enabled = $2 WHERE account_id = $3 AND id = $4",
     )
     .bind(module.map(|m| m.0))
-    .bind(module.map(|m| m.1))
+    .bind(module.map(|m| i64::from(m.1)))
     .bind(account_id)
     .bind(edge_id)
     .execute(conn)
