@@ -63,10 +63,10 @@ pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow
         }
         return Ok(());
     }
-    if !store.has_accounts().await? {
-        let created = store
-            .create_account(crate::store::DEFAULT_ACCOUNT_NAME)
-            .await?;
+    if let Some(created) = store
+        .create_first_account(crate::store::DEFAULT_ACCOUNT_NAME)
+        .await?
+    {
         // Printed once, on purpose, to stdout (not through the logger): the operator needs it.
         println!(
             "\n==================== tunnel-server first start ====================\n\
@@ -104,6 +104,40 @@ async fn shutdown_signal() {
 
 async fn open(database: &str) -> anyhow::Result<Store> {
     Store::open(&DatabaseUrl::parse(database)?).await
+}
+
+/// `migrate --from URL --to URL`: `{"from","to","moved":{table: rows},"total"}` (the URLs
+/// without their passwords).
+pub async fn migrate(from: &str, to: &str) -> anyhow::Result<serde_json::Value> {
+    let (from, to) = (DatabaseUrl::parse(from)?, DatabaseUrl::parse(to)?);
+    anyhow::ensure!(from != to, "--from and --to name the same database");
+    anyhow::ensure!(
+        to != DatabaseUrl::SqliteMemory && from != DatabaseUrl::SqliteMemory,
+        "an in-memory database cannot be moved from or to"
+    );
+    let source = Store::open(&from).await?;
+    let target = Store::open(&to).await?;
+    let moved = source.copy_into(&target).await;
+    source.close().await;
+    target.close().await;
+    let moved = moved?;
+    let total: u64 = moved.iter().map(|(_, n)| n).sum();
+    let key_note = match from.data_dir() {
+        Some(dir) => format!(
+            "start the server on the new database with the same server key: \
+             TUNNEL_SERVER_KEY=$(cat {})",
+            dir.join(crate::keys::SERVER_KEY_FILE).display()
+        ),
+        None => "start the server on the new database with the same server key".to_owned(),
+    };
+    tracing::info!(total, from = %from.redacted(), to = %to.redacted(), "moved the installation");
+    Ok(json!({
+        "from": from.redacted(),
+        "to": to.redacted(),
+        "moved": moved.into_iter().map(|(t, n)| (t.to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "total": total,
+        "next": key_note,
+    }))
 }
 
 /// `account create [--name N]`: `{"account_id","user_id","api_key"}`.

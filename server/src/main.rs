@@ -28,6 +28,16 @@ enum Command {
     /// Manage users and bots.
     #[command(subcommand)]
     User(UserCommand),
+    /// Move an installation to another database (e.g. from SQLite to PostgreSQL): copies
+    /// every row into an empty database; prints what it moved.
+    Migrate {
+        /// The database moved from (left unchanged).
+        #[arg(long)]
+        from: String,
+        /// The empty database moved to (its schema is created).
+        #[arg(long)]
+        to: String,
+    },
     /// Developer commands (benchmarks); not part of the stable command line.
     #[command(subcommand, hide = true)]
     Dev(DevCommand),
@@ -117,6 +127,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             bot,
             database,
         }) => cli::user_create(&database.database, &account, admin, bot).await?,
+        Command::Migrate { from, to } => cli::migrate(&from, &to).await?,
         Command::Dev(DevCommand::SeedCredentials {
             account,
             count,

@@ -1,7 +1,7 @@
 //! Accounts, principals (users and bots) and their API keys.
 
 use super::records::exists;
-use super::{Error, Result, Store, hash_secret, lookup_of, new_token};
+use super::{Result, Store, hash_secret, lookup_of, new_token};
 use sqlx::{AnyConnection, Row as _};
 use tunnel_core::ids::IdKind;
 
@@ -39,23 +39,56 @@ pub const DEFAULT_ACCOUNT_NAME: &str = "default";
 impl Store {
     /// A new account with one admin user and its API key.
     pub async fn create_account(&self, name: &str) -> Result<NewPrincipal> {
-        let account_id = self.insert_account(name).await?;
-        self.create_principal(&account_id, true, false)
-            .await?
-            .ok_or(Error::NotFound {
-                kind: IdKind::Account,
-                id: account_id,
-            })
+        let mut tx = self.write_tx().await?;
+        let created = self.insert_account_with_admin(&mut tx, name).await?;
+        tx.commit().await?;
+        Ok(created)
     }
 
-    /// A new account without principals; returns its id.
-    async fn insert_account(&self, name: &str) -> Result<String> {
+    /// The first account, with its admin, when the database has none yet; `None` when it has
+    /// one. The check and the writes share a write transaction, so of several servers starting
+    /// at once on one empty database, exactly one creates it.
+    pub async fn create_first_account(&self, name: &str) -> Result<Option<NewPrincipal>> {
+        let mut tx = self.write_tx().await?;
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts")
+            .fetch_one(&mut *tx)
+            .await?;
+        if n > 0 {
+            return Ok(None);
+        }
+        let created = self.insert_account_with_admin(&mut tx, name).await?;
+        tx.commit().await?;
+        Ok(Some(created))
+    }
+
+    /// A new account and its first admin user with an API key, in `tx`.
+    async fn insert_account_with_admin(
+        &self,
+        tx: &mut AnyConnection,
+        name: &str,
+    ) -> Result<NewPrincipal> {
+        let account_id = self.insert_account(tx, name).await?;
+        let key = self.mint(IdKind::ApiKey);
+        let api_key = new_token(&key.0).expose();
+        let principal_id = self
+            .insert_principal(tx, IdKind::User, &account_id, true)
+            .await?;
+        insert_api_key(tx, &key, &api_key, &principal_id, &account_id).await?;
+        Ok(NewPrincipal {
+            account_id,
+            principal_id,
+            api_key,
+        })
+    }
+
+    /// A new account without principals, in `conn`; returns its id.
+    async fn insert_account(&self, conn: &mut AnyConnection, name: &str) -> Result<String> {
         let (id, created_at) = self.mint(IdKind::Account);
         sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(name)
             .bind(&created_at)
-            .execute(&self.pool)
+            .execute(conn)
             .await?;
         Ok(id)
     }
@@ -77,17 +110,17 @@ impl Store {
         admin: bool,
         bot: bool,
     ) -> Result<Option<NewPrincipal>> {
-        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = $1")
+        let mut tx = self.write_tx().await?;
+        let found: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = $1")
             .bind(account_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        if exists.is_none() {
+        if found.is_none() {
             return Ok(None);
         }
         let key = self.mint(IdKind::ApiKey);
         let api_key = new_token(&key.0).expose();
         let kind = if bot { IdKind::Bot } else { IdKind::User };
-        let mut tx = self.write_tx().await?;
         let principal_id = self
             .insert_principal(&mut tx, kind, account_id, admin)
             .await?;
@@ -100,30 +133,32 @@ impl Store {
         }))
     }
 
-    pub async fn has_accounts(&self) -> Result<bool> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts")
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(n > 0)
-    }
-
     /// Makes sure an admin of the default account holds exactly `api_key` (docs/accounts.md,
     /// `TUNNEL_BOOTSTRAP_API_KEY`). Returns `true` when something was created.
     pub async fn ensure_bootstrap_key(&self, api_key: &str) -> Result<bool> {
         if self.authenticate_api_key(api_key).await?.is_some() {
             return Ok(false);
         }
+        // Checked again, with the default account, inside the write transaction: of several
+        // servers starting at once with the same key, one installs it and the others find it.
+        let mut tx = self.write_tx().await?;
+        if self
+            .authenticate_api_key_in(&mut tx, api_key)
+            .await?
+            .is_some()
+        {
+            return Ok(false);
+        }
         let account_id: Option<String> =
             sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1")
                 .bind(DEFAULT_ACCOUNT_NAME)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *tx)
                 .await?;
         let account_id = match account_id {
             Some(id) => id,
-            None => self.insert_account(DEFAULT_ACCOUNT_NAME).await?,
+            None => self.insert_account(&mut tx, DEFAULT_ACCOUNT_NAME).await?,
         };
         let key = self.mint(IdKind::ApiKey);
-        let mut tx = self.write_tx().await?;
         let principal_id = self
             .insert_principal(&mut tx, IdKind::User, &account_id, true)
             .await?;
@@ -140,9 +175,19 @@ impl Store {
     /// The owner of a presented API key, or `None` when it is unknown (hash compared in
     /// constant time).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
+        self.authenticate_api_key_in(&mut *self.pool.acquire().await?, api_key)
+            .await
+    }
+
+    /// [`Store::authenticate_api_key`] in `conn` (a transaction's, to see its own writes).
+    async fn authenticate_api_key_in(
+        &self,
+        conn: &mut AnyConnection,
+        api_key: &str,
+    ) -> Result<Option<ApiKeyOwner>> {
         let sql = "SELECT k.id, k.secret_hash, k.account_id, k.principal_id, p.is_admin
              FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.lookup = $1";
-        let Some(row) = self.find_secret(sql, api_key).await? else {
+        let Some(row) = super::find_secret(conn, sql, api_key).await? else {
             return Ok(None);
         };
         Ok(Some(ApiKeyOwner {

@@ -102,7 +102,8 @@ impl Store {
             return Ok(None);
         }
         let sql = "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = $1";
-        let Some(r) = self.find_secret(sql, token).await? else {
+        let mut conn = self.pool.acquire().await?;
+        let Some(r) = super::find_secret(&mut conn, sql, token).await? else {
             return Ok(None);
         };
         Ok(Some(AuthtokenCredential {

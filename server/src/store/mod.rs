@@ -32,6 +32,7 @@ mod events;
 mod records;
 mod ssh_cas;
 mod tls_edges;
+mod transfer;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
 pub use backends::BackendRow;
@@ -509,20 +510,23 @@ pub(crate) fn lookup_of(token: &str) -> String {
     }
 }
 
-impl Store {
-    /// The row `sql` (one `?`: the lookup of the presented secret) finds for a presented secret,
-    /// if its `secret_hash` column matches the secret: the hashes are compared in constant time.
-    async fn find_secret(&self, sql: &str, presented: &str) -> Result<Option<AnyRow>> {
-        use subtle::ConstantTimeEq as _;
-        let found = sqlx::query(sql)
-            .bind(lookup_of(presented))
-            .fetch_optional(&self.pool)
-            .await?;
-        let Some(row) = found else { return Ok(None) };
-        let stored: Vec<u8> = row.try_get("secret_hash")?;
-        let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
-        Ok(matches.then_some(row))
-    }
+/// The row `sql` (one parameter, `$1`: the lookup of the presented secret) finds in `conn` for
+/// a presented secret, if its `secret_hash` column matches the secret: the hashes are compared
+/// in constant time.
+async fn find_secret(
+    conn: &mut sqlx::AnyConnection,
+    sql: &str,
+    presented: &str,
+) -> Result<Option<AnyRow>> {
+    use subtle::ConstantTimeEq as _;
+    let found = sqlx::query(sql)
+        .bind(lookup_of(presented))
+        .fetch_optional(conn)
+        .await?;
+    let Some(row) = found else { return Ok(None) };
+    let stored: Vec<u8> = row.try_get("secret_hash")?;
+    let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
+    Ok(matches.then_some(row))
 }
 
 #[cfg(test)]

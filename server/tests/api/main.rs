@@ -26,6 +26,7 @@ mod tunnel_sessions;
 
 // Cross-cutting subjects.
 mod accounts;
+mod concurrency;
 mod errors;
 mod limits;
 mod links;

@@ -1,0 +1,364 @@
+//! Moving an installation from one database to another (`tunnel-server migrate`,
+//! docs/database.md): every table of the schema copied row for row — ids, secret hashes, sealed
+//! keys and secrets, events and deliveries exactly as stored — in one transaction on the target,
+//! read from one consistent snapshot of the source.
+//!
+//! The tables are listed here with their columns and kinds, in an order where every row's
+//! references are copied before it. [`Store::copy_into`] checks that list against both
+//! databases first, so a table or column added by a later migration but not here stops the move
+//! instead of being left behind.
+
+use super::{Dialect, Result, Store};
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
+
+/// How a column's values are read and written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Int,
+    Bytes,
+}
+
+use Kind::{Bytes, Int, Text};
+
+/// A table: its name, what orders its rows, and its columns.
+type Table = (&'static str, &'static str, &'static [(&'static str, Kind)]);
+
+/// Every table of the schema (but `schema_migrations`, which each database keeps for itself),
+/// parents first, each with the column that orders its rows and its columns.
+const TABLES: &[Table] = &[
+    (
+        "accounts",
+        "id",
+        &[("id", Text), ("name", Text), ("created_at", Text)],
+    ),
+    (
+        "principals",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("is_admin", Int),
+            ("created_at", Text),
+        ],
+    ),
+    (
+        "api_keys",
+        "id",
+        &[
+            ("id", Text),
+            ("lookup", Text),
+            ("secret_hash", Bytes),
+            ("principal_id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+        ],
+    ),
+    (
+        "credentials",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("lookup", Text),
+            ("secret_hash", Bytes),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("acl", Text),
+            ("owner_id", Text),
+        ],
+    ),
+    (
+        "ssh_certificate_authorities",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("key_type", Text),
+            ("public_key", Text),
+            ("private_key_sealed", Bytes),
+        ],
+    ),
+    (
+        "tunnel_group_backends",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("labels", Text),
+        ],
+    ),
+    (
+        "tls_edges",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("hostports", Text),
+            ("backend_id", Text),
+            ("backend_enabled", Int),
+        ],
+    ),
+    (
+        "event_destinations",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("format", Text),
+            ("target", Text),
+            ("secret_sealed", Bytes),
+            ("previous_secret_sealed", Bytes),
+            ("previous_secret_until", Int),
+        ],
+    ),
+    (
+        "event_subscriptions",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("created_at", Text),
+            ("description", Text),
+            ("metadata", Text),
+            ("sources", Text),
+        ],
+    ),
+    (
+        "event_subscription_destinations",
+        "subscription_id, position",
+        &[
+            ("subscription_id", Text),
+            ("position", Int),
+            ("destination_id", Text),
+        ],
+    ),
+    (
+        "events",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("type", Text),
+            ("occurred_at", Text),
+            ("actor_type", Text),
+            ("actor_id", Text),
+            ("api_key_id", Text),
+            ("operation_id", Text),
+            ("object_id", Text),
+            ("object", Text),
+            ("changed_fields", Text),
+            ("details", Text),
+        ],
+    ),
+    (
+        "event_deliveries",
+        "id",
+        &[
+            ("id", Text),
+            ("account_id", Text),
+            ("event_id", Text),
+            ("destination_id", Text),
+            ("created_at", Text),
+            ("state", Text),
+            ("attempt_count", Int),
+            ("next_attempt_at", Int),
+            ("lease_until", Int),
+        ],
+    ),
+    (
+        "event_delivery_attempts",
+        "delivery_id, attempt",
+        &[
+            ("delivery_id", Text),
+            ("attempt", Int),
+            ("attempted_at", Text),
+            ("status_code", Int),
+            ("latency_ms", Int),
+            ("error", Text),
+            ("response_body", Text),
+        ],
+    ),
+    ("server_key_check", "id", &[("id", Int), ("sealed", Bytes)]),
+];
+
+/// Rows per `INSERT` (well under both databases' limits on parameters per statement).
+const ROWS_PER_INSERT: usize = 200;
+
+/// One value of a column, as read from the source.
+#[derive(Debug)]
+enum Cell {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Bytes(Option<Vec<u8>>),
+}
+
+impl Store {
+    /// Copies every row of this database into `target`, which must hold no row yet (its schema
+    /// is made by its own migrations, so both are at this build's version). All or nothing:
+    /// the target's copy commits once, after every row is in and every count matches. Returns
+    /// each table with the number of rows moved.
+    pub async fn copy_into(&self, target: &Store) -> anyhow::Result<Vec<(&'static str, u64)>> {
+        for store in [self, target] {
+            store.check_tables().await?;
+        }
+        anyhow::ensure!(
+            self.schema_version().await? == target.schema_version().await?,
+            "the two databases are at different schema versions"
+        );
+        for (table, _, _) in TABLES {
+            let count = target.count(table).await?;
+            // The key check is written by a server's first start; any other row means data.
+            if count > 0 && *table != "server_key_check" {
+                anyhow::bail!(
+                    "the target database is not empty ({table} has {count} rows): moving into \
+                     an installation in use would mix two of them; give a new, empty database"
+                );
+            }
+        }
+        // One snapshot of the source: what a server still writing adds meanwhile is either
+        // wholly in it or not at all.
+        let mut source = self.pool.begin().await?;
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                .execute(&mut *source)
+                .await?;
+        }
+        let mut tx = target.write_tx().await?;
+        sqlx::query("DELETE FROM server_key_check")
+            .execute(&mut *tx)
+            .await?;
+        let mut moved = Vec::new();
+        for (table, order, columns) in TABLES {
+            let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+            let select = format!("SELECT {} FROM {table} ORDER BY {order}", names.join(", "));
+            let rows = sqlx::query(&select).fetch_all(&mut *source).await?;
+            for chunk in rows.chunks(ROWS_PER_INSERT) {
+                insert_rows(&mut tx, table, columns, chunk).await?;
+            }
+            let copied = rows.len() as u64;
+            let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+                .fetch_one(&mut *tx)
+                .await?;
+            anyhow::ensure!(
+                count == copied as i64,
+                "{table}: {copied} rows read but {count} in the target; nothing was moved"
+            );
+            moved.push((*table, copied));
+        }
+        tx.commit().await?;
+        source.rollback().await?;
+        Ok(moved)
+    }
+
+    /// The number of rows of `table` (a constant of [`TABLES`]).
+    async fn count(&self, table: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Fails unless the database's tables and their columns are exactly those of [`TABLES`].
+    async fn check_tables(&self) -> anyhow::Result<()> {
+        let sql = match self.dialect {
+            Dialect::Sqlite => {
+                "SELECT m.name AS table_name, p.name AS column_name
+                 FROM sqlite_master m JOIN pragma_table_info(m.name) p
+                 WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+            }
+            Dialect::Postgres => {
+                "SELECT table_name::text AS table_name, column_name::text AS column_name
+                 FROM information_schema.columns WHERE table_schema = current_schema()"
+            }
+        };
+        let rows = sqlx::query(sql).fetch_all(&self.pool).await?;
+        let mut found: Vec<(String, String)> = rows
+            .iter()
+            .map(|row: &AnyRow| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect::<Result<_>>()?;
+        found.retain(|(table, _)| table != "schema_migrations");
+        found.sort();
+        let mut known: Vec<(String, String)> = TABLES
+            .iter()
+            .flat_map(|(table, _, columns)| {
+                columns
+                    .iter()
+                    .map(|(column, _)| ((*table).to_owned(), (*column).to_owned()))
+            })
+            .collect();
+        known.sort();
+        if found != known {
+            let missing: Vec<String> = found
+                .iter()
+                .filter(|c| !known.contains(c))
+                .map(|(t, c)| format!("{t}.{c}"))
+                .collect();
+            anyhow::bail!(
+                "this build does not know how to move {}; nothing was moved",
+                if missing.is_empty() {
+                    "a database of another schema".to_owned()
+                } else {
+                    missing.join(", ")
+                }
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One multi-row `INSERT` of `rows` into `table`.
+async fn insert_rows(
+    conn: &mut sqlx::AnyConnection,
+    table: &str,
+    columns: &[(&str, Kind)],
+    rows: &[AnyRow],
+) -> anyhow::Result<()> {
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let tuples: Vec<String> = (0..rows.len())
+        .map(|r| {
+            format!(
+                "({})",
+                super::records::placeholders(r * names.len() + 1, names.len())
+            )
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO {table} ({}) VALUES {}",
+        names.join(", "),
+        tuples.join(", ")
+    );
+    let mut cells = Vec::with_capacity(rows.len() * columns.len());
+    for row in rows {
+        for (name, kind) in columns {
+            cells.push(match kind {
+                Text => Cell::Text(row.try_get(*name)?),
+                Int => Cell::Int(row.try_get(*name)?),
+                Bytes => Cell::Bytes(row.try_get(*name)?),
+            });
+        }
+    }
+    let mut query = sqlx::query(&sql);
+    for cell in cells {
+        query = match cell {
+            Cell::Text(v) => query.bind(v),
+            Cell::Int(v) => query.bind(v),
+            Cell::Bytes(v) => query.bind(v),
+        };
+    }
+    query.execute(conn).await?;
+    Ok(())
+}
