@@ -25,6 +25,13 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
+        /// The database (`sqlite://…` or `postgres://user:password@host:port/db`).
+        #[arg(
+            long,
+            env = "TUNNEL_DATABASE",
+            default_value = "sqlite://data/tunnel.db"
+        )]
+        database: String,
     },
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
@@ -38,7 +45,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Test => test::run(),
-        Command::Run { listen } => run::run(&listen),
+        Command::Run { listen, database } => run::run(&listen, &database),
         Command::Bench { args } => bench::run(&args),
     };
     if let Err(err) = result {

@@ -1,16 +1,19 @@
 //! `cargo xtask run`: builds the console with trunk (release) and starts `tunnel-server` on it,
-//! with SQLite in `data/`, printing the URL to open.
+//! with SQLite in `data/` or the PostgreSQL database given by `--database`, printing the URL to
+//! open. On PostgreSQL the server needs its key given: without `TUNNEL_SERVER_KEY`, the one in
+//! `data/server.key` is used (made on first use), so a local server keeps its key across runs.
 
 use crate::shell::{cmd, done, exec, root, step};
 use crate::tools::ensure_build_tools;
 use anyhow::{Context, Result};
+use std::os::unix::fs::OpenOptionsExt as _;
 
 /// `trunk build --release` into `dist/`.
 pub fn build_console() -> Result<()> {
     exec(cmd("trunk", &["build", "--release"]))
 }
 
-pub fn run(listen: &str) -> Result<()> {
+pub fn run(listen: &str, database: &str) -> Result<()> {
     ensure_build_tools()?;
     let timer = step("console release build (trunk)");
     build_console()?;
@@ -32,13 +35,43 @@ pub fn run(listen: &str) -> Result<()> {
             "--listen",
             listen,
             "--database",
-            "sqlite://data/tunnel.db",
+            database,
             "--console-dir",
             "dist",
         ],
     );
+    let postgres = database.starts_with("postgres://") || database.starts_with("postgresql://");
+    if postgres && std::env::var_os("TUNNEL_SERVER_KEY").is_none() {
+        command.env("TUNNEL_SERVER_KEY", local_server_key(&data)?);
+    }
     if std::env::var_os("RUST_LOG").is_none() {
         command.env("RUST_LOG", "info");
     }
     exec(command)
+}
+
+/// The key in `data/server.key`, made (64 random hex digits, mode 0600) when missing.
+fn local_server_key(data: &std::path::Path) -> Result<String> {
+    use std::io::{Read as _, Write as _};
+    let path = data.join("server.key");
+    if let Ok(key) = std::fs::read_to_string(&path) {
+        return Ok(key.trim().to_owned());
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom")?;
+    let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(key.as_bytes())?;
+    println!(
+        "    made the server key {} (keep it with the database)",
+        path.display()
+    );
+    Ok(key)
 }
