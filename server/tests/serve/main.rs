@@ -9,6 +9,7 @@ mod common;
 
 mod official_client;
 mod persistence;
+mod postgres;
 mod processes;
 mod socket;
 

@@ -1,0 +1,311 @@
+//! What only PostgreSQL has, on a real PostgreSQL server (the run's shared cluster when
+//! `TUNNEL_TEST_POSTGRES` names one, else a cluster of the test's own, stopped when it ends):
+//! several servers starting at once on one empty database, the operator commands on it, and
+//! `migrate` moving an installation from SQLite to PostgreSQL and back without loss
+//! (docs/database.md).
+
+use crate::common::process::{http, listen_addr, server_bin, stop};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tunnel_testkit::postgres::{Cluster, fresh_database, query, shared_cluster};
+
+/// The server key the tests give on PostgreSQL (required there).
+const KEY: &str = "5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e";
+const BOOTSTRAP: &str = "postgres-test-bootstrap-key-0123456789";
+const PUBLIC_URL: &str = "http://tunnel.test/api";
+
+/// A PostgreSQL server for one test: the run's shared cluster, or one of its own (kept alive
+/// by the returned guard).
+fn postgres() -> (Option<Cluster>, String) {
+    match shared_cluster() {
+        Some(admin) => (None, admin),
+        None => {
+            let cluster = Cluster::start().expect("start PostgreSQL");
+            let admin = cluster.admin_url();
+            (Some(cluster), admin)
+        }
+    }
+}
+
+/// `tunnel-server <args>` to completion (killed after a minute, e.g. a `serve` that should
+/// have refused to start): (success, stdout, stderr).
+fn run(args: &[&str], key: Option<&str>) -> (bool, String, String) {
+    let mut command = server_bin();
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(key) = key {
+        command.env("TUNNEL_SERVER_KEY", key);
+    }
+    let mut child = command.spawn().expect("run tunnel-server");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("wait for tunnel-server");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `serve` on `database` with the bootstrap key and a fixed public URL (so `uri`s do not
+/// depend on the port), `key` as its server key when given.
+fn serve(database: &str, key: Option<&str>) -> (std::process::Child, SocketAddr) {
+    let mut command = server_bin();
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database",
+            database,
+            "--public-url",
+            PUBLIC_URL,
+        ])
+        .env("TUNNEL_BOOTSTRAP_API_KEY", BOOTSTRAP)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(key) = key {
+        command.env("TUNNEL_SERVER_KEY", key);
+    }
+    let mut child = command.spawn().expect("start the server");
+    let addr = listen_addr(&mut child);
+    (child, addr)
+}
+
+/// An API call as the bootstrap admin: (status, JSON body).
+fn api(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let auth = format!("Bearer {BOOTSTRAP}");
+    let (status, _, text) = http(
+        addr,
+        method,
+        &format!("/api{path}"),
+        &[
+            ("Authorization", &auth),
+            ("Service-Version", "2"),
+            ("Content-Type", "application/json"),
+        ],
+        body,
+    );
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn created(addr: SocketAddr, path: &str, body: &str) -> Value {
+    let (status, json) = api(addr, "POST", path, body);
+    assert_eq!(status, 201, "POST {path}: {json}");
+    json
+}
+
+/// Everything the API shows of the installation, each list whole.
+fn everything(addr: SocketAddr) -> Vec<(String, Value)> {
+    [
+        "/credentials?limit=100",
+        "/ssh_certificate_authorities?limit=100",
+        "/backends/tunnel_group?limit=100",
+        "/edges/tls?limit=100",
+        "/event_destinations?limit=100",
+        "/event_subscriptions?limit=100",
+        "/events?limit=100",
+    ]
+    .into_iter()
+    .map(|path| {
+        let (status, json) = api(addr, "GET", path, "");
+        assert_eq!(status, 200, "GET {path}: {json}");
+        (path.to_owned(), json)
+    })
+    .collect()
+}
+
+#[test]
+fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
+    let (_cluster, admin) = postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+
+    // An installation on SQLite with one of everything (the server key made in the data dir).
+    let (server, addr) = serve(&sqlite, None);
+    let credential = created(
+        addr,
+        "/credentials",
+        r#"{"description":"laptop","acl":["bind:*.example.com"]}"#,
+    );
+    created(
+        addr,
+        "/ssh_certificate_authorities",
+        r#"{"private_key_type":"ed25519"}"#,
+    );
+    let backend = created(addr, "/backends/tunnel_group", r#"{"labels":{"app":"web"}}"#);
+    let edge = created(addr, "/edges/tls", r#"{"hostports":["a.example.com:443"]}"#);
+    let (status, _) = api(
+        addr,
+        "PUT",
+        &format!("/edges/tls/{}/backend", edge["id"].as_str().unwrap()),
+        &format!(r#"{{"backend_id":"{}"}}"#, backend["id"].as_str().unwrap()),
+    );
+    assert_eq!(status, 200);
+    let destination = created(
+        addr,
+        "/event_destinations",
+        r#"{"target":{"webhook":{"url":"https://hooks.example.com/in"}}}"#,
+    );
+    created(
+        addr,
+        "/event_subscriptions",
+        &format!(
+            r#"{{"sources":[{{"type":"credential_updated.v0"}}],"destination_ids":["{}"]}}"#,
+            destination["id"].as_str().unwrap()
+        ),
+    );
+    // A delivery queued for the subscription (to a host that does not answer: it stays
+    // pending, with its attempts, which move too).
+    let (status, _) = api(
+        addr,
+        "PATCH",
+        &format!("/credentials/{}", credential["id"].as_str().unwrap()),
+        r#"{"metadata":"moved"}"#,
+    );
+    assert_eq!(status, 200);
+    let before = everything(addr);
+    stop(server);
+
+    // SQLite → PostgreSQL.
+    let postgres = fresh_database(&admin).unwrap();
+    let (ok, stdout, stderr) = run(&["migrate", "--from", &sqlite, "--to", &postgres], None);
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["moved"]["credentials"], 1, "{report}");
+    assert_eq!(report["moved"]["tls_edges"], 1, "{report}");
+    assert_eq!(report["moved"]["event_subscription_destinations"], 1);
+    assert!(report["moved"]["events"].as_u64().unwrap() >= 7, "{report}");
+    assert_eq!(report["moved"]["event_deliveries"], 1, "{report}");
+    let password = admin
+        .split_once("://tunnel:")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .map(|(password, _)| password.to_owned())
+        .unwrap();
+    assert!(
+        !stdout.contains(&password) && !stderr.contains(&password),
+        "a password was printed"
+    );
+    assert!(report["to"].as_str().unwrap().contains(":***@"), "{report}");
+
+    // The same installation on PostgreSQL, with the same server key (the key check passes).
+    let key = std::fs::read_to_string(dir.path().join("server.key")).unwrap();
+    let (server, addr) = serve(&postgres, Some(key.trim()));
+    assert_eq!(everything(addr), before, "the installation changed on PostgreSQL");
+    stop(server);
+
+    // A target already holding an installation is refused, and nothing is written.
+    let (ok, _, stderr) = run(&["migrate", "--from", &sqlite, "--to", &postgres], None);
+    assert!(!ok);
+    assert!(stderr.contains("not empty"), "{stderr}");
+
+    // And back to a new SQLite file: still the same.
+    let back_dir = tempfile::tempdir().unwrap();
+    let back = format!("sqlite://{}", back_dir.path().join("tunnel.db").display());
+    let (ok, _, stderr) = run(&["migrate", "--from", &postgres, "--to", &back], None);
+    assert!(ok, "{stderr}");
+    let (server, addr) = serve(&back, Some(key.trim()));
+    assert_eq!(everything(addr), before, "the installation changed on the way back");
+    stop(server);
+}
+
+#[test]
+fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_account() {
+    let (_cluster, admin) = postgres();
+    let database = fresh_database(&admin).unwrap();
+    let servers: Vec<_> = (0..3)
+        .map(|_| {
+            let mut command = server_bin();
+            command
+                .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+                .env("TUNNEL_SERVER_KEY", KEY)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            command.spawn().unwrap()
+        })
+        .collect();
+    let mut banners = 0;
+    for mut server in servers {
+        let addr = listen_addr(&mut server);
+        let (status, _, _) = http(addr, "GET", "/api/credentials", &[], "");
+        assert_eq!(status, 401, "every server serves");
+        server.kill().unwrap();
+        let out = server.wait_with_output().unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("first start") {
+            banners += 1;
+        }
+    }
+    assert_eq!(banners, 1, "exactly one server made the first account");
+    let versions = query(&database, "SELECT version FROM schema_migrations ORDER BY version").unwrap();
+    let versions: Vec<&str> = versions.lines().collect();
+    assert_eq!(versions, ["1", "2", "3"], "each migration applied once");
+    let (ok, stdout, stderr) = run(&["account", "list", "--database", &database], None);
+    assert!(ok, "{stderr}");
+    let accounts: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(accounts.len(), 1, "{stdout}");
+}
+
+#[test]
+fn operator_commands_and_the_server_key_rules_on_postgres() {
+    let (_cluster, admin) = postgres();
+    let database = fresh_database(&admin).unwrap();
+
+    let (ok, stdout, stderr) = run(&["account", "create", "--name", "team", "--database", &database], None);
+    assert!(ok, "{stderr}");
+    let account: Value = serde_json::from_str(&stdout).unwrap();
+    let account_id = account["account_id"].as_str().unwrap();
+    let (ok, stdout, stderr) = run(
+        &["user", "create", "--account", account_id, "--bot", "--database", &database],
+        None,
+    );
+    assert!(ok, "{stderr}");
+    let bot: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(bot["user_id"].as_str().unwrap().starts_with("bot_"), "{bot}");
+    let (ok, stdout, _) = run(&["account", "list", "--database", &database], None);
+    assert!(ok);
+    assert!(stdout.contains("\"team\""), "{stdout}");
+
+    // The API key made by the CLI works against a server on the same database.
+    let mut command = server_bin();
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+        .env("TUNNEL_SERVER_KEY", KEY)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut server = command.spawn().unwrap();
+    let addr = listen_addr(&mut server);
+    let auth = format!("Bearer {}", bot["api_key"].as_str().unwrap());
+    let (status, _, body) = http(
+        addr,
+        "GET",
+        "/api/credentials",
+        &[("Authorization", &auth), ("Service-Version", "2")],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    stop(server);
+
+    // No key on PostgreSQL: refused, saying what to do. Another key: refused too.
+    let serve_args = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
+    let (ok, _, stderr) = run(&serve_args, None);
+    assert!(!ok);
+    assert!(stderr.contains("TUNNEL_SERVER_KEY"), "{stderr}");
+    let other = "00".repeat(32);
+    let (ok, _, stderr) = run(&serve_args, Some(&other));
+    assert!(!ok);
+    assert!(stderr.contains("not the one this database was sealed with"), "{stderr}");
+
+    // A wrong password: a clear error, without the password.
+    let wrong = database.replacen("://tunnel:", "://tunnel:wrong-secret-", 1);
+    let (ok, _, stderr) = run(&["account", "list", "--database", &wrong], None);
+    assert!(!ok);
+    assert!(stderr.contains("password authentication failed"), "{stderr}");
+    assert!(!stderr.contains("wrong-secret-"), "{stderr}");
+}
