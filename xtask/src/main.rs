@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's developer commands. `test` is what CI runs; `run` starts the
 //! console and server locally. Both install the toolchain pieces they need first (see `tools`).
+//! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 
 mod bench;
 mod run;
@@ -26,6 +27,9 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
+    /// Start a throwaway PostgreSQL cluster for the tests and print its TUNNEL_TEST_POSTGRES;
+    /// Enter stops it.
+    Postgres,
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
         /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling` or `--load-seconds 2`).
@@ -40,6 +44,7 @@ fn main() {
         Command::Test => test::run(),
         Command::Run { listen } => run::run(&listen),
         Command::Bench { args } => bench::run(&args),
+        Command::Postgres => test::hold_cluster(),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");

@@ -7,7 +7,8 @@
 //! a list of crates), the contract suites again on a real PostgreSQL (one cluster started from
 //! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
 //! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
-//! Chromium. The testing layers: `docs/testing.md`.
+//! Chromium. The testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`])
+//! starts the PostgreSQL pass's cluster alone, for running a suite on it by hand.
 
 use crate::shell::TestCount;
 use crate::shell::{cmd, done, exec, exec_tests, step};
@@ -139,4 +140,21 @@ fn postgres_pass() -> Result<TestCount> {
     }
     cluster.stop()?;
     Ok(count)
+}
+
+/// `cargo xtask postgres`: the cluster of the PostgreSQL pass, held open until Enter is pressed
+/// (then stopped and deleted), so a developer can run one suite on it from another shell.
+pub fn hold_cluster() -> Result<()> {
+    ensure_postgres()?;
+    let cluster = Cluster::start().context("starting a PostgreSQL cluster")?;
+    println!(
+        "\nPostgreSQL {} on 127.0.0.1:{}. In another shell:\n\n    export {TEST_POSTGRES_ENV}='{}'\n    cargo test -p tunnel-server --test api\n\nPress Enter to stop it.",
+        cluster.binaries().version,
+        cluster.port(),
+        cluster.admin_url()
+    );
+    let mut line = String::new();
+    // End of input (no terminal) stops it too.
+    std::io::stdin().read_line(&mut line)?;
+    cluster.stop()
 }
