@@ -134,7 +134,7 @@ impl RunAs {
         Ok(())
     }
 
-    /// A server program of `bin`, as this account, in `cwd`, with no `PG*` variable of the
+    /// `program` (a server program) as this account, in `cwd`, with no `PG*` variable of the
     /// caller's environment (they would point it at another cluster).
     fn command(&self, program: PathBuf, cwd: &Path) -> Command {
         let mut command = Command::new(program);
@@ -166,14 +166,24 @@ fn random_hex(n: usize) -> Result<String> {
 
 /// A running PostgreSQL cluster of its own, in a temporary directory, listening on
 /// 127.0.0.1 only; stopped and deleted on drop.
-#[derive(Debug)]
 pub struct Cluster {
-    // Dropped by hand in `Drop` (stop, then the directory): the fields are only held here.
+    // Options so that `Drop` can stop the server before the directory goes, in that order.
     process: Option<ProcessGuard>,
     dir: Option<tempfile::TempDir>,
     port: u16,
     password: String,
     binaries: Binaries,
+}
+
+/// Without the password (a `Cluster` may end up in a failed test's output).
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("port", &self.port)
+            .field("dir", &self.dir.as_ref().map(|d| d.path()))
+            .field("binaries", &self.binaries)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Cluster {
@@ -618,6 +628,19 @@ mod tests {
             "the server still listens on {port}"
         );
         assert!(!dir.exists(), "{} was left behind", dir.display());
+    }
+
+    #[test]
+    fn a_panicking_test_stops_its_cluster() {
+        let port = std::thread::spawn(|| {
+            let cluster = Cluster::start().unwrap();
+            std::panic::panic_any(cluster.port());
+        })
+        .join()
+        .unwrap_err();
+        let port = *port.downcast::<u16>().unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        assert!(TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_err());
     }
 
     #[test]
