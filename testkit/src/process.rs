@@ -22,7 +22,7 @@ pub fn free_port() -> Result<u16> {
     Ok(free_addr()?.port())
 }
 
-/// `tunnel-server serve` (the binary at `bin`) on `addr` with the SQLite `database`, logging
+/// `tunnel-server serve` (the binary at `bin`) on `addr` with `database` (its URL), logging
 /// only warnings, its stdout (the first start's banner) discarded: how the end-to-end tests and
 /// the benchmarks start the real server. Callers add the console directory and the rest.
 pub fn serve_command(bin: &std::path::Path, addr: SocketAddr, database: &str) -> Command {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use tunnel_testkit::browser::Chromedriver;
+use tunnel_testkit::postgres::test_database;
 use tunnel_testkit::process::serve_command;
 pub use tunnel_testkit::process::{ProcessGuard, free_port};
 
@@ -38,6 +39,9 @@ pub fn binary(name: &str) -> Result<PathBuf> {
     }
     Ok(path)
 }
+
+/// The server key of every test server on PostgreSQL (64 hex digits, `--server-key`).
+const SERVER_KEY: &str = "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0";
 
 /// The server flag that lets webhooks go to loopback and private addresses, so a flow can run
 /// its own receiver ([`WebhookReceiver`]) on 127.0.0.1; servers refuse such URLs otherwise.
@@ -96,8 +100,9 @@ impl Drop for WebhookReceiver {
 /// How long a started program may take to listen on its port.
 const START: Duration = Duration::from_secs(30);
 
-/// A `tunnel-server` on a free loopback port with a temporary SQLite database, serving the
-/// release console from `dist/`.
+/// A `tunnel-server` on a free loopback port with a temporary SQLite database (or, when the run
+/// names a shared PostgreSQL cluster with `TUNNEL_TEST_POSTGRES`, a fresh database of its own on
+/// it), serving the release console from `dist/`.
 #[derive(Debug)]
 pub struct Server {
     pub addr: SocketAddr,
@@ -116,13 +121,22 @@ impl Server {
                 "the console is not built: run `trunk build --release` (done by `cargo xtask test`)"
             );
         }
-        let database = format!("sqlite://{}", data.path().join("tunnel.db").display());
-        let mut command = serve_command(&binary("tunnel-server")?, addr, &database);
+        let database = test_database()?;
+        let url = database.url_or(format!(
+            "sqlite://{}",
+            data.path().join("tunnel.db").display()
+        ));
+        let mut command = serve_command(&binary("tunnel-server")?, addr, &url);
         command
             .arg("--console-dir")
             .arg(&console)
             .args(extra_args)
             .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY);
+        if database.is_postgres() {
+            // On PostgreSQL there is no data directory to keep a `server.key` file in; a
+            // given key is what such a deployment runs with.
+            command.env("TUNNEL_SERVER_KEY", SERVER_KEY);
+        }
         let mut process = ProcessGuard::spawn("tunnel-server", command)?;
         process.wait_for_port(addr, START)?;
         Ok(Server {

@@ -2,9 +2,10 @@
 //! end-to-end layer of `docs/testing.md`).
 //!
 //! `harness` starts the real programs (server on a free loopback port with a temporary SQLite
-//! database and the release console, agents, chromedriver + headless Chromium, the last two
-//! through `tunnel-testkit`) and cleans them up on drop, also when a test fails; its `Stack` is
-//! the setup every flow starts from. `api` calls the API directly to set up data and to check
+//! database, or a fresh PostgreSQL one when `TUNNEL_TEST_POSTGRES` names a shared cluster, and
+//! the release console, agents, chromedriver + headless Chromium, the last two through
+//! `tunnel-testkit`) and cleans them up on drop, also when a test fails; its `Stack` is the setup
+//! every flow starts from. `api` calls the API directly to set up data and to check
 //! what the console sent. `pages` holds one page object per console page, named after its API
 //! area, driving it by labels, buttons and visible text.
 

@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's developer commands. `test` is what CI runs; `run` starts the
 //! console and server locally. Both install the toolchain pieces they need first (see `tools`).
+//! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 
 mod bench;
 mod run;
@@ -33,6 +34,9 @@ enum Command {
         )]
         database: String,
     },
+    /// Start a throwaway PostgreSQL cluster for the tests and print its TUNNEL_TEST_POSTGRES;
+    /// Enter stops it.
+    Postgres,
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
         /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling` or `--load-seconds 2`).
@@ -47,6 +51,7 @@ fn main() {
         Command::Test => test::run(),
         Command::Run { listen, database } => run::run(&listen, &database),
         Command::Bench { args } => bench::run(&args),
+        Command::Postgres => test::hold_cluster(),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");

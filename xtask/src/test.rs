@@ -1,14 +1,42 @@
 //! `cargo xtask test`: the project's one test command (CI runs it through `.ci/run`).
 //!
-//! Steps, each printed with its duration, stopping at the first failure: tools, `cargo fmt
-//! --check`, clippy (native workspace, and the WASM crates for wasm32), the release console build,
-//! the server and agent binaries, the native tests of the workspace (end-to-end ones and
-//! `tunnel-testkit` included: every step names the workspace, not a list of crates), and the
-//! browser tests of the WASM crates in headless Chromium. The testing layers: `docs/testing.md`.
+//! Steps, each printed with its duration, stopping at the first failure: tools (PostgreSQL's
+//! server among them), `cargo fmt --check`, clippy (native workspace, and the WASM crates for
+//! wasm32), the release console build, the server and agent binaries, the native tests of the
+//! workspace (end-to-end ones and `tunnel-testkit` included: every step names the workspace, not
+//! a list of crates), the contract suites again on a real PostgreSQL (one cluster started from
+//! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
+//! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
+//! Chromium. The testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`])
+//! starts the PostgreSQL pass's cluster alone, for running a suite on it by hand.
 
+use crate::shell::TestCount;
 use crate::shell::{cmd, done, exec, exec_tests, step};
-use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools};
-use anyhow::Result;
+use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools, ensure_postgres};
+use anyhow::{Context, Result};
+use tunnel_testkit::postgres::{Cluster, TEST_POSTGRES_ENV};
+
+/// The test binaries whose support code reads `TUNNEL_TEST_POSTGRES`, run a second time on
+/// PostgreSQL: the server's API and webhook suites (in process), the agent's tests (the server
+/// application on a loopback port), and the end-to-end flows (the real server binary).
+const POSTGRES_SUITES: [&[&str]; 3] = [
+    &["-p", "tunnel-server", "--test", "api", "--test", "webhooks"],
+    &[
+        "-p",
+        "tunnel-agent",
+        "--test",
+        "server_channel",
+        "--test",
+        "agent_binary",
+        "--test",
+        "agent_reconnect",
+        "--test",
+        "agent_tls",
+        "--test",
+        "session_update_target",
+    ],
+    &["-p", "tunnel-e2e", "--all-targets"],
+];
 
 /// The crates whose tests also run in the browser.
 const WASM_CRATES: [&str; 2] = ["tunnel-core", "tunnel-web"];
@@ -16,6 +44,7 @@ const WASM_CRATES: [&str; 2] = ["tunnel-core", "tunnel-web"];
 pub fn run() -> Result<()> {
     ensure_build_tools()?;
     ensure_browser()?;
+    ensure_postgres()?;
 
     let timer = step("cargo fmt --check");
     exec(cmd("cargo", &["fmt", "--all", "--", "--check"]))?;
@@ -65,6 +94,10 @@ pub fn run() -> Result<()> {
     let mut count = exec_tests(cmd("cargo", &["test", "--workspace", "--all-targets"]))?;
     done(timer);
 
+    let timer = step("native tests on PostgreSQL (the contract suites again)");
+    count.add(postgres_pass()?);
+    done(timer);
+
     let timer = step("browser tests (wasm-bindgen-test in headless Chromium)");
     let mut args = vec!["test", "--target", "wasm32-unknown-unknown"];
     for krate in WASM_CRATES {
@@ -85,4 +118,43 @@ pub fn run() -> Result<()> {
     // One closing line for the whole run (cargo's last line is often an empty doc-test run).
     println!("total: {} passed, {} failed", count.passed, count.failed);
     Ok(())
+}
+
+/// Starts one throwaway PostgreSQL cluster and runs [`POSTGRES_SUITES`] against it, every test
+/// on a fresh database of its own (`tunnel_testkit::postgres::test_database`). The cluster is a
+/// guard: it is stopped and deleted when this returns, also when a suite fails.
+fn postgres_pass() -> Result<TestCount> {
+    let cluster = Cluster::start().context("starting the PostgreSQL cluster of the tests")?;
+    println!(
+        "    PostgreSQL {} on 127.0.0.1:{} ({TEST_POSTGRES_ENV} set for the suites below)",
+        cluster.binaries().version,
+        cluster.port()
+    );
+    let mut count = TestCount::default();
+    for suite in POSTGRES_SUITES {
+        let mut args = vec!["test"];
+        args.extend_from_slice(suite);
+        let mut command = cmd("cargo", &args);
+        command.env(TEST_POSTGRES_ENV, cluster.admin_url());
+        count.add(exec_tests(command)?);
+    }
+    cluster.stop()?;
+    Ok(count)
+}
+
+/// `cargo xtask postgres`: the cluster of the PostgreSQL pass, held open until Enter is pressed
+/// (then stopped and deleted), so a developer can run one suite on it from another shell.
+pub fn hold_cluster() -> Result<()> {
+    ensure_postgres()?;
+    let cluster = Cluster::start().context("starting a PostgreSQL cluster")?;
+    println!(
+        "\nPostgreSQL {} on 127.0.0.1:{}. In another shell:\n\n    export {TEST_POSTGRES_ENV}='{}'\n    cargo test -p tunnel-server --test api\n\nPress Enter to stop it.",
+        cluster.binaries().version,
+        cluster.port(),
+        cluster.admin_url()
+    );
+    let mut line = String::new();
+    // End of input (no terminal) stops it too.
+    std::io::stdin().read_line(&mut line)?;
+    cluster.stop()
 }

@@ -1,13 +1,15 @@
 //! Installs, idempotently and only when missing, the tools the build and tests need
 //! (`docs/toolchain.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
-//! lock file, wasm-opt from npm binaryen, and Debian's Chromium and chromedriver. A tool counts as
-//! present only when `--version` answers with the pinned version.
+//! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, and Debian's
+//! PostgreSQL server. A tool counts as present only when `--version` answers with the pinned
+//! version (PostgreSQL: when its server programs are there, any major version).
 //!
 //! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
 //! offline (`Trunk.toml`) so it never downloads a tool of its own.
 
 use crate::shell::{binaryen_dir, cmd, done, exec, output, root, step};
 use anyhow::{Context, Result, bail};
+use tunnel_testkit::postgres::Binaries;
 
 pub const TRUNK_VERSION: &str = "0.21.14";
 pub const BINARYEN_VERSION: &str = "132.0.0";
@@ -106,25 +108,8 @@ pub fn ensure_browser() -> Result<()> {
     let driver = version_of(CHROMEDRIVER, "--version");
     if chromium.is_none() || driver.is_none() {
         println!("    installing chromium and chromium-driver with apt-get");
-        let sudo = !is_root();
-        let apt = |args: &[&str]| {
-            let mut full = Vec::new();
-            if sudo {
-                full.push("apt-get");
-            }
-            full.extend_from_slice(args);
-            let (program, rest) = if sudo {
-                ("sudo", full.as_slice())
-            } else {
-                ("apt-get", args)
-            };
-            let mut c = cmd(program, rest);
-            c.env("DEBIAN_FRONTEND", "noninteractive");
-            c
-        };
-        exec(apt(&["update"]))?;
         // With the recommended packages (fonts among them), as docs/toolchain.md installs it.
-        exec(apt(&["install", "-y", "chromium", "chromium-driver"]))?;
+        apt_install(&["chromium", "chromium-driver"])?;
     }
     let chromium = version_of(CHROMIUM, "--version").context("chromium does not start")?;
     let driver = version_of(CHROMEDRIVER, "--version").context("chromedriver does not start")?;
@@ -134,6 +119,45 @@ pub fn ensure_browser() -> Result<()> {
     );
     done(timer);
     Ok(())
+}
+
+/// Installs Debian's PostgreSQL server (`postgresql`) for the PostgreSQL pass of the tests,
+/// which start clusters of their own from its programs (`tunnel_testkit::postgres`).
+pub fn ensure_postgres() -> Result<()> {
+    let timer = step("tools: PostgreSQL server (Debian)");
+    if Binaries::find().is_err() {
+        println!("    installing postgresql with apt-get");
+        apt_install(&["postgresql"])?;
+    }
+    let binaries = Binaries::find()?;
+    println!(
+        "    {} in {}",
+        binaries.server_version()?,
+        binaries.dir.display()
+    );
+    done(timer);
+    Ok(())
+}
+
+/// `apt-get update`, then `apt-get install -y` of `packages`, through sudo unless root.
+fn apt_install(packages: &[&str]) -> Result<()> {
+    let sudo = !is_root();
+    let apt = |args: &[&str]| {
+        if sudo {
+            // As an argument of sudo: sudo resets the environment it is given.
+            let mut full = vec!["DEBIAN_FRONTEND=noninteractive", "apt-get"];
+            full.extend_from_slice(args);
+            cmd("sudo", &full)
+        } else {
+            let mut c = cmd("apt-get", args);
+            c.env("DEBIAN_FRONTEND", "noninteractive");
+            c
+        }
+    };
+    exec(apt(&["update"]))?;
+    let mut install = vec!["install", "-y"];
+    install.extend_from_slice(packages);
+    exec(apt(&install))
 }
 
 fn is_root() -> bool {

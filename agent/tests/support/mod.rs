@@ -1,9 +1,12 @@
 //! Test harness of the agent's tests: a real `tunnel-server` application listening on a loopback
 //! port (the agent channel goes over that socket), API calls sent to the same application in
 //! process, real `tunnel-agent` processes whose stdout lines and exit status the tests read,
-//! and a relay that breaks the link on demand. Every wait is bounded; agent processes are
-//! killed when their handle is dropped (tokio's `kill_on_drop`: the agent starts no helpers of
-//! its own, so no process group is needed, unlike the browsers of `tunnel-testkit`).
+//! and a relay that breaks the link on demand. The server's database is in-memory SQLite, or a
+//! fresh database of its own on the shared PostgreSQL cluster when the run names one
+//! (`TUNNEL_TEST_POSTGRES`, see `tunnel_testkit::postgres`). Every wait is bounded; agent
+//! processes are killed when their handle is dropped (tokio's `kill_on_drop`: the agent starts
+//! no helpers of its own, so no process group is needed, unlike the browsers of
+//! `tunnel-testkit`).
 //!
 //! Just over 400 lines: the server, the agent and the relay are the three parts of every test
 //! here, and each test binary includes this one module.
@@ -28,6 +31,8 @@ use tunnel_core::ErrorCode;
 use tunnel_server::agents::{Registry, Timings};
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
+use tunnel_server::store::DatabaseUrl;
+use tunnel_testkit::postgres::{TestDatabase, test_database};
 
 /// Upper bound of every wait in these tests: generous for a loaded 2-core machine.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -40,11 +45,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with an in-memory database, `--agent-latest` = `latest`, `--region` = `region`.
+    /// A server on the run's database (see the module), `--agent-latest` = `latest`,
+    /// `--region` = `region`.
     pub async fn start(latest: &str, region: &str, timings: Timings) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut config = Config::in_memory();
+        if let TestDatabase::Postgres(url) = test_database().unwrap() {
+            config.database = DatabaseUrl::parse(&url).unwrap();
+        }
         config.listen = addr;
         config.public_url = Config::default_public_url(addr);
         config.region = region.to_owned();

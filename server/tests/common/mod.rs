@@ -1,5 +1,6 @@
 //! Shared helpers of the server's tests (every test binary includes this module): an app on
-//! in-memory SQLite with two accounts (an admin and a non-admin user in the first, an admin in
+//! the run's database ([`test_config`]: in-memory SQLite, or a fresh database of its own on the
+//! shared PostgreSQL cluster when `TUNNEL_TEST_POSTGRES` is set) with two accounts (an admin and a non-admin user in the first, an admin in
 //! the second), a small request builder for `oneshot` calls on the router, responses decoded as
 //! core's wire types (`tunnel_core::resources`, `tunnel_core::errors::ErrorBody`), and the
 //! `tunnel-server` binary as a real process (`process`).
@@ -18,6 +19,8 @@ use tower::ServiceExt as _;
 use tunnel_core::errors::ErrorBody;
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
+use tunnel_server::store::DatabaseUrl;
+use tunnel_testkit::postgres::{TestDatabase, test_database};
 
 pub const BASE: &str = "http://127.0.0.1:8080/api";
 
@@ -34,9 +37,20 @@ pub struct TestApp {
     pub other_key: String,
 }
 
+/// The configuration of one in-process test app: [`Config::in_memory`], on a fresh PostgreSQL
+/// database instead when the run names a shared cluster (`TUNNEL_TEST_POSTGRES`, see
+/// `tunnel_testkit::postgres`), so the same tests are the contract of both stores.
+pub fn test_config() -> Config {
+    let mut config = Config::in_memory();
+    if let TestDatabase::Postgres(url) = test_database().expect("a test database") {
+        config.database = DatabaseUrl::parse(&url).expect("a PostgreSQL database URL");
+    }
+    config
+}
+
 impl TestApp {
     pub async fn new() -> TestApp {
-        TestApp::with_config(Config::in_memory()).await
+        TestApp::with_config(test_config()).await
     }
 
     pub async fn with_config(config: Config) -> TestApp {

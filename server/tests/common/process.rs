@@ -19,7 +19,7 @@ pub fn server_bin() -> Command {
     cmd
 }
 
-/// `serve` on `database` (a `sqlite://` URL) on a free loopback port, its output piped (the
+/// `serve` on `database` (a `sqlite://` or `postgres://` URL) on a free loopback port, its output piped (the
 /// log on stderr is where [`listen_addr`] finds the address).
 pub fn serve_command(database: &str) -> Command {
     let mut cmd = server_bin();

@@ -2,18 +2,18 @@
 //! private, link-local and metadata addresses are refused when stored, and a host that resolves
 //! to loopback when a delivery is sent gets no request (the attempt says why).
 
+use crate::common::test_config;
 use crate::receiver::Receiver;
 use crate::{credential, deliveries_until, started};
 use serde_json::json;
 use std::time::Duration;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event_destination::{EventTarget, WebhookTarget};
-use tunnel_server::config::Config;
 use tunnel_server::store::{Audit, Cause, DestinationRow};
 
 #[tokio::test]
 async fn private_targets_are_refused_without_the_flag() {
-    let app = started(Config::in_memory()).await;
+    let app = started(test_config()).await;
     for url in [
         "http://127.0.0.1/h",
         "http://169.254.169.254/latest/meta-data",
@@ -57,7 +57,7 @@ async fn private_targets_are_refused_without_the_flag() {
 
 #[tokio::test]
 async fn a_host_resolving_to_loopback_at_send_time_gets_nothing() {
-    let mut config = Config::in_memory();
+    let mut config = test_config();
     config.webhooks.retry_base = Duration::from_millis(50);
     let app = started(config).await;
     let receiver = Receiver::start(&[]).await;

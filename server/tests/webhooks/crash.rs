@@ -1,6 +1,7 @@
-//! At-least-once across a crash: the real `tunnel-server` binary on a file database, killed
-//! (SIGKILL) while its delivery's request hangs at the receiver; after a restart on the same
-//! database the delivery is sent again, signed with the same stored secret, and succeeds.
+//! At-least-once across a crash: the real `tunnel-server` binary on a file database (or, in the
+//! PostgreSQL pass, a database of this test's on the shared cluster), killed (SIGKILL) while its
+//! delivery's request hangs at the receiver; after a restart on the same database the delivery
+//! is sent again, signed with the same stored secret, and succeeds.
 
 use crate::common::process::{listen_addr, serve_command, stop};
 use crate::receiver::{Receiver, Reply};
@@ -8,15 +9,23 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::process::Child;
 use std::time::Duration;
+use tunnel_testkit::postgres::{TestDatabase, test_database};
 
 const KEY: &str = "tk_crash_test_admin_key_0123456789";
 
-fn start(db: &str) -> (Child, SocketAddr) {
-    let mut child = serve_command(db)
+/// The server key of both starts on PostgreSQL, where there is no data directory to keep a
+/// `server.key` file in: the restarted server must unseal the secret the first one stored.
+const SERVER_KEY: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
+
+fn start(db: &TestDatabase, sqlite: &str) -> (Child, SocketAddr) {
+    let mut command = serve_command(&db.url_or(sqlite));
+    command
         .args(["--allow-private-webhooks", "--webhook-timeout", "60s"])
-        .env("TUNNEL_BOOTSTRAP_API_KEY", KEY)
-        .spawn()
-        .unwrap();
+        .env("TUNNEL_BOOTSTRAP_API_KEY", KEY);
+    if db.is_postgres() {
+        command.env("TUNNEL_SERVER_KEY", SERVER_KEY);
+    }
+    let mut child = command.spawn().unwrap();
     let addr = listen_addr(&mut child);
     (child, addr)
 }
@@ -40,10 +49,12 @@ async fn call(addr: SocketAddr, method: reqwest::Method, path: &str, body: Optio
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let sqlite = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    // One database for both starts of the server.
+    let db = test_database().unwrap();
     // The first request hangs (the server is killed meanwhile); later ones succeed.
     let receiver = Receiver::start(&[Reply::after(Duration::from_secs(120))]).await;
-    let (child, addr) = start(&db);
+    let (child, addr) = start(&db, &sqlite);
     let post = reqwest::Method::POST;
     let destination = call(
         addr,
@@ -66,7 +77,7 @@ async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart(
     assert!(first.verifies_with(&secret));
     stop(child); // SIGKILL, mid-request.
 
-    let (child, addr) = start(&db);
+    let (child, addr) = start(&db, &sqlite);
     let again = receiver.next(Duration::from_secs(20)).await;
     assert!(again.verifies_with(&secret));
     assert_eq!(again.header("webhook-id"), first.header("webhook-id"));

@@ -19,10 +19,10 @@ use std::time::Duration;
 use tunnel_core::resources::event_destination::{EventDeliveryList, EventDestination};
 use tunnel_server::config::Config;
 
-/// An app on in-memory SQLite with its delivery worker running: private addresses allowed (the
+/// An app on the run's database (`common::test_config`) with its delivery worker running: private addresses allowed (the
 /// receiver is on loopback), requests timing out after `timeout`, retries `retry_base` apart.
 pub async fn app(timeout: Duration, retry_base: Duration) -> TestApp {
-    let mut config = Config::in_memory();
+    let mut config = common::test_config();
     config.webhooks.allow_private = true;
     config.webhooks.timeout = timeout;
     config.webhooks.retry_base = retry_base;
