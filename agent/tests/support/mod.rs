@@ -53,6 +53,8 @@ impl Server {
         let mut config = Config::in_memory();
         if let TestDatabase::Postgres(url) = test_database().unwrap() {
             config.database = DatabaseUrl::parse(&url).unwrap();
+            // PostgreSQL has no data directory to keep a key in: the server key is given.
+            config.server_key = Some("5e".repeat(32).parse().unwrap());
         }
         config.listen = addr;
         config.public_url = Config::default_public_url(addr);

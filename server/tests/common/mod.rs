@@ -44,6 +44,8 @@ pub fn test_config() -> Config {
     let mut config = Config::in_memory();
     if let TestDatabase::Postgres(url) = test_database().expect("a test database") {
         config.database = DatabaseUrl::parse(&url).expect("a PostgreSQL database URL");
+        // PostgreSQL has no data directory to keep a key in: the server key is always given.
+        config.server_key = Some("5e".repeat(32).parse().expect("a server key"));
     }
     config
 }

@@ -140,7 +140,11 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
         "/ssh_certificate_authorities",
         r#"{"private_key_type":"ed25519"}"#,
     );
-    let backend = created(addr, "/backends/tunnel_group", r#"{"labels":{"app":"web"}}"#);
+    let backend = created(
+        addr,
+        "/backends/tunnel_group",
+        r#"{"labels":{"app":"web"}}"#,
+    );
     let edge = created(addr, "/edges/tls", r#"{"hostports":["a.example.com:443"]}"#);
     let (status, _) = api(
         addr,
@@ -198,7 +202,11 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     // The same installation on PostgreSQL, with the same server key (the key check passes).
     let key = std::fs::read_to_string(dir.path().join("server.key")).unwrap();
     let (server, addr) = serve(&postgres, Some(key.trim()));
-    assert_eq!(everything(addr), before, "the installation changed on PostgreSQL");
+    assert_eq!(
+        everything(addr),
+        before,
+        "the installation changed on PostgreSQL"
+    );
     stop(server);
 
     // A target already holding an installation is refused, and nothing is written.
@@ -212,7 +220,11 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     let (ok, _, stderr) = run(&["migrate", "--from", &postgres, "--to", &back], None);
     assert!(ok, "{stderr}");
     let (server, addr) = serve(&back, Some(key.trim()));
-    assert_eq!(everything(addr), before, "the installation changed on the way back");
+    assert_eq!(
+        everything(addr),
+        before,
+        "the installation changed on the way back"
+    );
     stop(server);
 }
 
@@ -234,7 +246,13 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
     let mut banners = 0;
     for mut server in servers {
         let addr = listen_addr(&mut server);
-        let (status, _, _) = http(addr, "GET", "/api/credentials", &[], "");
+        let (status, _, _) = http(
+            addr,
+            "GET",
+            "/api/credentials",
+            &[("Service-Version", "2")],
+            "",
+        );
         assert_eq!(status, 401, "every server serves");
         server.kill().unwrap();
         let out = server.wait_with_output().unwrap();
@@ -243,7 +261,11 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
         }
     }
     assert_eq!(banners, 1, "exactly one server made the first account");
-    let versions = query(&database, "SELECT version FROM schema_migrations ORDER BY version").unwrap();
+    let versions = query(
+        &database,
+        "SELECT version FROM schema_migrations ORDER BY version",
+    )
+    .unwrap();
     let versions: Vec<&str> = versions.lines().collect();
     assert_eq!(versions, ["1", "2", "3"], "each migration applied once");
     let (ok, stdout, stderr) = run(&["account", "list", "--database", &database], None);
@@ -257,17 +279,38 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
     let (_cluster, admin) = postgres();
     let database = fresh_database(&admin).unwrap();
 
-    let (ok, stdout, stderr) = run(&["account", "create", "--name", "team", "--database", &database], None);
+    let (ok, stdout, stderr) = run(
+        &[
+            "account",
+            "create",
+            "--name",
+            "team",
+            "--database",
+            &database,
+        ],
+        None,
+    );
     assert!(ok, "{stderr}");
     let account: Value = serde_json::from_str(&stdout).unwrap();
     let account_id = account["account_id"].as_str().unwrap();
     let (ok, stdout, stderr) = run(
-        &["user", "create", "--account", account_id, "--bot", "--database", &database],
+        &[
+            "user",
+            "create",
+            "--account",
+            account_id,
+            "--bot",
+            "--database",
+            &database,
+        ],
         None,
     );
     assert!(ok, "{stderr}");
     let bot: Value = serde_json::from_str(&stdout).unwrap();
-    assert!(bot["user_id"].as_str().unwrap().starts_with("bot_"), "{bot}");
+    assert!(
+        bot["user_id"].as_str().unwrap().starts_with("bot_"),
+        "{bot}"
+    );
     let (ok, stdout, _) = run(&["account", "list", "--database", &database], None);
     assert!(ok);
     assert!(stdout.contains("\"team\""), "{stdout}");
@@ -300,12 +343,18 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
     let other = "00".repeat(32);
     let (ok, _, stderr) = run(&serve_args, Some(&other));
     assert!(!ok);
-    assert!(stderr.contains("not the one this database was sealed with"), "{stderr}");
+    assert!(
+        stderr.contains("not the one this database was sealed with"),
+        "{stderr}"
+    );
 
     // A wrong password: a clear error, without the password.
     let wrong = database.replacen("://tunnel:", "://tunnel:wrong-secret-", 1);
     let (ok, _, stderr) = run(&["account", "list", "--database", &wrong], None);
     assert!(!ok);
-    assert!(stderr.contains("password authentication failed"), "{stderr}");
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("wrong-secret-"), "{stderr}");
 }
