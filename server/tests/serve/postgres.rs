@@ -4,7 +4,7 @@
 //! `migrate` moving an installation from SQLite to PostgreSQL and back without loss
 //! (docs/database.md).
 
-use crate::common::process::{http, listen_addr, server_bin, stop};
+use crate::common::process::{http, listen_addr, server_bin};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::process::Stdio;
@@ -56,7 +56,7 @@ fn run(args: &[&str], key: Option<&str>) -> (bool, String, String) {
 
 /// `serve` on `database` with the bootstrap key and a fixed public URL (so `uri`s do not
 /// depend on the port), `key` as its server key when given.
-fn serve(database: &str, key: Option<&str>) -> (std::process::Child, SocketAddr) {
+fn serve(database: &str, key: Option<&str>) -> (Running, SocketAddr) {
     let mut command = server_bin();
     command
         .args([
@@ -74,9 +74,19 @@ fn serve(database: &str, key: Option<&str>) -> (std::process::Child, SocketAddr)
     if let Some(key) = key {
         command.env("TUNNEL_SERVER_KEY", key);
     }
-    let mut child = command.spawn().expect("start the server");
-    let addr = listen_addr(&mut child);
+    let mut child = Running(command.spawn().expect("start the server"));
+    let addr = listen_addr(&mut child.0);
     (child, addr)
+}
+
+/// A server process killed when dropped, so a failing assertion leaves no server behind.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// An API call as the bootstrap admin: (status, JSON body).
@@ -176,7 +186,7 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     );
     assert_eq!(status, 200);
     let before = everything(addr);
-    stop(server);
+    drop(server);
 
     // SQLite → PostgreSQL.
     let postgres = fresh_database(&admin).unwrap();
@@ -207,7 +217,7 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
         before,
         "the installation changed on PostgreSQL"
     );
-    stop(server);
+    drop(server);
 
     // A target already holding an installation is refused, and nothing is written.
     let (ok, _, stderr) = run(&["migrate", "--from", &sqlite, "--to", &postgres], None);
@@ -225,7 +235,7 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
         before,
         "the installation changed on the way back"
     );
-    stop(server);
+    drop(server);
 }
 
 #[test]
@@ -240,12 +250,12 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
                 .env("TUNNEL_SERVER_KEY", KEY)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            command.spawn().unwrap()
+            Running(command.spawn().unwrap())
         })
         .collect();
     let mut banners = 0;
     for mut server in servers {
-        let addr = listen_addr(&mut server);
+        let addr = listen_addr(&mut server.0);
         let (status, _, _) = http(
             addr,
             "GET",
@@ -254,9 +264,11 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
             "",
         );
         assert_eq!(status, 401, "every server serves");
-        server.kill().unwrap();
-        let out = server.wait_with_output().unwrap();
-        if String::from_utf8_lossy(&out.stdout).contains("first start") {
+        let mut stdout = server.0.stdout.take().unwrap();
+        drop(server);
+        let mut printed = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut printed).unwrap();
+        if printed.contains("first start") {
             banners += 1;
         }
     }
@@ -322,8 +334,8 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
         .env("TUNNEL_SERVER_KEY", KEY)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let mut server = command.spawn().unwrap();
-    let addr = listen_addr(&mut server);
+    let mut server = Running(command.spawn().unwrap());
+    let addr = listen_addr(&mut server.0);
     let auth = format!("Bearer {}", bot["api_key"].as_str().unwrap());
     let (status, _, body) = http(
         addr,
@@ -333,7 +345,7 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
         "",
     );
     assert_eq!(status, 200, "{body}");
-    stop(server);
+    drop(server);
 
     // No key on PostgreSQL: refused, saying what to do. Another key: refused too.
     let serve_args = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
