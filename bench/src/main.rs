@@ -11,7 +11,8 @@
 //!   load generator (N connections, bounded by time and by count).
 //! - [`baseline`]: the bare axum server returning a constant JSON body (`tunnel-bench
 //!   baseline-server`, its own process like the real server).
-//! - [`server`]: starting `tunnel-server` on a fresh database, seeding it, the API client.
+//! - [`server`]: starting `tunnel-server` on a fresh database (SQLite, or PostgreSQL on the
+//!   run's durable cluster), seeding it, the API client.
 //! - [`browser`]: chromedriver + headless Chromium (launched by `tunnel-testkit`) through
 //!   fantoccini, with a `performance.mark` injected before any page script runs.
 //! - [`console`]: the console copy served during the run, with the static baseline page.
@@ -79,9 +80,14 @@ pub struct RunArgs {
     /// Connections of the load generator.
     #[arg(long, default_value_t = 32)]
     pub connections: usize,
-    /// Largest database of the scaling section.
+    /// Largest database of the scaling section (on each database; above 100 000 to have one
+    /// beyond the 100 k database).
     #[arg(long, default_value_t = 1_000_000)]
     pub max_credentials: u64,
+    /// Measure on SQLite only: no PostgreSQL cluster, no PostgreSQL rows in the throughput,
+    /// scaling and SSH CA sections (a quicker run).
+    #[arg(long)]
+    pub no_postgres: bool,
     /// Browser runs per page in the console start section.
     #[arg(long, default_value_t = 5)]
     pub browser_runs: usize,

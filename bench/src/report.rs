@@ -1,6 +1,8 @@
-//! The report: `BENCHMARKS.md` (one table per section: figure, measured, baseline, ratio) and
+//! The report: `BENCHMARKS.md` (one table per section: figure, measured, baseline, ratio, with a
+//! `database` column after the figure when the section measured on SQLite and PostgreSQL) and
 //! the raw numbers as JSON next to the scratch data (`target/bench/results.json`).
 
+use crate::server::Kind;
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,6 +15,8 @@ pub struct Row {
     pub baseline: String,
     /// measured / baseline, as a number (formatted by the writer).
     pub ratio: Option<f64>,
+    /// The database the figure was measured on, in sections that measure on more than one.
+    pub database: Option<String>,
 }
 
 impl Row {
@@ -27,7 +31,14 @@ impl Row {
             measured: measured.into(),
             baseline: baseline.into(),
             ratio: ratio.filter(|r| r.is_finite()),
+            database: None,
         }
+    }
+
+    /// The row of a figure measured on `kind`.
+    pub fn on(mut self, kind: Kind) -> Row {
+        self.database = Some(kind.label().to_owned());
+        self
     }
 }
 
@@ -127,7 +138,25 @@ pub fn write(
     let _ = writeln!(md, "```\n");
     for s in sections {
         let _ = writeln!(md, "## {}. {}\n\n{}\n", s.number, s.title, s.method);
-        if !s.rows.is_empty() {
+        let by_database = s.rows.iter().any(|r| r.database.is_some());
+        if !s.rows.is_empty() && by_database {
+            let _ = writeln!(
+                md,
+                "| figure | database | measured | baseline | ratio |\n|---|---|---:|---:|---:|"
+            );
+            for r in &s.rows {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} |",
+                    r.figure,
+                    r.database.as_deref().unwrap_or("–"),
+                    r.measured,
+                    r.baseline,
+                    ratio(r.ratio)
+                );
+            }
+            md.push('\n');
+        } else if !s.rows.is_empty() {
             let _ = writeln!(
                 md,
                 "| figure | measured | baseline | ratio |\n|---|---:|---:|---:|"
@@ -162,7 +191,7 @@ pub fn write(
         "sections": sections.iter().map(|s| serde_json::json!({
             "number": s.number, "title": s.title, "seconds": s.seconds, "raw": s.raw,
             "rows": s.rows.iter().map(|r| serde_json::json!({
-                "figure": r.figure, "measured": r.measured, "baseline": r.baseline, "ratio": r.ratio,
+                "figure": r.figure, "database": r.database, "measured": r.measured, "baseline": r.baseline, "ratio": r.ratio,
             })).collect::<Vec<_>>(),
             "notes": s.notes,
         })).collect::<Vec<_>>(),

@@ -1,5 +1,11 @@
-//! The real `tunnel-server` (release build) on a loopback port and a fresh SQLite database,
-//! created and bulk-loaded through its own command line (only the server knows SQL).
+//! The real `tunnel-server` (release build) on a loopback port and a fresh database, created and
+//! bulk-loaded through its own command line (only the server knows SQL; the bench writes none).
+//!
+//! A run's databases come from [`Databases`]: SQLite files under the output directory (as
+//! always), and, unless `--no-postgres`, fresh databases on one durable PostgreSQL cluster of
+//! `tunnel-testkit` (Debian's server, on loopback, PostgreSQL's default settings, fsync on),
+//! started once for the run when a section measures on PostgreSQL. On PostgreSQL the server and
+//! its operator commands get the fixed bench key [`BENCH_SERVER_KEY`] in `TUNNEL_SERVER_KEY`.
 
 use crate::http::{Conn, Req};
 use crate::procs::{ProcessGuard, START, free_addr};
@@ -7,28 +13,147 @@ use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tunnel_testkit::postgres::{Cluster, fresh_database};
 use tunnel_testkit::process::serve_command;
 
-/// A database prepared for a run: its URL, the account, its admin key.
+/// The server key of every PostgreSQL database of a run (a throwaway key for throwaway data).
+const BENCH_SERVER_KEY: &str = "be9c4b0a1d2e3f405162738495a6b7c8d9eafb0c1d2e3f405162738495a6b7c8";
+
+/// The database a server runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+impl Kind {
+    /// Its name in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Sqlite => "SQLite",
+            Kind::Postgres => "PostgreSQL",
+        }
+    }
+
+    /// Its key in the raw JSON.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Kind::Sqlite => "sqlite",
+            Kind::Postgres => "postgres",
+        }
+    }
+}
+
+/// Where a run makes its databases: SQLite files under `out_dir`, and the run's PostgreSQL
+/// cluster when there is one (stopped, with its data, when this is dropped).
+#[derive(Debug)]
+pub struct Databases {
+    out_dir: PathBuf,
+    postgres: Option<Postgres>,
+}
+
+#[derive(Debug)]
+struct Postgres {
+    cluster: Cluster,
+    version: String,
+}
+
+impl Databases {
+    /// SQLite only (until [`Databases::start_postgres`]).
+    pub fn sqlite(out_dir: &Path) -> Databases {
+        Databases {
+            out_dir: out_dir.to_owned(),
+            postgres: None,
+        }
+    }
+
+    /// Adds PostgreSQL: a durable cluster started now.
+    pub fn start_postgres(&mut self) -> Result<()> {
+        let cluster = Cluster::start_durable().context("starting PostgreSQL for the bench")?;
+        let version = cluster.binaries().server_version()?;
+        self.postgres = Some(Postgres { cluster, version });
+        Ok(())
+    }
+
+    /// The kinds measured in this run: SQLite, then PostgreSQL when there is a cluster.
+    pub fn kinds(&self) -> Vec<Kind> {
+        let mut kinds = vec![Kind::Sqlite];
+        if self.postgres.is_some() {
+            kinds.push(Kind::Postgres);
+        }
+        kinds
+    }
+
+    /// What the PostgreSQL server is, for the sections' text; `None` without PostgreSQL.
+    pub fn postgres_description(&self) -> Option<String> {
+        self.postgres.as_ref().map(|p| {
+            format!(
+                "PostgreSQL: `{}` on the same machine, reached over loopback TCP, a fresh \
+                 database per server on one cluster started for the run (by `tunnel-testkit`, \
+                 `Cluster::start_durable`) with PostgreSQL's default settings — durable: fsync, \
+                 synchronous commit and full-page writes on — except the listen address and \
+                 port, the socket directory and `max_connections` (300); the server gets its \
+                 key from `TUNNEL_SERVER_KEY`.",
+                p.version
+            )
+        })
+    }
+
+    /// A fresh database of `kind` (SQLite: `out_dir/<name>/tunnel.db`, an older one removed;
+    /// PostgreSQL: a new database on the cluster) with an account, seeded with `credentials`.
+    pub fn prepare(
+        &self,
+        server_bin: &Path,
+        kind: Kind,
+        name: &str,
+        credentials: u64,
+    ) -> Result<Database> {
+        let url = match kind {
+            Kind::Sqlite => {
+                let dir = self.out_dir.join(name);
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir)
+                        .with_context(|| format!("removing {}", dir.display()))?;
+                }
+                std::fs::create_dir_all(&dir)?;
+                format!("sqlite://{}", dir.join("tunnel.db").display())
+            }
+            Kind::Postgres => {
+                let pg = self
+                    .postgres
+                    .as_ref()
+                    .context("no PostgreSQL in this run (--no-postgres)")?;
+                fresh_database(&pg.cluster.admin_url())?
+            }
+        };
+        prepare(server_bin, kind, url, credentials)
+    }
+
+    /// Removes what [`Databases::prepare`] made for `name` on SQLite (PostgreSQL's databases
+    /// go with the cluster at the end of the run).
+    pub fn remove(&self, kind: Kind, name: &str) {
+        if kind == Kind::Sqlite {
+            let _ = std::fs::remove_dir_all(self.out_dir.join(name));
+        }
+    }
+}
+
+/// A database prepared for a run: its kind and URL, the account, its admin key.
 #[derive(Debug, Clone)]
 pub struct Database {
+    pub kind: Kind,
     pub url: String,
     pub api_key: String,
-    /// Seconds the bulk load took (0 when nothing was seeded).
+    /// Seconds the bulk load took (0 when nothing was seeded), as `seed-credentials` timed it.
     pub seed_seconds: f64,
     /// Seeded ids to page from: the middle one and the 101st oldest (empty when not seeded).
     pub middle_id: String,
     pub deep_id: String,
 }
 
-/// Creates `dir/tunnel.db` (removing an older one) with an account, and seeds `credentials`.
-pub fn prepare(server_bin: &Path, dir: &Path, credentials: u64) -> Result<Database> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir)?;
-    let url = format!("sqlite://{}", dir.join("tunnel.db").display());
-    let created = run_json(server_bin, &["account", "create", "--database", &url])?;
+/// Creates an account on the (empty) database of `url` and seeds `credentials`.
+fn prepare(server_bin: &Path, kind: Kind, url: String, credentials: u64) -> Result<Database> {
+    let created = run_json(server_bin, kind, &["account", "create", "--database", &url])?;
     let field = |v: &serde_json::Value, k: &str| -> Result<String> {
         v[k].as_str()
             .map(str::to_owned)
@@ -40,6 +165,7 @@ pub fn prepare(server_bin: &Path, dir: &Path, credentials: u64) -> Result<Databa
     if credentials > 0 {
         let seeded = run_json(
             server_bin,
+            kind,
             &[
                 "dev",
                 "seed-credentials",
@@ -56,6 +182,7 @@ pub fn prepare(server_bin: &Path, dir: &Path, credentials: u64) -> Result<Databa
         deep_id = field(&seeded, "deep_id")?;
     }
     Ok(Database {
+        kind,
         url,
         api_key,
         seed_seconds,
@@ -64,17 +191,40 @@ pub fn prepare(server_bin: &Path, dir: &Path, credentials: u64) -> Result<Databa
     })
 }
 
-fn run_json(bin: &Path, args: &[&str]) -> Result<serde_json::Value> {
-    let out = Command::new(bin)
+/// Gives `command` the server key when it runs on PostgreSQL.
+fn with_key(command: &mut Command, kind: Kind) {
+    if kind == Kind::Postgres {
+        command.env("TUNNEL_SERVER_KEY", BENCH_SERVER_KEY);
+    }
+}
+
+fn run_json(bin: &Path, kind: Kind, args: &[&str]) -> Result<serde_json::Value> {
+    let mut command = Command::new(bin);
+    command
         .args(args)
         .env("RUST_LOG", "warn")
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    with_key(&mut command, kind);
+    let shown = || {
+        // PostgreSQL URLs carry the cluster's password.
+        args.iter()
+            .map(|a| {
+                if a.starts_with("postgres") {
+                    "<url>"
+                } else {
+                    a
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let out = command
         .output()
-        .with_context(|| format!("running {} {}", bin.display(), args.join(" ")))?;
+        .with_context(|| format!("running {} {}", bin.display(), shown()))?;
     anyhow::ensure!(
         out.status.success(),
         "`tunnel-server {}` failed ({})",
-        args.join(" "),
+        shown(),
         out.status
     );
     serde_json::from_slice(&out.stdout).context("tunnel-server printed no JSON")
@@ -92,6 +242,7 @@ impl Server {
     pub fn start(server_bin: &Path, db: Database, console: Option<&PathBuf>) -> Result<Server> {
         let addr = free_addr()?;
         let mut command = serve_command(server_bin, addr, &db.url);
+        with_key(&mut command, db.kind);
         // The webhooks section's receiver is on loopback.
         command.arg("--allow-private-webhooks");
         if let Some(dir) = console {

@@ -5,9 +5,12 @@
 //!
 //! The console is built into `target/bench/dist` rather than `dist/`, so a benchmark run never
 //! replaces the console that `cargo xtask run` or the end-to-end tests are serving.
+//!
+//! Some sections measure on PostgreSQL too (a durable cluster the bench starts from Debian's
+//! `postgresql` programs): Debian's package is installed first, unless `--no-postgres` is passed.
 
 use crate::shell::{cmd, done, exec, root, step};
-use crate::tools::{ensure_browser, ensure_build_tools};
+use crate::tools::{ensure_browser, ensure_build_tools, ensure_postgres};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -22,6 +25,9 @@ fn release_dir() -> PathBuf {
 pub fn run(extra: &[String]) -> Result<()> {
     ensure_build_tools()?;
     ensure_browser()?;
+    if !extra.iter().any(|a| a == "--no-postgres") {
+        ensure_postgres()?;
+    }
     let out = root().join("target/bench");
     let dist = out.join("dist");
     let dist_arg = dist.to_string_lossy().into_owned();

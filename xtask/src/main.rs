@@ -39,7 +39,8 @@ enum Command {
     Postgres,
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
-        /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling` or `--load-seconds 2`).
+        /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling`, `--load-seconds 2` or
+        /// `--no-postgres`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },

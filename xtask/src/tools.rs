@@ -121,8 +121,9 @@ pub fn ensure_browser() -> Result<()> {
     Ok(())
 }
 
-/// Installs Debian's PostgreSQL server (`postgresql`) for the PostgreSQL pass of the tests,
-/// which start clusters of their own from its programs (`tunnel_testkit::postgres`).
+/// Installs Debian's PostgreSQL server (`postgresql`) for the PostgreSQL pass of the tests and
+/// the benchmarks' PostgreSQL figures, which start clusters of their own from its programs
+/// (`tunnel_testkit::postgres`).
 pub fn ensure_postgres() -> Result<()> {
     let timer = step("tools: PostgreSQL server (Debian)");
     if Binaries::find().is_err() {

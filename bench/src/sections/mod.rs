@@ -1,11 +1,18 @@
 //! The sections of the report, one module each. [`ALL`] lists them in report order; the report
 //! numbers them from 1 in that order, and `--only` picks them by name (or by that number).
 //!
-//! They do not run in report order: the scaling section measures the small database before the
-//! throughput section's POSTs add rows to it, and its big databases (with the memory section's
-//! 100 k server) come last, once the small server is gone. [`run_all`] holds that schedule and
+//! They do not run in report order: the scaling section measures the small databases before the
+//! throughput section's POSTs add rows to them, and its big databases (with the memory section's
+//! 100 k server) come last, once the small servers are gone. [`run_all`] holds that schedule and
 //! what the sections share (the baseline server, the small database's server, the console copy
-//! with the static page); each module measures its figure and its baseline.
+//! with the static page, and the run's databases); each module measures its figure and its
+//! baseline.
+//!
+//! The throughput, scaling and SSH CA sections measure on SQLite and, unless `--no-postgres`,
+//! on PostgreSQL too: one durable cluster is started for the run when any of them is wanted
+//! (after the console sections), a second small server runs on a PostgreSQL database of
+//! [`SMALL`] credentials next to the SQLite one until the SSH CA section is done, and the scaling section's big databases are
+//! made on both, SQLite's first. Every other section runs on SQLite only.
 
 mod agent_restarts;
 mod console_size;
@@ -21,8 +28,9 @@ use crate::console::{copy_dir, write_static_page};
 use crate::machine::{load_average, machine, now_utc};
 use crate::procs::{ProcessGuard, START, free_addr, rss_kib};
 use crate::report::{self, Header, Section};
-use crate::server::{Server, prepare};
+use crate::server::{Databases, Kind, Server};
 use anyhow::{Result, bail};
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -95,8 +103,9 @@ async fn run(args: RunArgs) -> Result<()> {
     let console = out_dir.join("console");
     copy_dir(&args.dist, &console)?;
 
+    let mut dbs = Databases::sqlite(&out_dir);
     println!("bench: preparing the small database ({SMALL} credentials)");
-    let db = prepare(&args.server_bin, &out_dir.join("db-small"), SMALL)?;
+    let db = dbs.prepare(&args.server_bin, Kind::Sqlite, "db-small", SMALL)?;
     let small = Server::start(&args.server_bin, db, Some(&console))?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let small_idle_rss = rss_kib(small.process.pid())?;
@@ -111,24 +120,50 @@ async fn run(args: RunArgs) -> Result<()> {
         announce(console_start::NAME, "");
         sections.push(timed(console_start::measure(&args, &small)).await?);
     }
-    // Scaling starts on the small database before the throughput section adds rows to it.
-    let small_scaling = if wants(&args, scaling::NAME) {
-        announce(scaling::NAME, &format!(" ({SMALL} credentials)"));
-        Some(scaling::list_latencies(&small).await?)
+    // PostgreSQL, once for the run, when a section measures on it: started after the console
+    // sections (SQLite only), so that they run as they always did.
+    let on_postgres = [throughput::NAME, scaling::NAME, ssh_cas::NAME];
+    let small_pg = if !args.no_postgres && on_postgres.iter().any(|name| wants(&args, name)) {
+        println!("bench: starting PostgreSQL (durable settings)");
+        let t = Instant::now();
+        dbs.start_postgres()?;
+        println!("    started in {:.1} s", t.elapsed().as_secs_f64());
+        println!("bench: preparing the small PostgreSQL database ({SMALL} credentials)");
+        let db = dbs.prepare(&args.server_bin, Kind::Postgres, "db-small", SMALL)?;
+        Some(Server::start(&args.server_bin, db, Some(&console))?)
     } else {
         None
     };
+    let postgres = dbs.postgres_description();
+    // The servers of the sections measured on both: SQLite's first.
+    let smalls: Vec<&Server> = std::iter::once(&small).chain(small_pg.as_ref()).collect();
+    // Scaling starts on the small databases before the throughput section adds rows to them.
+    let mut small_scaling = BTreeMap::new();
+    if wants(&args, scaling::NAME) {
+        announce(scaling::NAME, &format!(" ({SMALL} credentials)"));
+        for server in &smalls {
+            small_scaling.insert(server.db.kind, scaling::list_latencies(server).await?);
+        }
+    }
     let mut baseline_loaded_rss = None;
     if wants(&args, throughput::NAME) {
         announce(throughput::NAME, "");
-        let section = timed(throughput::measure(&args, &small, baseline_addr)).await?;
+        let section = timed(throughput::measure(
+            &args,
+            &smalls,
+            postgres.as_deref(),
+            baseline_addr,
+        ))
+        .await?;
         baseline_loaded_rss = Some(rss_kib(baseline.pid())?);
         sections.push(section);
     }
     if wants(&args, ssh_cas::NAME) {
         announce(ssh_cas::NAME, "");
-        sections.push(timed(ssh_cas::measure(&small)).await?);
+        sections.push(timed(ssh_cas::measure(&smalls, postgres.as_deref())).await?);
     }
+    drop(smalls);
+    drop(small_pg);
     if wants(&args, agent_restarts::NAME) {
         announce(agent_restarts::NAME, "");
         sections.push(timed(agent_restarts::measure(&args, &small)).await?);
@@ -142,13 +177,15 @@ async fn run(args: RunArgs) -> Result<()> {
     let mut memory_figures = None;
     if wants(&args, scaling::NAME) || wants(&args, memory::NAME) {
         let t = Instant::now();
-        let (section, memory) = scaling::measure(&args, &out_dir, small_scaling).await?;
+        let (section, memory) = scaling::measure(&args, &dbs, &console, &small_scaling).await?;
         if let Some(mut s) = section {
             s.seconds = t.elapsed().as_secs_f64();
             sections.push(s);
         }
         memory_figures = Some(memory);
     }
+    // Stops PostgreSQL; its data goes with it.
+    drop(dbs);
     if wants(&args, memory::NAME)
         && let Some(m) = memory_figures
     {

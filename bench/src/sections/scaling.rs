@@ -1,15 +1,17 @@
 //! Scaling with the number of credentials: list page latencies with 1 k (measured on the small
-//! server, before the throughput section adds rows), 100 k and 1 M credentials. The 100 k
-//! server also gives the memory section its figures.
+//! servers, before the throughput section adds rows), 100 k and 1 M credentials, on SQLite and
+//! (unless `--no-postgres`) on PostgreSQL, with the same sizes. The SQLite 100 k server also
+//! gives the memory section its figures.
 
 use super::{MEMORY, SMALL, number, wants};
 use crate::RunArgs;
 use crate::http::{Req, sequential};
 use crate::procs::rss_kib;
 use crate::report::{Row, Section, ms};
-use crate::server::{Server, prepare};
+use crate::server::{Databases, Kind, Server};
 use crate::stats::percentile;
 use anyhow::{Context, Result, bail};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,12 +60,14 @@ pub struct Memory {
     pub listing_seconds: f64,
 }
 
-/// The 100 k and `--max-credentials` databases, each with its own server (and the 100 k
-/// server's memory for the memory section).
+/// The 100 k and `--max-credentials` databases of each kind of `dbs` (PostgreSQL only when this
+/// section is wanted), each with its own server (and the SQLite 100 k server's memory for the
+/// memory section). `small`: the 1 k latencies of each kind's small server.
 pub async fn measure(
     args: &RunArgs,
-    out_dir: &Path,
-    small: Option<ListLatencies>,
+    dbs: &Databases,
+    console: &Path,
+    small: &BTreeMap<Kind, ListLatencies>,
 ) -> Result<(Option<Section>, Memory)> {
     let mut s = Section::new(
         number(NAME),
@@ -74,64 +78,166 @@ pub async fn measure(
          (`before_id` = the middle credential) and the last full page (`before_id` = the \
          101st oldest). Baseline: the same page with 1 k credentials.",
     );
+    let kinds: Vec<Kind> = dbs
+        .kinds()
+        .into_iter()
+        .filter(|k| *k == Kind::Sqlite || wants(args, NAME))
+        .collect();
+    let by_kind = kinds.len() > 1;
+    if let Some(pg) = dbs.postgres_description().filter(|_| by_kind) {
+        s.method.push_str(&format!(
+            " Measured on SQLite and on PostgreSQL with the same sizes, each size a database \
+             and a server of its own (SQLite's first); the baseline of each is the 1 k \
+             figure on the same database, and PostgreSQL's 1 k rows compare with SQLite's. \
+             The bulk load inserts row by row in transactions of 50 000 rows on both. {pg}"
+        ));
+    } else if wants(args, NAME) {
+        s.notes
+            .push("Not measured on PostgreSQL (`--no-postgres`).".to_owned());
+    }
     let mut memory = Memory::default();
     let mut sizes = vec![MEMORY];
     if args.max_credentials > MEMORY && wants(args, NAME) {
         sizes.push(args.max_credentials);
     }
-    let mut raw = serde_json::Map::new();
-    if let Some(small) = &small {
-        raw.insert(SMALL.to_string(), latencies_json(small));
-    }
-    for count in sizes {
-        // The memory section reads the same servers; its number is not named here so that
-        // this section depends on none other.
-        println!(
-            "bench: {}. preparing a database of {count} credentials",
-            number(NAME)
-        );
-        let db = prepare(
-            &args.server_bin,
-            &out_dir.join(format!("db-{count}")),
-            count,
-        )?;
-        s.notes.push(format!(
-            "Bulk load of {count} credentials: {:.1} s.",
-            db.seed_seconds
-        ));
-        // The console is served too (unused here), as in production.
-        let server = Server::start(&args.server_bin, db, Some(&out_dir.join("console")))?;
-        if count == MEMORY {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            memory.idle_kib = rss_kib(server.process.pid())?;
+    // (kind, count) → latencies and seconds of the bulk load.
+    let mut measured: BTreeMap<(Kind, u64), ListLatencies> = BTreeMap::new();
+    let mut seeds: BTreeMap<(Kind, u64), f64> = BTreeMap::new();
+    for &kind in &kinds {
+        for &count in &sizes {
+            // The memory section reads the same servers; its number is not named here so that
+            // this section depends on none other.
+            println!(
+                "bench: {}. preparing a {} database of {count} credentials",
+                number(NAME),
+                kind.label()
+            );
+            let name = format!("db-{count}");
+            let t = Instant::now();
+            let db = dbs.prepare(&args.server_bin, kind, &name, count)?;
+            println!(
+                "    bulk load {:.1} s (prepare {:.1} s)",
+                db.seed_seconds,
+                t.elapsed().as_secs_f64()
+            );
+            seeds.insert((kind, count), db.seed_seconds);
+            // The console is served too (unused here), as in production.
+            let server = Server::start(&args.server_bin, db, Some(&console.to_path_buf()))?;
+            let memory_server = kind == Kind::Sqlite && count == MEMORY;
+            if memory_server {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                memory.idle_kib = rss_kib(server.process.pid())?;
+            }
+            if wants(args, NAME) {
+                measured.insert((kind, count), list_latencies(&server).await?);
+            }
+            if memory_server {
+                let t = Instant::now();
+                memory.pages = list_everything(&server).await?;
+                memory.listing_seconds = t.elapsed().as_secs_f64();
+                memory.listed_kib = rss_kib(server.process.pid())?;
+            }
+            drop(server);
+            dbs.remove(kind, &name);
         }
-        if wants(args, NAME) {
-            let l = list_latencies(&server).await?;
-            if let Some(small) = &small {
-                for (what, big, base) in [
-                    ("first page", &l.first, &small.first),
-                    ("middle page", &l.middle, &small.middle),
-                    ("last full page", &l.deep, &small.deep),
-                ] {
-                    for (p, label) in [(50.0, "p50"), (99.0, "p99")] {
-                        let (a, b) = (percentile(big, p), percentile(base, p));
-                        s.rows.push(Row::new(
-                            format!("{} credentials, {what}, {label}", thousands(count)),
-                            ms(a),
-                            format!("{} (1 000)", ms(b)),
-                            Some(a / b),
-                        ));
-                    }
+    }
+
+    let pages = |l: &ListLatencies| -> [(&'static str, Vec<f64>); 3] {
+        [
+            ("first page", l.first.clone()),
+            ("middle page", l.middle.clone()),
+            ("last full page", l.deep.clone()),
+        ]
+    };
+    let percentiles = [(50.0, "p50"), (99.0, "p99")];
+    // PostgreSQL's 1 k against SQLite's.
+    if by_kind
+        && let (Some(sqlite), Some(pg)) = (small.get(&Kind::Sqlite), small.get(&Kind::Postgres))
+    {
+        for ((what, pg), (_, base)) in pages(pg).into_iter().zip(pages(sqlite)) {
+            for (p, label) in percentiles {
+                let (a, b) = (percentile(&pg, p), percentile(&base, p));
+                s.rows.push(
+                    Row::new(
+                        format!("{} credentials, {what}, {label}", thousands(SMALL)),
+                        ms(a),
+                        format!("{} (1 000, SQLite)", ms(b)),
+                        Some(a / b),
+                    )
+                    .on(Kind::Postgres),
+                );
+            }
+        }
+    }
+    for &count in &sizes {
+        for (page, what) in ["first page", "middle page", "last full page"]
+            .into_iter()
+            .enumerate()
+        {
+            for (p, label) in percentiles {
+                for &kind in &kinds {
+                    let (Some(big), Some(base)) = (measured.get(&(kind, count)), small.get(&kind))
+                    else {
+                        continue;
+                    };
+                    let (big, base) = (&pages(big)[page].1, &pages(base)[page].1);
+                    let (a, b) = (percentile(big, p), percentile(base, p));
+                    let baseline = match (by_kind, kind) {
+                        (true, Kind::Postgres) => format!("{} (1 000, PostgreSQL)", ms(b)),
+                        _ => format!("{} (1 000)", ms(b)),
+                    };
+                    let row = Row::new(
+                        format!("{} credentials, {what}, {label}", thousands(count)),
+                        ms(a),
+                        baseline,
+                        Some(a / b),
+                    );
+                    s.rows.push(if by_kind { row.on(kind) } else { row });
                 }
             }
-            raw.insert(count.to_string(), latencies_json(&l));
         }
-        if count == MEMORY {
-            let t = Instant::now();
-            memory.pages = list_everything(&server).await?;
-            memory.listing_seconds = t.elapsed().as_secs_f64();
-            memory.listed_kib = rss_kib(server.process.pid())?;
+    }
+    for &count in &sizes {
+        let sqlite = seeds
+            .get(&(Kind::Sqlite, count))
+            .copied()
+            .unwrap_or_default();
+        match seeds.get(&(Kind::Postgres, count)) {
+            Some(pg) => s.notes.push(format!(
+                "Bulk load of {count} credentials: SQLite {sqlite:.1} s, PostgreSQL {pg:.1} s \
+                 ({:.1}× SQLite's).",
+                pg / sqlite
+            )),
+            None => s
+                .notes
+                .push(format!("Bulk load of {count} credentials: {sqlite:.1} s.")),
         }
+    }
+
+    // SQLite's figures stay where they always were; PostgreSQL's go under its own key.
+    let mut raw = serde_json::Map::new();
+    let mut pg_raw = serde_json::Map::new();
+    for (kind, l) in small {
+        if *kind == Kind::Sqlite {
+            raw.insert(SMALL.to_string(), latencies_json(l));
+        } else if by_kind {
+            pg_raw.insert(SMALL.to_string(), latencies_json(l));
+        }
+    }
+    for ((kind, count), l) in &measured {
+        match kind {
+            Kind::Sqlite => raw.insert(count.to_string(), latencies_json(l)),
+            Kind::Postgres => pg_raw.insert(count.to_string(), latencies_json(l)),
+        };
+    }
+    if by_kind {
+        let seed_seconds: serde_json::Map<_, _> = seeds
+            .iter()
+            .filter(|((k, _), _)| *k == Kind::Postgres)
+            .map(|((_, count), s)| (count.to_string(), (*s).into()))
+            .collect();
+        pg_raw.insert("seed_seconds".into(), seed_seconds.into());
+        raw.insert(Kind::Postgres.slug().into(), pg_raw.into());
     }
     s.raw = raw.into();
     Ok((wants(args, NAME).then_some(s), memory))

@@ -1,22 +1,26 @@
-//! API throughput and latency under load: three credential endpoints of the real server
-//! against the bare axum handler of `crate::baseline`, with the load generator of
+//! API throughput and latency under load: three credential endpoints of the real server, on
+//! SQLite and (unless `--no-postgres`) on PostgreSQL, against the bare axum handler of
+//! `crate::baseline` (one baseline measurement for both), with the load generator of
 //! `crate::http`.
 
 use super::number;
 use crate::RunArgs;
 use crate::http::{MakeReq, Req, load};
 use crate::report::{Row, Section, ms, rps};
-use crate::server::Server;
+use crate::server::{Kind, Server};
 use anyhow::{Context, Result};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub const NAME: &str = "throughput";
 
-/// Each endpoint for `--load-seconds` with `--connections`, after a 1 s warm-up.
+/// Each endpoint of each server (SQLite first, then PostgreSQL when given) for `--load-seconds`
+/// with `--connections`, after a 1 s warm-up. `postgres` describes the PostgreSQL server for the
+/// section's text (`None`: not measured on PostgreSQL).
 pub async fn measure(
     args: &RunArgs,
-    server: &Server,
+    servers: &[&Server],
+    postgres: Option<&str>,
     baseline: std::net::SocketAddr,
 ) -> Result<Section> {
     let mut s = Section::new(
@@ -30,6 +34,16 @@ pub async fn measure(
          The load generator shares the machine's cores with the server, as it does with the \
          baseline.",
     );
+    match postgres {
+        Some(pg) => s.method.push_str(&format!(
+            " Measured on SQLite (the server's file database, as above) and on PostgreSQL, \
+             each server with its own database of 1 000 credentials, one after the other \
+             (SQLite first), both against the same baseline measurement. {pg}"
+        )),
+        None => s
+            .notes
+            .push("Not measured on PostgreSQL (`--no-postgres`).".to_owned()),
+    }
     let duration = Duration::from_secs(args.load_seconds);
     let n = args.connections;
     s.notes.push(format!(
@@ -47,6 +61,71 @@ pub async fn measure(
         base.rps, base.p50_ms, base.p99_ms
     );
 
+    let mut raw = serde_json::Map::new();
+    raw.insert("baseline".into(), base.json());
+    // results[server][endpoint]
+    let mut results = Vec::new();
+    for server in servers {
+        let kind = server.db.kind;
+        let mut per_endpoint = Vec::new();
+        let mut kind_raw = serde_json::Map::new();
+        for (name, make) in endpoints(server).await? {
+            warm(server.addr, make.clone()).await?;
+            let r = load(server.addr, n, duration, make).await?;
+            println!(
+                "    {} {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                kind.label(),
+                r.rps,
+                r.p50_ms,
+                r.p99_ms,
+                r.errors
+            );
+            if r.errors > 0 {
+                s.notes.push(format!(
+                    "`{name}` on {}: {} non-2xx responses or failures.",
+                    kind.label(),
+                    r.errors
+                ));
+            }
+            kind_raw.insert(name.into(), r.json());
+            per_endpoint.push((name, r));
+        }
+        // SQLite's figures stay where they always were; PostgreSQL's go under its own key.
+        match kind {
+            Kind::Sqlite => raw.extend(kind_raw),
+            Kind::Postgres => {
+                raw.insert(kind.slug().into(), kind_raw.into());
+            }
+        }
+        results.push((kind, per_endpoint));
+    }
+    let by_kind = servers.len() > 1;
+    let endpoint_count = results.first().map_or(0, |(_, e)| e.len());
+    for e in 0..endpoint_count {
+        for metric in ["throughput", "p50", "p99"] {
+            for (kind, per_endpoint) in &results {
+                let (name, r) = &per_endpoint[e];
+                let (measured, base_value, value, base_shown) = match metric {
+                    "throughput" => (rps(r.rps), base.rps, r.rps, rps(base.rps)),
+                    "p50" => (ms(r.p50_ms), base.p50_ms, r.p50_ms, ms(base.p50_ms)),
+                    _ => (ms(r.p99_ms), base.p99_ms, r.p99_ms, ms(base.p99_ms)),
+                };
+                let row = Row::new(
+                    format!("`{name}` {metric}"),
+                    measured,
+                    base_shown,
+                    Some(value / base_value),
+                );
+                s.rows.push(if by_kind { row.on(*kind) } else { row });
+            }
+        }
+    }
+    s.raw = raw.into();
+    Ok(s)
+}
+
+/// The three endpoints on `server`, with ids of its small database to read.
+async fn endpoints(server: &Server) -> Result<Vec<(&'static str, MakeReq)>> {
     let page = server
         .conn()
         .json(&server.get("/credentials?limit=100"))
@@ -61,7 +140,7 @@ pub async fn measure(
     );
     anyhow::ensure!(!ids.is_empty(), "the small database has no credentials");
     let key = server.db.api_key.clone();
-    let endpoints: Vec<(&str, MakeReq)> = vec![
+    Ok(vec![
         ("GET /api/credentials/{id}", {
             let (ids, key) = (ids.clone(), key.clone());
             Arc::new(move |i| {
@@ -83,42 +162,5 @@ pub async fn measure(
                 )
             })
         }),
-    ];
-    let mut raw = serde_json::Map::new();
-    raw.insert("baseline".into(), base.json());
-    for (name, make) in endpoints {
-        warm(server.addr, make.clone()).await?;
-        let r = load(server.addr, n, duration, make).await?;
-        println!(
-            "    {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
-            r.rps, r.p50_ms, r.p99_ms, r.errors
-        );
-        s.rows.push(Row::new(
-            format!("`{name}` throughput"),
-            rps(r.rps),
-            rps(base.rps),
-            Some(r.rps / base.rps),
-        ));
-        s.rows.push(Row::new(
-            format!("`{name}` p50"),
-            ms(r.p50_ms),
-            ms(base.p50_ms),
-            Some(r.p50_ms / base.p50_ms),
-        ));
-        s.rows.push(Row::new(
-            format!("`{name}` p99"),
-            ms(r.p99_ms),
-            ms(base.p99_ms),
-            Some(r.p99_ms / base.p99_ms),
-        ));
-        if r.errors > 0 {
-            s.notes.push(format!(
-                "`{name}`: {} non-2xx responses or failures.",
-                r.errors
-            ));
-        }
-        raw.insert(name.into(), r.json());
-    }
-    s.raw = raw.into();
-    Ok(s)
+    ])
 }
