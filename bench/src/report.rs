@@ -138,33 +138,26 @@ pub fn write(
     let _ = writeln!(md, "```\n");
     for s in sections {
         let _ = writeln!(md, "## {}. {}\n\n{}\n", s.number, s.title, s.method);
+        // A `database` column only in sections measured on more than one database.
         let by_database = s.rows.iter().any(|r| r.database.is_some());
-        if !s.rows.is_empty() && by_database {
+        if !s.rows.is_empty() {
+            let (head, rule) = if by_database {
+                ("| figure | database ", "|---|---")
+            } else {
+                ("| figure ", "|---")
+            };
             let _ = writeln!(
                 md,
-                "| figure | database | measured | baseline | ratio |\n|---|---|---:|---:|---:|"
+                "{head}| measured | baseline | ratio |\n{rule}|---:|---:|---:|"
             );
             for r in &s.rows {
+                let database = match (by_database, r.database.as_deref()) {
+                    (true, d) => format!(" {} |", d.unwrap_or("–")),
+                    (false, _) => String::new(),
+                };
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} |",
-                    r.figure,
-                    r.database.as_deref().unwrap_or("–"),
-                    r.measured,
-                    r.baseline,
-                    ratio(r.ratio)
-                );
-            }
-            md.push('\n');
-        } else if !s.rows.is_empty() {
-            let _ = writeln!(
-                md,
-                "| figure | measured | baseline | ratio |\n|---|---:|---:|---:|"
-            );
-            for r in &s.rows {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} |",
+                    "| {} |{database} {} | {} | {} |",
                     r.figure,
                     r.measured,
                     r.baseline,

@@ -22,18 +22,63 @@ enum Kind {
 
 use Kind::{Bytes, Int, Text};
 
-/// A table: its name, what orders its rows, and its columns.
-type Table = (&'static str, &'static str, &'static [(&'static str, Kind)]);
+/// A table: its name, what orders its rows, whether it is a resource table (whose rows start
+/// with [`RESOURCE_COLUMNS`]), and its own columns.
+struct Table {
+    name: &'static str,
+    order: &'static str,
+    resource: bool,
+    own: &'static [(&'static str, Kind)],
+}
+
+impl Table {
+    const fn plain(
+        name: &'static str,
+        order: &'static str,
+        own: &'static [(&'static str, Kind)],
+    ) -> Table {
+        Table {
+            name,
+            order,
+            resource: false,
+            own,
+        }
+    }
+
+    const fn resource(name: &'static str, own: &'static [(&'static str, Kind)]) -> Table {
+        Table {
+            name,
+            order: "id",
+            resource: true,
+            own,
+        }
+    }
+
+    /// Every column of the table.
+    fn columns(&self) -> Vec<(&'static str, Kind)> {
+        let shared = if self.resource { RESOURCE_COLUMNS } else { &[] };
+        shared.iter().chain(self.own).copied().collect()
+    }
+}
+
+/// The columns every resource table starts with (`records::Record`).
+const RESOURCE_COLUMNS: &[(&str, Kind)] = &[
+    ("id", Text),
+    ("account_id", Text),
+    ("created_at", Text),
+    ("description", Text),
+    ("metadata", Text),
+];
 
 /// Every table of the schema (but `schema_migrations`, which each database keeps for itself),
-/// parents first, each with the column that orders its rows and its columns.
+/// parents first.
 const TABLES: &[Table] = &[
-    (
+    Table::plain(
         "accounts",
         "id",
         &[("id", Text), ("name", Text), ("created_at", Text)],
     ),
-    (
+    Table::plain(
         "principals",
         "id",
         &[
@@ -43,7 +88,7 @@ const TABLES: &[Table] = &[
             ("created_at", Text),
         ],
     ),
-    (
+    Table::plain(
         "api_keys",
         "id",
         &[
@@ -55,70 +100,35 @@ const TABLES: &[Table] = &[
             ("created_at", Text),
         ],
     ),
-    (
+    Table::resource(
         "credentials",
-        "id",
         &[
-            ("id", Text),
-            ("account_id", Text),
             ("lookup", Text),
             ("secret_hash", Bytes),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
             ("acl", Text),
             ("owner_id", Text),
         ],
     ),
-    (
+    Table::resource(
         "ssh_certificate_authorities",
-        "id",
         &[
-            ("id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
             ("key_type", Text),
             ("public_key", Text),
             ("private_key_sealed", Bytes),
         ],
     ),
-    (
-        "tunnel_group_backends",
-        "id",
-        &[
-            ("id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
-            ("labels", Text),
-        ],
-    ),
-    (
+    Table::resource("tunnel_group_backends", &[("labels", Text)]),
+    Table::resource(
         "tls_edges",
-        "id",
         &[
-            ("id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
             ("hostports", Text),
             ("backend_id", Text),
             ("backend_enabled", Int),
         ],
     ),
-    (
+    Table::resource(
         "event_destinations",
-        "id",
         &[
-            ("id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
             ("format", Text),
             ("target", Text),
             ("secret_sealed", Bytes),
@@ -126,19 +136,8 @@ const TABLES: &[Table] = &[
             ("previous_secret_until", Int),
         ],
     ),
-    (
-        "event_subscriptions",
-        "id",
-        &[
-            ("id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
-            ("description", Text),
-            ("metadata", Text),
-            ("sources", Text),
-        ],
-    ),
-    (
+    Table::resource("event_subscriptions", &[("sources", Text)]),
+    Table::plain(
         "event_subscription_destinations",
         "subscription_id, position",
         &[
@@ -147,7 +146,7 @@ const TABLES: &[Table] = &[
             ("destination_id", Text),
         ],
     ),
-    (
+    Table::plain(
         "events",
         "id",
         &[
@@ -165,7 +164,7 @@ const TABLES: &[Table] = &[
             ("details", Text),
         ],
     ),
-    (
+    Table::plain(
         "event_deliveries",
         "id",
         &[
@@ -180,7 +179,7 @@ const TABLES: &[Table] = &[
             ("lease_until", Int),
         ],
     ),
-    (
+    Table::plain(
         "event_delivery_attempts",
         "delivery_id, attempt",
         &[
@@ -193,7 +192,7 @@ const TABLES: &[Table] = &[
             ("response_body", Text),
         ],
     ),
-    ("server_key_check", "id", &[("id", Int), ("sealed", Bytes)]),
+    Table::plain("server_key_check", "id", &[("id", Int), ("sealed", Bytes)]),
 ];
 
 /// Rows per `INSERT` (well under both databases' limits on parameters per statement).
@@ -220,10 +219,10 @@ impl Store {
             self.schema_version().await? == target.schema_version().await?,
             "the two databases are at different schema versions"
         );
-        for (table, _, _) in TABLES {
+        for table in TABLES.iter().map(|t| t.name) {
             let count = target.count(table).await?;
             // The key check is written by a server's first start; any other row means data.
-            if count > 0 && *table != "server_key_check" {
+            if count > 0 && table != "server_key_check" {
                 anyhow::bail!(
                     "the target database is not empty ({table} has {count} rows): moving into \
                      an installation in use would mix two of them; give a new, empty database"
@@ -243,29 +242,34 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         let mut moved = Vec::new();
-        for (table, order, columns) in TABLES {
+        for table in TABLES {
+            let (name, columns) = (table.name, table.columns());
             let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-            let select = format!("SELECT {} FROM {table} ORDER BY {order}", names.join(", "));
+            let select = format!(
+                "SELECT {} FROM {name} ORDER BY {}",
+                names.join(", "),
+                table.order
+            );
             let rows = sqlx::query(&select).fetch_all(&mut *source).await?;
             for chunk in rows.chunks(ROWS_PER_INSERT) {
-                insert_rows(&mut tx, table, columns, chunk).await?;
+                insert_rows(&mut tx, name, &columns, chunk).await?;
             }
             let copied = rows.len() as u64;
-            let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {name}"))
                 .fetch_one(&mut *tx)
                 .await?;
             anyhow::ensure!(
                 count == copied as i64,
-                "{table}: {copied} rows read but {count} in the target; nothing was moved"
+                "{name}: {copied} rows read but {count} in the target; nothing was moved"
             );
-            moved.push((*table, copied));
+            moved.push((name, copied));
         }
         tx.commit().await?;
         source.rollback().await?;
         Ok(moved)
     }
 
-    /// The number of rows of `table` (a constant of [`TABLES`]).
+    /// The number of rows of `table` (a name of [`TABLES`]).
     async fn count(&self, table: &str) -> Result<i64> {
         Ok(sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
             .fetch_one(&self.pool)
@@ -294,10 +298,11 @@ impl Store {
         found.sort();
         let mut known: Vec<(String, String)> = TABLES
             .iter()
-            .flat_map(|(table, _, columns)| {
-                columns
-                    .iter()
-                    .map(|(column, _)| ((*table).to_owned(), (*column).to_owned()))
+            .flat_map(|table| {
+                table
+                    .columns()
+                    .into_iter()
+                    .map(|(column, _)| (table.name.to_owned(), column.to_owned()))
             })
             .collect();
         known.sort();

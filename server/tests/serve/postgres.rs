@@ -91,7 +91,12 @@ impl Drop for Running {
 
 /// An API call as the bootstrap admin: (status, JSON body).
 fn api(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let auth = format!("Bearer {BOOTSTRAP}");
+    api_as(addr, BOOTSTRAP, method, path, body)
+}
+
+/// An API call with the API key `key`: (status, JSON body).
+fn api_as(addr: SocketAddr, key: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let auth = format!("Bearer {key}");
     let (status, _, text) = http(
         addr,
         method,
@@ -336,12 +341,11 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
         .stderr(Stdio::piped());
     let mut server = Running(command.spawn().unwrap());
     let addr = listen_addr(&mut server.0);
-    let auth = format!("Bearer {}", bot["api_key"].as_str().unwrap());
-    let (status, _, body) = http(
+    let (status, body) = api_as(
         addr,
+        bot["api_key"].as_str().unwrap(),
         "GET",
-        "/api/credentials",
-        &[("Authorization", &auth), ("Service-Version", "2")],
+        "/credentials",
         "",
     );
     assert_eq!(status, 200, "{body}");
