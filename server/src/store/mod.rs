@@ -11,8 +11,10 @@
 //!
 //! The store also mints ids and timestamps, so every row's id sorts like its `created_at`.
 //!
-//! Files: this one opens the database, runs migrations and keeps the secret helpers; `error` is the
-//! store's one error type (nothing outside the store sees the database's); `columns` declares the
+//! Files: this one opens the database, starts write transactions and keeps the secret helpers;
+//! `database` says where the database is and which SQL it speaks (`DatabaseUrl`, `Dialect`);
+//! `migrations` brings its schema up to date; `transfer` copies one database into another
+//! (`tunnel-server migrate`); `error` is the store's one error type (nothing outside the store sees the database's); `columns` declares the
 //! row types (`record!`), `records` holds what every resource table shares (paging, get, create,
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
@@ -24,11 +26,13 @@ mod accounts;
 mod backends;
 mod columns;
 mod credentials;
+mod database;
 mod deliveries;
 mod error;
 mod event_destinations;
 mod event_subscriptions;
 mod events;
+mod migrations;
 mod records;
 mod ssh_cas;
 mod tls_edges;
@@ -39,6 +43,7 @@ pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
+pub use database::{DatabaseUrl, Dialect};
 pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};
@@ -54,39 +59,16 @@ use rand::RngCore as _;
 use sha2::{Digest as _, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row as _};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
 
-/// Migrations of each database, in order, with the same version numbers (version `n` brings
-/// both to the same schema). A migration is never edited once released: add a new one to both.
-const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../../migrations/sqlite/0001_initial.sql")),
-    (2, include_str!("../../migrations/sqlite/0002_events.sql")),
-    (
-        3,
-        include_str!("../../migrations/sqlite/0003_server_key_check.sql"),
-    ),
-];
-const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
-    (
-        1,
-        include_str!("../../migrations/postgres/0001_initial.sql"),
-    ),
-    (2, include_str!("../../migrations/postgres/0002_events.sql")),
-    (
-        3,
-        include_str!("../../migrations/postgres/0003_server_key_check.sql"),
-    ),
-];
-
 /// The keys of the PostgreSQL advisory locks the store takes: one for migrations (held by the
 /// server migrating, so several servers starting at once migrate one after the other) and one
 /// for write transactions (see [`Store::write_tx`]). Arbitrary constants, fixed forever.
-const MIGRATION_LOCK: i64 = 0x7475_6e6e_656c_0001;
-const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
+pub(super) const MIGRATION_LOCK: i64 = 0x7475_6e6e_656c_0001;
+pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 
 /// Log targets of the database library that are too chatty at `info` (every statement):
 /// `main` quiets them, without having to know which library the store uses.
@@ -97,117 +79,6 @@ pub const QUIET_LOG_TARGETS: &str = "sqlx=warn";
 pub struct PageQuery {
     pub limit: u32,
     pub before_id: Option<String>,
-}
-
-/// Where the database lives, as given by `--database`.
-#[derive(Clone, PartialEq, Eq)]
-pub enum DatabaseUrl {
-    /// A private in-memory SQLite database (tests).
-    SqliteMemory,
-    /// A SQLite file.
-    SqliteFile(PathBuf),
-    /// A PostgreSQL database: its `postgres://` URL, which may hold a password.
-    Postgres(String),
-}
-
-/// Never prints a password: a PostgreSQL URL shows as `postgres://user:***@host:port/db`.
-impl std::fmt::Debug for DatabaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-/// Which SQL a database speaks where the two differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
-impl Dialect {
-    /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
-    fn json_array_elements(self, column: &str) -> String {
-        match self {
-            Dialect::Sqlite => format!("json_each({column})"),
-            Dialect::Postgres => {
-                format!("jsonb_array_elements_text({column}::jsonb) AS elements(value)")
-            }
-        }
-    }
-}
-
-impl DatabaseUrl {
-    pub fn parse(url: &str) -> anyhow::Result<DatabaseUrl> {
-        if url == "sqlite::memory:" || url == "sqlite://:memory:" {
-            return Ok(DatabaseUrl::SqliteMemory);
-        }
-        if let Some(path) = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
-            let path = path.split('?').next().unwrap_or_default();
-            anyhow::ensure!(!path.is_empty(), "the database URL `{url}` names no file");
-            return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
-        }
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let parsed = url::Url::parse(url).map_err(|e| {
-                anyhow::anyhow!("the database URL `{}` is not a URL: {e}", redact(url))
-            })?;
-            anyhow::ensure!(
-                parsed.host_str().is_some_and(|h| !h.is_empty()),
-                "the database URL `{}` names no host",
-                redact(url)
-            );
-            return Ok(DatabaseUrl::Postgres(url.to_owned()));
-        }
-        anyhow::bail!(
-            "`{}` is not a database URL; use sqlite://data/tunnel.db, sqlite::memory: or \
-             postgres://user:password@host:port/database",
-            redact(url)
-        )
-    }
-
-    /// The URL as it may be shown: a password is replaced by `***`.
-    pub fn redacted(&self) -> String {
-        match self {
-            DatabaseUrl::SqliteMemory => "sqlite::memory:".into(),
-            DatabaseUrl::SqliteFile(path) => format!("sqlite://{}", path.display()),
-            DatabaseUrl::Postgres(url) => redact(url),
-        }
-    }
-
-    pub fn dialect(&self) -> Dialect {
-        match self {
-            DatabaseUrl::Postgres(_) => Dialect::Postgres,
-            _ => Dialect::Sqlite,
-        }
-    }
-
-    /// The directory holding the database file (and the server key), if any.
-    pub fn data_dir(&self) -> Option<PathBuf> {
-        match self {
-            DatabaseUrl::SqliteMemory | DatabaseUrl::Postgres(_) => None,
-            DatabaseUrl::SqliteFile(path) => Some(
-                path.parent()
-                    .map(PathBuf::from)
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or_else(|| ".".into()),
-            ),
-        }
-    }
-}
-
-/// `url` with its password, if any, replaced by `***` (for errors and logs).
-fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        Ok(_) => url.to_owned(),
-        // Not a URL: show only its scheme, it may be a password typed in the wrong place.
-        Err(_) => format!("{}…", url.split(':').next().unwrap_or_default()),
-    }
 }
 
 /// The handle on the database, cheap to clone.
@@ -316,63 +187,6 @@ impl Store {
         self.dialect
     }
 
-    /// Applies the migrations the database lacks, each in its own transaction with its
-    /// version row. On PostgreSQL the whole run holds an advisory lock on one connection, so
-    /// servers started together migrate one after the other and the later ones find nothing
-    /// left to do; SQLite's write lock (`BEGIN IMMEDIATE`) does the same per migration.
-    async fn migrate(&self) -> Result<()> {
-        let mut conn = self.pool.acquire().await?;
-        let migrations = match self.dialect {
-            Dialect::Sqlite => SQLITE_MIGRATIONS,
-            Dialect::Postgres => {
-                sqlx::query("SELECT pg_advisory_lock($1)")
-                    .bind(MIGRATION_LOCK)
-                    .execute(&mut *conn)
-                    .await?;
-                POSTGRES_MIGRATIONS
-            }
-        };
-        let applied = self.apply_migrations(&mut conn, migrations).await;
-        if self.dialect == Dialect::Postgres {
-            sqlx::query("SELECT pg_advisory_unlock($1)")
-                .bind(MIGRATION_LOCK)
-                .execute(&mut *conn)
-                .await?;
-        }
-        applied
-    }
-
-    async fn apply_migrations(
-        &self,
-        conn: &mut sqlx::AnyConnection,
-        migrations: &[(i64, &str)],
-    ) -> Result<()> {
-        sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)",
-        )
-        .execute(&mut *conn)
-        .await?;
-        for (version, sql) in migrations {
-            let mut tx = self.begin_write(conn).await?;
-            let done: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = $1")
-                    .bind(version)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if done.is_none() {
-                sqlx::raw_sql(sql).execute(&mut *tx).await?;
-                sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
-                    .bind(version)
-                    .bind(now_rfc3339())
-                    .execute(&mut *tx)
-                    .await?;
-                tracing::info!(version, "applied database migration");
-            }
-            tx.commit().await?;
-        }
-        Ok(())
-    }
-
     /// The value sealed with the server key that the database keeps to recognise it: the one
     /// already stored, or `sealed` stored now when there is none (the first start wins when
     /// several start at once).
@@ -390,16 +204,6 @@ impl Store {
                 .await?;
         tx.commit().await?;
         Ok(stored)
-    }
-
-    /// The schema version of the database: the last migration applied.
-    pub async fn schema_version(&self) -> Result<i64> {
-        Ok(
-            sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM schema_migrations")
-                .fetch_one(&self.pool)
-                .await?
-                .unwrap_or(0),
-        )
     }
 
     /// A write transaction. Writes are serialised, on both databases, so a transaction that
@@ -427,26 +231,6 @@ impl Store {
             queued: false,
             wake: self.deliveries_queued.clone(),
         })
-    }
-
-    /// A write transaction on `conn` (the migrations' connection), serialised like
-    /// [`Store::write_tx`].
-    async fn begin_write<'c>(
-        &self,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> Result<sqlx::Transaction<'c, sqlx::Any>> {
-        use sqlx::Connection as _;
-        let mut tx = match self.dialect {
-            Dialect::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => conn.begin().await?,
-        };
-        if self.dialect == Dialect::Postgres {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(WRITE_LOCK)
-                .execute(&mut *tx)
-                .await?;
-        }
-        Ok(tx)
     }
 
     /// Notified after each commit that queued a webhook delivery: what the delivery workers
@@ -527,33 +311,4 @@ async fn find_secret(
     let stored: Vec<u8> = row.try_get("secret_hash")?;
     let matches: bool = stored.ct_eq(&hash_secret(presented)).into();
     Ok(matches.then_some(row))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn database_urls_parse_and_never_show_a_password() {
-        let url = DatabaseUrl::parse("postgres://tunnel:s3cret@db.example:5432/tunnel").unwrap();
-        assert_eq!(url.dialect(), Dialect::Postgres);
-        assert_eq!(url.data_dir(), None);
-        let shown = format!("{url:?} {}", url.redacted());
-        assert!(!shown.contains("s3cret"), "{shown}");
-        assert!(
-            shown.contains("postgres://tunnel:***@db.example:5432/tunnel"),
-            "{shown}"
-        );
-        let error = DatabaseUrl::parse("mysql://root:s3cret@h/db").unwrap_err();
-        assert!(!error.to_string().contains("s3cret"), "{error}");
-        assert!(DatabaseUrl::parse("postgres:///tunnel").is_err());
-        assert_eq!(
-            DatabaseUrl::parse("sqlite://data/t.db").unwrap(),
-            DatabaseUrl::SqliteFile("data/t.db".into())
-        );
-        assert_eq!(
-            DatabaseUrl::parse("sqlite::memory:").unwrap().dialect(),
-            Dialect::Sqlite
-        );
-    }
 }

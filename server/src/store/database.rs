@@ -1,0 +1,145 @@
+//! Where the database is and which SQL it speaks: [`DatabaseUrl`] (as `--database` gives it,
+//! never showing a password) and [`Dialect`], the one place naming what differs between SQLite
+//! and PostgreSQL in the store's statements.
+
+use std::path::PathBuf;
+
+/// Where the database lives, as given by `--database`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// A private in-memory SQLite database (tests).
+    SqliteMemory,
+    /// A SQLite file.
+    SqliteFile(PathBuf),
+    /// A PostgreSQL database: its `postgres://` URL, which may hold a password.
+    Postgres(String),
+}
+
+/// Never prints a password: a PostgreSQL URL shows as `postgres://user:***@host:port/db`.
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+/// Which SQL a database speaks where the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
+    pub(super) fn json_array_elements(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json_each({column})"),
+            Dialect::Postgres => {
+                format!("jsonb_array_elements_text({column}::jsonb) AS elements(value)")
+            }
+        }
+    }
+}
+
+impl DatabaseUrl {
+    pub fn parse(url: &str) -> anyhow::Result<DatabaseUrl> {
+        if url == "sqlite::memory:" || url == "sqlite://:memory:" {
+            return Ok(DatabaseUrl::SqliteMemory);
+        }
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = path.split('?').next().unwrap_or_default();
+            anyhow::ensure!(!path.is_empty(), "the database URL `{url}` names no file");
+            return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let parsed = url::Url::parse(url).map_err(|e| {
+                anyhow::anyhow!("the database URL `{}` is not a URL: {e}", redact(url))
+            })?;
+            anyhow::ensure!(
+                parsed.host_str().is_some_and(|h| !h.is_empty()),
+                "the database URL `{}` names no host",
+                redact(url)
+            );
+            return Ok(DatabaseUrl::Postgres(url.to_owned()));
+        }
+        anyhow::bail!(
+            "`{}` is not a database URL; use sqlite://data/tunnel.db, sqlite::memory: or \
+             postgres://user:password@host:port/database",
+            redact(url)
+        )
+    }
+
+    /// The URL as it may be shown: a password is replaced by `***`.
+    pub fn redacted(&self) -> String {
+        match self {
+            DatabaseUrl::SqliteMemory => "sqlite::memory:".into(),
+            DatabaseUrl::SqliteFile(path) => format!("sqlite://{}", path.display()),
+            DatabaseUrl::Postgres(url) => redact(url),
+        }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            DatabaseUrl::Postgres(_) => Dialect::Postgres,
+            _ => Dialect::Sqlite,
+        }
+    }
+
+    /// The directory holding the database file (and the server key), if any.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        match self {
+            DatabaseUrl::SqliteMemory | DatabaseUrl::Postgres(_) => None,
+            DatabaseUrl::SqliteFile(path) => Some(
+                path.parent()
+                    .map(PathBuf::from)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or_else(|| ".".into()),
+            ),
+        }
+    }
+}
+
+/// `url` with its password, if any, replaced by `***` (for errors and logs).
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        // Not a URL: show only its scheme, it may be a password typed in the wrong place.
+        Err(_) => format!("{}…", url.split(':').next().unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls_parse_and_never_show_a_password() {
+        let url = DatabaseUrl::parse("postgres://tunnel:s3cret@db.example:5432/tunnel").unwrap();
+        assert_eq!(url.dialect(), Dialect::Postgres);
+        assert_eq!(url.data_dir(), None);
+        let shown = format!("{url:?} {}", url.redacted());
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(
+            shown.contains("postgres://tunnel:***@db.example:5432/tunnel"),
+            "{shown}"
+        );
+        let error = DatabaseUrl::parse("mysql://root:s3cret@h/db").unwrap_err();
+        assert!(!error.to_string().contains("s3cret"), "{error}");
+        assert!(DatabaseUrl::parse("postgres:///tunnel").is_err());
+        assert_eq!(
+            DatabaseUrl::parse("sqlite://data/t.db").unwrap(),
+            DatabaseUrl::SqliteFile("data/t.db".into())
+        );
+        assert_eq!(
+            DatabaseUrl::parse("sqlite::memory:").unwrap().dialect(),
+            Dialect::Sqlite
+        );
+    }
+}
