@@ -115,7 +115,12 @@ pub async fn migrate(from: &str, to: &str) -> anyhow::Result<serde_json::Value> 
         to != DatabaseUrl::SqliteMemory && from != DatabaseUrl::SqliteMemory,
         "an in-memory database cannot be moved from or to"
     );
-    let source = Store::open(&from).await?;
+    let source = Store::open_existing(&from).await?;
+    anyhow::ensure!(
+        !source.list_accounts().await?.is_empty(),
+        "the database {} holds no account: there is nothing to move",
+        from.redacted()
+    );
     let target = Store::open(&to).await?;
     let moved = source.copy_into(&target).await;
     source.close().await;

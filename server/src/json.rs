@@ -72,8 +72,57 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     }
 }
 
-/// Parses `bytes`, mapping serde's errors to the API's codes.
+/// Whether the JSON text `bytes` writes the NUL character in a string (`\u0000`; JSON has no
+/// other way to carry it). Scans escapes only, so `\\u0000` (a backslash, then `u0000`) is not
+/// one.
+fn holds_nul(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if bytes.get(i + 1..i + 6) == Some(b"u0000".as_slice()) {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// The path of the first string holding NUL in `value` (`description`, `acl[2]`, …).
+fn nul_path(value: &serde_json::Value, at: String) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) if s.contains('\0') => Some(at),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| nul_path(v, format!("{at}[{i}]"))),
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let field = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            nul_path(v, field)
+        }),
+        _ => None,
+    }
+}
+
+/// Parses `bytes`, mapping serde's errors to the API's codes. A string holding NUL is refused
+/// (400 naming its field) whatever the database: PostgreSQL cannot store it.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if holds_nul(bytes)
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
+        && let Some(field) = nul_path(&value, String::new())
+    {
+        return Err(ApiError::new(
+            ErrorCode::InvalidField,
+            format!("`{field}` contains the NUL character (\\u0000), which no text may hold."),
+        )
+        .with_field(field));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();

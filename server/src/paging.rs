@@ -17,7 +17,16 @@ pub const LIST_PARAMS: [&str; 2] = ["limit", "before_id"];
 
 /// Refuses any query parameter not in `accepted` (the first unknown one is named).
 pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
-    for (name, _) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        // No text the API stores or looks up may hold NUL (PostgreSQL cannot store it): refused
+        // here, the same on every database.
+        if value.contains('\0') && accepted.contains(&name.as_ref()) {
+            return Err(ApiError::new(
+                ErrorCode::InvalidQueryParameter,
+                format!("{name}: contains the NUL character (%00), which no value may hold."),
+            )
+            .with_field(name.to_string()));
+        }
         if !accepted.contains(&name.as_ref()) {
             let shown: String = name.chars().take(64).collect();
             let msg = if accepted.is_empty() {

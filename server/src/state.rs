@@ -24,6 +24,8 @@ pub struct AppState {
 /// What is sealed with the server key to recognise it ([`Store::server_key_check`]).
 const KEY_CHECK: &[u8] = b"tunnel-server key check";
 const KEY_CHECK_CONTEXT: &str = "server_key_check";
+const WRONG_KEY: &str = "the server key is not the one this database was sealed with: start with \
+     the key it was created with (TUNNEL_SERVER_KEY, or server.key in the data directory)";
 
 impl AppState {
     /// Opens the database (running migrations) and loads the server key.
@@ -43,13 +45,23 @@ impl AppState {
             config.server_key.as_ref().map(Secret::expose),
             config.database.data_dir().as_deref(),
         )?;
-        let check = store
-            .server_key_check(&keys.seal(KEY_CHECK, KEY_CHECK_CONTEXT)?)
-            .await?;
+        let check = match store.stored_key_check().await? {
+            Some(check) => check,
+            None => {
+                // The database meets a key for the first time (new, or sealed by a version
+                // without the check, or moved by `migrate`): what it already holds sealed must
+                // open with this key before the key is adopted.
+                if let Some((id, sealed)) = store.sealed_sample().await? {
+                    anyhow::ensure!(keys.open(&sealed, &id).is_ok(), WRONG_KEY);
+                }
+                store
+                    .server_key_check(&keys.seal(KEY_CHECK, KEY_CHECK_CONTEXT)?)
+                    .await?
+            }
+        };
         anyhow::ensure!(
             keys.open(&check, KEY_CHECK_CONTEXT).ok().as_deref() == Some(KEY_CHECK),
-            "the server key is not the one this database was sealed with: start with the key \
-             it was created with (TUNNEL_SERVER_KEY, or server.key in the data directory)"
+            WRONG_KEY
         );
         let webhooks = Sender::new(config.webhooks.timeout, config.webhooks.allow_private)?;
         Ok(AppState {

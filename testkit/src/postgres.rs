@@ -498,7 +498,11 @@ pub fn create_database(admin_url: &str, name: &str) -> Result<String> {
     }
     let target = Target::parse(admin_url)?;
     let mut command = target.command(Binaries::find()?.program("createdb"));
+    // A collation other than the cluster's bytewise `C`: the schema declares `COLLATE "C"` on
+    // every text column so ids sort bytewise whatever the database's locale, and tests on an
+    // ICU `en-US` database are what would catch a column or an ordering missing it.
     command
+        .args(["--template=template0", "--locale-provider=icu", "--icu-locale=en-US"])
         .arg("--maintenance-db")
         .arg(&target.database)
         .arg(name);

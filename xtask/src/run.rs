@@ -30,16 +30,11 @@ pub fn run(listen: &str, database: &str) -> Result<()> {
     let server = root().join("target/release/tunnel-server");
     let mut command = cmd(
         &server.to_string_lossy(),
-        &[
-            "serve",
-            "--listen",
-            listen,
-            "--database",
-            database,
-            "--console-dir",
-            "dist",
-        ],
+        &["serve", "--listen", listen, "--console-dir", "dist"],
     );
+    // In the environment, not on the command line: the command is printed, and a PostgreSQL
+    // URL may hold a password.
+    command.env("TUNNEL_DATABASE", database);
     let postgres = database.starts_with("postgres://") || database.starts_with("postgresql://");
     if postgres && std::env::var_os("TUNNEL_SERVER_KEY").is_none() {
         command.env("TUNNEL_SERVER_KEY", local_server_key(&data)?);

@@ -55,6 +55,14 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // No id holds NUL: such a path names nothing (404, as for any unknown id), and is never
+        // handed to the database (PostgreSQL refuses NUL in text).
+        if parts.uri.path().contains("%00") {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                "No resource has an id holding the NUL character (%00).",
+            ));
+        }
         let axum::extract::Path(value) =
             axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Path(value))

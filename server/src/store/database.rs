@@ -105,11 +105,27 @@ impl DatabaseUrl {
 /// `url` with its password, if any, replaced by `***` (for errors and logs).
 fn redact(url: &str) -> String {
     match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            // The PostgreSQL driver also reads a password from the query (`?password=`).
+            if parsed.query_pairs().any(|(name, _)| name == "password") {
+                let pairs: Vec<(String, String)> = parsed
+                    .query_pairs()
+                    .map(|(name, value)| {
+                        let value = if name == "password" {
+                            "***".into()
+                        } else {
+                            value
+                        };
+                        (name.into_owned(), value.into_owned())
+                    })
+                    .collect();
+                parsed.query_pairs_mut().clear().extend_pairs(pairs);
+            }
             parsed.to_string()
         }
-        Ok(_) => url.to_owned(),
         // Not a URL: show only its scheme, it may be a password typed in the wrong place.
         Err(_) => format!("{}…", url.split(':').next().unwrap_or_default()),
     }
@@ -129,6 +145,13 @@ mod tests {
         assert!(
             shown.contains("postgres://tunnel:***@db.example:5432/tunnel"),
             "{shown}"
+        );
+        let query = DatabaseUrl::parse("postgres://tunnel@db/t?sslmode=require&password=s3cret")
+            .unwrap()
+            .redacted();
+        assert!(
+            !query.contains("s3cret") && query.contains("sslmode=require"),
+            "{query}"
         );
         let error = DatabaseUrl::parse("mysql://root:s3cret@h/db").unwrap_err();
         assert!(!error.to_string().contains("s3cret"), "{error}");

@@ -85,6 +85,23 @@ impl Store {
         Ok(())
     }
 
+    /// The version of the last migration of this build, for the database's dialect.
+    pub(super) fn latest_version(&self) -> i64 {
+        let migrations = match self.dialect {
+            Dialect::Sqlite => SQLITE_MIGRATIONS,
+            Dialect::Postgres => POSTGRES_MIGRATIONS,
+        };
+        migrations.last().map_or(0, |(version, _)| *version)
+    }
+
+    /// The schema version of a database that may have none yet (`None`: no migrations table).
+    pub(super) async fn schema_version_if_any(&self) -> Result<Option<i64>> {
+        match self.schema_version().await {
+            Ok(version) => Ok(Some(version)),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// The schema version of the database: the last migration applied.
     pub async fn schema_version(&self) -> Result<i64> {
         Ok(

@@ -87,6 +87,8 @@ pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
     ids: Arc<Mutex<IdGenerator>>,
+    /// The turn of this process's write transactions ([`Store::write_tx`]).
+    writer: Arc<tokio::sync::Mutex<()>>,
     /// Woken by every commit that queued a webhook delivery ([`WriteTx::commit`]).
     deliveries_queued: Arc<Notify>,
 }
@@ -98,6 +100,8 @@ pub(crate) struct WriteTx {
     inner: sqlx::Transaction<'static, sqlx::Any>,
     /// Whether a delivery was queued: the commit then wakes the delivery workers.
     queued: bool,
+    /// This process's write turn, held until the transaction ends.
+    _turn: tokio::sync::OwnedMutexGuard<()>,
     wake: Arc<Notify>,
 }
 
@@ -129,6 +133,35 @@ impl std::ops::DerefMut for WriteTx {
 impl Store {
     /// Opens (creating if needed) the database and runs pending migrations.
     pub async fn open(url: &DatabaseUrl) -> anyhow::Result<Store> {
+        let store = Store::connect(url, false).await?;
+        store.migrate().await.context("database migration failed")?;
+        Ok(store)
+    }
+
+    /// Opens an existing database to read it (what `migrate` moves from): nothing is created
+    /// or migrated, a SQLite file is opened read-only, and the schema must be this build's.
+    pub async fn open_existing(url: &DatabaseUrl) -> anyhow::Result<Store> {
+        if let DatabaseUrl::SqliteFile(path) = url {
+            anyhow::ensure!(
+                path.is_file(),
+                "the database {} does not exist",
+                path.display()
+            );
+        }
+        let store = Store::connect(url, true).await?;
+        let (found, wanted) = (store.schema_version_if_any().await?, store.latest_version());
+        anyhow::ensure!(
+            found == Some(wanted),
+            "the database {} is at schema version {}, this build's is {wanted}: start this \
+             version's server on it once (it migrates at start), then move it",
+            url.redacted(),
+            found.map_or_else(|| "none".to_owned(), |v| v.to_string())
+        );
+        Ok(store)
+    }
+
+    /// The pool on `url` (a SQLite file read-only when `read_only`).
+    async fn connect(url: &DatabaseUrl, read_only: bool) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
         let pool = match url {
             DatabaseUrl::SqliteMemory => {
@@ -143,18 +176,28 @@ impl Store {
                     .await?
             }
             DatabaseUrl::SqliteFile(path) => {
-                if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty())
+                    && !read_only
+                {
                     std::fs::create_dir_all(dir).with_context(|| {
                         format!("cannot create the data directory {}", dir.display())
                     })?;
                 }
                 // sqlx's SQLite connections have foreign keys on and a 5 s busy timeout by
                 // default; `mode=rwc` creates the file. The WAL journal is a property of the
-                // file, set once below.
-                let options = format!("sqlite://{}?mode=rwc", path.display());
+                // file, set once below. The driver percent-decodes the path: encode it.
+                let path_text = path.display().to_string();
+                let encoded: String = path_text
+                    .chars()
+                    .map(|c| match c {
+                        '%' | '?' | '#' => format!("%{:02X}", c as u32),
+                        c => c.to_string(),
+                    })
+                    .collect();
+                let mode = if read_only { "ro" } else { "rwc" };
                 AnyPoolOptions::new()
                     .max_connections(8)
-                    .connect(&options)
+                    .connect(&format!("sqlite://{encoded}?mode={mode}"))
                     .await
                     .with_context(|| format!("cannot open the database {}", path.display()))?
             }
@@ -167,24 +210,49 @@ impl Store {
                     anyhow::anyhow!("cannot connect to the database {}: {e}", url.redacted())
                 })?,
         };
-        if let DatabaseUrl::SqliteFile(_) = url {
+        if let DatabaseUrl::SqliteFile(_) = url
+            && !read_only
+        {
             sqlx::raw_sql("PRAGMA journal_mode = WAL")
                 .execute(&pool)
                 .await?;
         }
-        let store = Store {
+        Ok(Store {
             pool,
             dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             deliveries_queued: Arc::new(Notify::new()),
-        };
-        store.migrate().await.context("database migration failed")?;
-        Ok(store)
+            writer: Arc::new(tokio::sync::Mutex::new(())),
+        })
     }
 
     /// Which SQL the database speaks.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// The value sealed with the server key that the database keeps, if it has met one yet.
+    pub async fn stored_key_check(&self) -> Result<Option<Vec<u8>>> {
+        Ok(
+            sqlx::query_scalar("SELECT sealed FROM server_key_check WHERE id = 1")
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// One value sealed with the server key before the key check existed (an SSH CA's private
+    /// key or a destination's signing secret) and the id it is bound to, if the database holds
+    /// any: what the key must open before the database adopts its check.
+    pub async fn sealed_sample(&self) -> Result<Option<(String, Vec<u8>)>> {
+        for sql in [
+            "SELECT id, private_key_sealed AS sealed FROM ssh_certificate_authorities ORDER BY id LIMIT 1",
+            "SELECT id, secret_sealed AS sealed FROM event_destinations WHERE secret_sealed IS NOT NULL ORDER BY id LIMIT 1",
+        ] {
+            if let Some(row) = sqlx::query(sql).fetch_optional(&self.pool).await? {
+                return Ok(Some((row.try_get("id")?, row.try_get("sealed")?)));
+            }
+        }
+        Ok(None)
     }
 
     /// The value sealed with the server key that the database keeps to recognise it: the one
@@ -216,11 +284,20 @@ impl Store {
     ///   COMMITTED transaction each see what was committed before them, so once the lock is
     ///   held the transaction reads the latest writes, as on SQLite. Readers never wait.
     async fn write_tx(&self) -> Result<WriteTx> {
+        // Writers of this process queue here first, in order, holding no connection while
+        // they wait: readers always find one, and SQLite's busy handler (which sleeps in
+        // growing steps) is left only for other processes.
+        let turn = self.writer.clone().lock_owned().await;
         let mut inner = match self.dialect {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Dialect::Postgres => self.pool.begin().await?,
         };
         if self.dialect == Dialect::Postgres {
+            // Bounded like SQLite's busy timeout: a lock held elsewhere (another process)
+            // for longer fails this write instead of hanging it.
+            sqlx::query("SET LOCAL lock_timeout = '5s'")
+                .execute(&mut *inner)
+                .await?;
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(WRITE_LOCK)
                 .execute(&mut *inner)
@@ -229,6 +306,7 @@ impl Store {
         Ok(WriteTx {
             inner,
             queued: false,
+            _turn: turn,
             wake: self.deliveries_queued.clone(),
         })
     }

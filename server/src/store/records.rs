@@ -15,8 +15,8 @@ use std::future::Future;
 use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 
-/// What refuses the delete of a row: a statement counting the rows referencing it (one `?`: the
-/// id), and the words of the 409 (see [`Error::InUse`]).
+/// What refuses the delete of a row: a statement counting the rows referencing it (one
+/// parameter, `$1`: the id), and the words of the 409 (see [`Error::InUse`]).
 #[derive(Debug, Clone, Copy)]
 pub struct UsedBy {
     pub count: &'static str,

@@ -9,6 +9,7 @@
 //! instead of being left behind.
 
 use super::{Dialect, Result, Store};
+use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
 
@@ -250,11 +251,24 @@ impl Store {
                 names.join(", "),
                 table.order
             );
-            let rows = sqlx::query(&select).fetch_all(&mut *source).await?;
-            for chunk in rows.chunks(ROWS_PER_INSERT) {
-                insert_rows(&mut tx, name, &columns, chunk).await?;
+            // Streamed, a batch at a time: the audit log may not fit in memory.
+            let mut rows = sqlx::query(&select).fetch(&mut *source);
+            let mut batch = Vec::with_capacity(ROWS_PER_INSERT);
+            let mut copied = 0u64;
+            loop {
+                let row = rows.try_next().await?;
+                let end = row.is_none();
+                batch.extend(row);
+                if batch.len() == ROWS_PER_INSERT || (end && !batch.is_empty()) {
+                    insert_rows(&mut tx, name, &columns, &batch).await?;
+                    copied += batch.len() as u64;
+                    batch.clear();
+                }
+                if end {
+                    break;
+                }
             }
-            let copied = rows.len() as u64;
+            drop(rows);
             let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {name}"))
                 .fetch_one(&mut *tx)
                 .await?;
@@ -264,8 +278,9 @@ impl Store {
             );
             moved.push((name, copied));
         }
-        tx.commit().await?;
+        // The source's snapshot ends first: once the target commits, the move has happened.
         source.rollback().await?;
+        tx.commit().await?;
         Ok(moved)
     }
 

@@ -97,7 +97,9 @@ impl Sender {
             }
         }
         kept.truncate(KEPT_BODY_BYTES);
-        let response_body = String::from_utf8_lossy(&kept).into_owned();
+        // Kept for display; NUL (which PostgreSQL cannot store) shown as U+FFFD like any byte
+        // that is not text.
+        let response_body = String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}");
         let error = if !status.is_success() {
             Some(format!("the receiver answered HTTP {}", status.as_u16()))
         } else {

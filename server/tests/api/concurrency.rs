@@ -1,6 +1,7 @@
-//! Writes under concurrency, the store's contract on every database it runs on (this binary
-//! runs on SQLite, and on PostgreSQL in `cargo xtask test`'s second pass): many requests at once
-//! never lose a write, never duplicate one, never answer 500, and every write has its event.
+//! Writes under concurrency, the store's contract on every database it runs on (a SQLite file —
+//! not the in-memory database, whose one connection would serialise everything anyway — and
+//! PostgreSQL in `cargo xtask test`'s second pass): many requests at once never lose a write,
+//! never duplicate one, never answer 500, and every write has its event.
 
 use crate::common::TestApp;
 use serde_json::json;
@@ -8,6 +9,17 @@ use std::collections::BTreeSet;
 use tunnel_core::resources::backend::TunnelGroupBackend;
 use tunnel_core::resources::credential::{Credential, CredentialList};
 use tunnel_core::resources::event::EventList;
+use tunnel_server::store::DatabaseUrl;
+
+/// The app on the run's database, a SQLite file (in `dir`) when the run is on SQLite: several
+/// pooled connections, as in production.
+async fn app(dir: &tempfile::TempDir) -> TestApp {
+    let mut config = crate::common::test_config();
+    if config.database == DatabaseUrl::SqliteMemory {
+        config.database = DatabaseUrl::SqliteFile(dir.path().join("tunnel.db"));
+    }
+    TestApp::with_config(config).await
+}
 
 /// Runs every task at once (each on the runtime's worker threads) and waits for all of them.
 async fn join_all<T: Send + 'static>(
@@ -37,7 +49,8 @@ async fn all_credentials(app: &TestApp) -> Vec<Credential> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_creates_are_all_kept_once_each_with_its_event() {
-    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir).await;
     let answers = join_all((0..60).map(|i| {
         let app = app.clone();
         async move {
@@ -64,7 +77,8 @@ async fn concurrent_creates_are_all_kept_once_each_with_its_event() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_updates_of_one_row_each_apply_and_record_once() {
-    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir).await;
     let created: Credential = app.created("/credentials", json!({})).await;
     let path = format!("/credentials/{}", created.id);
     let answers = join_all((0..30).map(|i| {
@@ -95,7 +109,8 @@ async fn concurrent_updates_of_one_row_each_apply_and_record_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn deleting_a_backend_while_edges_are_pointed_at_it_is_never_a_500() {
-    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir).await;
     let backend: TunnelGroupBackend = app
         .created("/backends/tunnel_group", json!({"labels": {"app": "a"}}))
         .await;

@@ -263,3 +263,55 @@ async fn undecodable_path_ids_get_the_json_error_body() {
     let r = app.delete("/credentials/%FF").send(&app).await;
     r.error(400, "ERR_TUNNEL_114");
 }
+
+/// NUL (`\u0000`, `%00`) is refused in every text the API stores or looks up, the same on every
+/// database (PostgreSQL cannot store it; SQLite could): a 400 naming the field or parameter, a
+/// 404 for a path id, never a 500 and never a row written.
+#[tokio::test]
+async fn the_nul_character_is_refused_in_bodies_queries_and_ids() {
+    let app = TestApp::new().await;
+    for (body, field) in [
+        (json!({"description": "a\u{0}b"}), "description"),
+        (json!({"metadata": "\u{0}"}), "metadata"),
+        (
+            json!({"acl": ["bind:a.example.com", "bind:\u{0}"]}),
+            "acl[1]",
+        ),
+    ] {
+        let r = app.post("/credentials", body).send(&app).await;
+        r.error(400, "ERR_TUNNEL_114");
+        assert_eq!(r.field(), field, "{}", r.text);
+    }
+    // A backslash followed by `u0000` is text, not NUL.
+    let kept: Credential = app
+        .created("/credentials", json!({"description": "a\\u0000b"}))
+        .await;
+    assert_eq!(kept.description, "a\\u0000b");
+    let created: Credential = app.created("/credentials", json!({})).await;
+    let r = app
+        .patch(
+            &format!("/credentials/{}", created.id),
+            json!({"description": "x\u{0}"}),
+        )
+        .send(&app)
+        .await;
+    r.error(400, "ERR_TUNNEL_114");
+    for path in [
+        "/credentials/%00",
+        "/credentials/cr_%00",
+        "/event_destinations/%00",
+    ] {
+        app.get(path).send(&app).await.error(404, "ERR_TUNNEL_120");
+    }
+    for (path, field) in [
+        ("/events?type=%00", "type"),
+        ("/events?object_id=a%00", "object_id"),
+        ("/credentials?before_id=%00", "before_id"),
+    ] {
+        let r = app.get(path).send(&app).await;
+        r.error(400, "ERR_TUNNEL_116");
+        assert_eq!(r.field(), field, "{path}: {}", r.text);
+    }
+    let all: tunnel_core::resources::credential::CredentialList = app.fetch("/credentials").await;
+    assert_eq!(all.credentials.len(), 2, "nothing else was written");
+}

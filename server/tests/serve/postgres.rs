@@ -224,6 +224,39 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     );
     drop(server);
 
+    // A database that has not met a key yet (its check removed, as before the check existed)
+    // adopts only a key that opens what it already holds sealed.
+    query(&postgres, "DELETE FROM server_key_check").unwrap();
+    let other = "11".repeat(32);
+    let (ok, _, stderr) = run(
+        &["serve", "--listen", "127.0.0.1:0", "--database", &postgres],
+        Some(&other),
+    );
+    assert!(!ok, "a key that opens nothing was adopted");
+    assert!(
+        stderr.contains("not the one this database was sealed with"),
+        "{stderr}"
+    );
+    let (server, addr) = serve(&postgres, Some(key.trim()));
+    assert_eq!(everything(addr).len(), 7);
+    drop(server);
+
+    // A source that does not exist is an error, and is not created.
+    let missing = dir.path().join("missing.db");
+    let (ok, _, stderr) = run(
+        &[
+            "migrate",
+            "--from",
+            &format!("sqlite://{}", missing.display()),
+            "--to",
+            &fresh_database(&admin).unwrap(),
+        ],
+        None,
+    );
+    assert!(!ok);
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(!missing.exists(), "migrate created its source");
+
     // A target already holding an installation is refused, and nothing is written.
     let (ok, _, stderr) = run(&["migrate", "--from", &sqlite, "--to", &postgres], None);
     assert!(!ok);
