@@ -396,7 +396,6 @@ fn tail(path: &Path) -> String {
 
 /// The parts of a `postgres://user:password@host:port/db` URL the client programs take as
 /// options and environment.
-#[derive(Debug)]
 struct Target {
     url: url::Url,
     host: String,
@@ -404,6 +403,18 @@ struct Target {
     user: String,
     password: Option<String>,
     database: String,
+}
+
+/// Never prints the password (nor the URL, which holds it).
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("database", &self.database)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Target {
@@ -502,7 +513,11 @@ pub fn create_database(admin_url: &str, name: &str) -> Result<String> {
     // every text column so ids sort bytewise whatever the database's locale, and tests on an
     // ICU `en-US` database are what would catch a column or an ordering missing it.
     command
-        .args(["--template=template0", "--locale-provider=icu", "--icu-locale=en-US"])
+        .args([
+            "--template=template0",
+            "--locale-provider=icu",
+            "--icu-locale=en-US",
+        ])
         .arg("--maintenance-db")
         .arg(&target.database)
         .arg(name);

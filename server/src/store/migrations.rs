@@ -46,6 +46,13 @@ impl Store {
         };
         let applied = self.apply_migrations(&mut conn, migrations).await;
         if self.dialect == Dialect::Postgres {
+            // The session lock ends with the session: on failure the connection is closed
+            // rather than returned to the pool still holding it, and the migration's own
+            // error is the one reported.
+            if applied.is_err() {
+                drop(conn.detach());
+                return applied;
+            }
             sqlx::query("SELECT pg_advisory_unlock($1)")
                 .bind(MIGRATION_LOCK)
                 .execute(&mut *conn)
