@@ -137,6 +137,78 @@ fn everything(addr: SocketAddr) -> Vec<(String, Value)> {
     .collect()
 }
 
+/// Every table of the schema, read here on its own (not from `migrate`'s list), so a table that
+/// `migrate` forgot shows as a difference.
+const SCHEMA_TABLES: [&str; 14] = [
+    "accounts",
+    "principals",
+    "api_keys",
+    "credentials",
+    "ssh_certificate_authorities",
+    "tunnel_group_backends",
+    "tls_edges",
+    "event_destinations",
+    "event_subscriptions",
+    "event_subscription_destinations",
+    "events",
+    "event_deliveries",
+    "event_delivery_attempts",
+    "server_key_check",
+];
+
+/// Every row of every table of the database at `url`, each value with its kind (text, integer,
+/// bytes in hex, null), rows in the order of all their columns: what must be equal, byte for
+/// byte, between an installation and its copy.
+fn dump(url: &str) -> Vec<(String, Vec<Vec<String>>)> {
+    use sqlx::{Column as _, Row as _};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(url).await.unwrap();
+        let mut tables = Vec::new();
+        for table in SCHEMA_TABLES {
+            let rows = sqlx::query(&format!("SELECT * FROM {table}"))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+            let mut values: Vec<Vec<String>> = rows
+                .iter()
+                .map(|row| {
+                    let mut cells: Vec<(String, String)> = (0..row.len())
+                        .map(|i| {
+                            let name = row.column(i).name().to_owned();
+                            let cell = if let Ok(v) = row.try_get::<Option<String>, _>(i) {
+                                v.map_or("null".into(), |t| format!("text:{t}"))
+                            } else if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
+                                v.map_or("null".into(), |n| format!("int:{n}"))
+                            } else {
+                                let bytes: Option<Vec<u8>> = row.try_get(i).unwrap();
+                                bytes.map_or("null".into(), |b| {
+                                    format!(
+                                        "bytes:{}",
+                                        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+                                    )
+                                })
+                            };
+                            (name, cell)
+                        })
+                        .collect();
+                    // Columns by name: the two databases may order them differently.
+                    cells.sort();
+                    cells.into_iter().map(|(n, c)| format!("{n}={c}")).collect()
+                })
+                .collect();
+            values.sort();
+            tables.push((table.to_owned(), values));
+        }
+        pool.close().await;
+        tables
+    })
+}
+
 #[test]
 fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     let (_cluster, admin) = postgres();
@@ -198,6 +270,22 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     let (ok, stdout, stderr) = run(&["migrate", "--from", &sqlite, "--to", &postgres], None);
     assert!(ok, "{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
+    let source = dump(&sqlite);
+    let rows = |table: &str| {
+        source
+            .iter()
+            .find(|(t, _)| t == table)
+            .map_or(0, |(_, r)| r.len())
+    };
+    assert_eq!(
+        (rows("credentials"), rows("event_delivery_attempts") > 0),
+        (1, true)
+    );
+    assert_eq!(
+        source,
+        dump(&postgres),
+        "a row or a value differs between the source and its copy"
+    );
     assert_eq!(report["moved"]["credentials"], 1, "{report}");
     assert_eq!(report["moved"]["tls_edges"], 1, "{report}");
     assert_eq!(report["moved"]["event_subscription_destinations"], 1);
@@ -267,6 +355,11 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     let back = format!("sqlite://{}", back_dir.path().join("tunnel.db").display());
     let (ok, _, stderr) = run(&["migrate", "--from", &postgres, "--to", &back], None);
     assert!(ok, "{stderr}");
+    assert_eq!(
+        dump(&postgres),
+        dump(&back),
+        "the way back lost or changed something"
+    );
     let (server, addr) = serve(&back, Some(key.trim()));
     assert_eq!(
         everything(addr),
