@@ -277,10 +277,8 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
             .find(|(t, _)| t == table)
             .map_or(0, |(_, r)| r.len())
     };
-    assert_eq!(
-        (rows("credentials"), rows("event_delivery_attempts") > 0),
-        (1, true)
-    );
+    // Not vacuous: the copy holds the installation (its attempts depend on DNS timing).
+    assert_eq!((rows("credentials"), rows("event_deliveries")), (1, 1));
     assert_eq!(
         source,
         dump(&postgres),
