@@ -106,8 +106,8 @@ async fn open(database: &str) -> anyhow::Result<Store> {
     Store::open(&DatabaseUrl::parse(database)?).await
 }
 
-/// `migrate --from URL --to URL`: `{"from","to","moved":{table: rows},"total"}` (the URLs
-/// without their passwords).
+/// `migrate --from URL --to URL`: `{"from","to","moved":{table: rows},"total","next"}` (the
+/// URLs without their passwords; `next` says how to start on the new database).
 pub async fn migrate(from: &str, to: &str) -> anyhow::Result<serde_json::Value> {
     let (from, to) = (DatabaseUrl::parse(from)?, DatabaseUrl::parse(to)?);
     anyhow::ensure!(from != to, "--from and --to name the same database");
