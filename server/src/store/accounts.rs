@@ -68,14 +68,24 @@ impl Store {
         name: &str,
     ) -> Result<NewPrincipal> {
         let account_id = self.insert_account(tx, name).await?;
+        self.insert_principal_with_key(tx, IdKind::User, &account_id, true)
+            .await
+    }
+
+    /// A new user or bot (`kind`) of `account_id` with a fresh API key, in `tx`.
+    async fn insert_principal_with_key(
+        &self,
+        tx: &mut AnyConnection,
+        kind: IdKind,
+        account_id: &str,
+        admin: bool,
+    ) -> Result<NewPrincipal> {
         let key = self.mint(IdKind::ApiKey);
         let api_key = new_token(&key.0).expose();
-        let principal_id = self
-            .insert_principal(tx, IdKind::User, &account_id, true)
-            .await?;
-        insert_api_key(tx, &key, &api_key, &principal_id, &account_id).await?;
+        let principal_id = self.insert_principal(tx, kind, account_id, admin).await?;
+        insert_api_key(tx, &key, &api_key, &principal_id, account_id).await?;
         Ok(NewPrincipal {
-            account_id,
+            account_id: account_id.to_owned(),
             principal_id,
             api_key,
         })
@@ -118,19 +128,12 @@ impl Store {
         if found.is_none() {
             return Ok(None);
         }
-        let key = self.mint(IdKind::ApiKey);
-        let api_key = new_token(&key.0).expose();
         let kind = if bot { IdKind::Bot } else { IdKind::User };
-        let principal_id = self
-            .insert_principal(&mut tx, kind, account_id, admin)
+        let created = self
+            .insert_principal_with_key(&mut tx, kind, account_id, admin)
             .await?;
-        insert_api_key(&mut tx, &key, &api_key, &principal_id, account_id).await?;
         tx.commit().await?;
-        Ok(Some(NewPrincipal {
-            account_id: account_id.to_owned(),
-            principal_id,
-            api_key,
-        }))
+        Ok(Some(created))
     }
 
     /// Makes sure an admin of the default account holds exactly `api_key` (docs/accounts.md,

@@ -30,6 +30,15 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// The statement that begins a write transaction: SQLite's `BEGIN IMMEDIATE` takes the
+    /// write lock at once; PostgreSQL's lock is taken next ([`super::lock_writes`]).
+    pub(super) fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+
     /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
     pub(super) fn json_array_elements(self, column: &str) -> String {
         match self {

@@ -3,7 +3,7 @@
 //! PostgreSQL the whole run holds an advisory lock, so servers starting together migrate one
 //! after the other.
 
-use super::{Dialect, MIGRATION_LOCK, Result, Store, WRITE_LOCK, now_rfc3339};
+use super::{Dialect, MIGRATION_LOCK, Result, Store, lock_writes, now_rfc3339};
 
 /// Migrations of each database, in order, with the same version numbers (version `n` brings
 /// both to the same schema). A migration is never edited once released: add a new one to both.
@@ -126,16 +126,9 @@ impl Store {
         conn: &'c mut sqlx::AnyConnection,
     ) -> Result<sqlx::Transaction<'c, sqlx::Any>> {
         use sqlx::Connection as _;
-        let mut tx = match self.dialect {
-            Dialect::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => conn.begin().await?,
-        };
-        if self.dialect == Dialect::Postgres {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(WRITE_LOCK)
-                .execute(&mut *tx)
-                .await?;
-        }
+        let mut tx = conn.begin_with(self.dialect.begin_write()).await?;
+        // Unbounded, as before: a server starting waits for the writes of running ones.
+        lock_writes(self.dialect, &mut tx, false).await?;
         Ok(tx)
     }
 }

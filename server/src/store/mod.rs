@@ -14,8 +14,8 @@
 //! Files: this one opens the database, starts write transactions and keeps the secret helpers;
 //! `database` says where the database is and which SQL it speaks (`DatabaseUrl`, `Dialect`);
 //! `migrations` brings its schema up to date; `transfer` copies one database into another
-//! (`tunnel-server migrate`); `error` is the store's one error type (nothing outside the store sees the database's); `columns` declares the
-//! row types (`record!`), `records` holds what every resource table shares (paging, get, create,
+//! (`tunnel-server migrate`); `error` is the store's one error type (nothing outside the store
+//! sees the database's); `columns` declares the row types (`record!`), `records` holds what every resource table shares (paging, get, create,
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
 //! for accounts, principals and API keys, `events` for the audit log and `deliveries` for the
@@ -69,6 +69,9 @@ use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
 /// for write transactions (see [`Store::write_tx`]). Arbitrary constants, fixed forever.
 pub(super) const MIGRATION_LOCK: i64 = 0x7475_6e6e_656c_0001;
 pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
+
+/// The value sealed with the server key that the database keeps (`server_key_check`).
+const KEY_CHECK_SELECT: &str = "SELECT sealed FROM server_key_check WHERE id = 1";
 
 /// Log targets of the database library that are too chatty at `info` (every statement):
 /// `main` quiets them, without having to know which library the store uses.
@@ -226,18 +229,11 @@ impl Store {
         })
     }
 
-    /// Which SQL the database speaks.
-    pub fn dialect(&self) -> Dialect {
-        self.dialect
-    }
-
     /// The value sealed with the server key that the database keeps, if it has met one yet.
     pub async fn stored_key_check(&self) -> Result<Option<Vec<u8>>> {
-        Ok(
-            sqlx::query_scalar("SELECT sealed FROM server_key_check WHERE id = 1")
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(KEY_CHECK_SELECT)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// One value sealed with the server key before the key check existed (an SSH CA's private
@@ -266,10 +262,9 @@ impl Store {
         .bind(sealed)
         .execute(&mut *tx)
         .await?;
-        let stored: Vec<u8> =
-            sqlx::query_scalar("SELECT sealed FROM server_key_check WHERE id = 1")
-                .fetch_one(&mut *tx)
-                .await?;
+        let stored: Vec<u8> = sqlx::query_scalar(KEY_CHECK_SELECT)
+            .fetch_one(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(stored)
     }
@@ -288,21 +283,10 @@ impl Store {
         // they wait: readers always find one, and SQLite's busy handler (which sleeps in
         // growing steps) is left only for other processes.
         let turn = self.writer.clone().lock_owned().await;
-        let mut inner = match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => self.pool.begin().await?,
-        };
-        if self.dialect == Dialect::Postgres {
-            // Bounded like SQLite's busy timeout: a lock held elsewhere (another process)
-            // for longer fails this write instead of hanging it.
-            sqlx::query("SET LOCAL lock_timeout = '5s'")
-                .execute(&mut *inner)
-                .await?;
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(WRITE_LOCK)
-                .execute(&mut *inner)
-                .await?;
-        }
+        let mut inner = self.pool.begin_with(self.dialect.begin_write()).await?;
+        // Bounded like SQLite's busy timeout: a lock held elsewhere (another process) for
+        // longer fails this write instead of hanging it.
+        lock_writes(self.dialect, &mut inner, true).await?;
         Ok(WriteTx {
             inner,
             queued: false,
@@ -335,6 +319,29 @@ impl Store {
             .next(kind, millis, random);
         (id, rfc3339(now))
     }
+}
+
+/// Takes the database's write lock in the transaction just begun on `conn` with
+/// [`Dialect::begin_write`]: on SQLite that statement took it; on PostgreSQL it is the
+/// transaction-scoped advisory lock every write transaction takes, waiting at most 5 s when
+/// `bounded` (as SQLite's busy timeout does).
+pub(super) async fn lock_writes(
+    dialect: Dialect,
+    conn: &mut sqlx::AnyConnection,
+    bounded: bool,
+) -> Result<()> {
+    if dialect == Dialect::Postgres {
+        if bounded {
+            sqlx::query("SET LOCAL lock_timeout = '5s'")
+                .execute(&mut *conn)
+                .await?;
+        }
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(WRITE_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// RFC 3339 in UTC with `Z`, to the second (docs/ids.md).
