@@ -560,7 +560,19 @@ pub enum TestDatabase {
     Postgres(String),
 }
 
+/// The server key every test server gets on PostgreSQL (`--server-key`, 64 hex digits), where
+/// there is no data directory for a `server.key` file: the same for every start of a test's
+/// server, so a restarted one opens what the first sealed.
+pub const TEST_SERVER_KEY: &str =
+    "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
+
 impl TestDatabase {
+    /// The server key to give the server: [`TEST_SERVER_KEY`] on PostgreSQL, none on SQLite
+    /// (which keeps `server.key` beside its file, or an ephemeral key in memory).
+    pub fn server_key(&self) -> Option<&'static str> {
+        self.is_postgres().then_some(TEST_SERVER_KEY)
+    }
+
     /// Whether this run is on PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         matches!(self, TestDatabase::Postgres(_))

@@ -40,9 +40,6 @@ pub fn binary(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// The server key of every test server on PostgreSQL (64 hex digits, `--server-key`).
-const SERVER_KEY: &str = "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0";
-
 /// The server flag that lets webhooks go to loopback and private addresses, so a flow can run
 /// its own receiver ([`WebhookReceiver`]) on 127.0.0.1; servers refuse such URLs otherwise.
 pub const ALLOW_PRIVATE_WEBHOOKS: &str = "--allow-private-webhooks";
@@ -132,10 +129,8 @@ impl Server {
             .arg(&console)
             .args(extra_args)
             .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY);
-        if database.is_postgres() {
-            // On PostgreSQL there is no data directory to keep a `server.key` file in; a
-            // given key is what such a deployment runs with.
-            command.env("TUNNEL_SERVER_KEY", SERVER_KEY);
+        if let Some(key) = database.server_key() {
+            command.env("TUNNEL_SERVER_KEY", key);
         }
         let mut process = ProcessGuard::spawn("tunnel-server", command)?;
         process.wait_for_port(addr, START)?;

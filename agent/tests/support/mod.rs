@@ -51,11 +51,11 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut config = Config::in_memory();
-        if let TestDatabase::Postgres(url) = test_database().unwrap() {
-            config.database = DatabaseUrl::parse(&url).unwrap();
-            // PostgreSQL has no data directory to keep a key in: the server key is given.
-            config.server_key = Some("5e".repeat(32).parse().unwrap());
+        let database = test_database().unwrap();
+        if let TestDatabase::Postgres(url) = &database {
+            config.database = DatabaseUrl::parse(url).unwrap();
         }
+        config.server_key = database.server_key().map(|k| k.parse().unwrap());
         config.listen = addr;
         config.public_url = Config::default_public_url(addr);
         config.region = region.to_owned();

@@ -42,11 +42,13 @@ pub struct TestApp {
 /// `tunnel_testkit::postgres`), so the same tests are the contract of both stores.
 pub fn test_config() -> Config {
     let mut config = Config::in_memory();
-    if let TestDatabase::Postgres(url) = test_database().expect("a test database") {
-        config.database = DatabaseUrl::parse(&url).expect("a PostgreSQL database URL");
-        // PostgreSQL has no data directory to keep a key in: the server key is always given.
-        config.server_key = Some("5e".repeat(32).parse().expect("a server key"));
+    let database = test_database().expect("a test database");
+    if let TestDatabase::Postgres(url) = &database {
+        config.database = DatabaseUrl::parse(url).expect("a PostgreSQL database URL");
     }
+    config.server_key = database
+        .server_key()
+        .map(|k| k.parse().expect("a server key"));
     config
 }
 

@@ -9,10 +9,8 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tunnel_testkit::postgres::{Cluster, fresh_database, query, shared_cluster};
+use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, query, shared_cluster};
 
-/// The server key the tests give on PostgreSQL (required there).
-const KEY: &str = "5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e";
 const BOOTSTRAP: &str = "postgres-test-bootstrap-key-0123456789";
 const PUBLIC_URL: &str = "http://tunnel.test/api";
 
@@ -376,7 +374,7 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
             let mut command = server_bin();
             command
                 .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
-                .env("TUNNEL_SERVER_KEY", KEY)
+                .env("TUNNEL_SERVER_KEY", TEST_SERVER_KEY)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             Running(command.spawn().unwrap())
@@ -460,7 +458,7 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
     let mut command = server_bin();
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
-        .env("TUNNEL_SERVER_KEY", KEY)
+        .env("TUNNEL_SERVER_KEY", TEST_SERVER_KEY)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut server = Running(command.spawn().unwrap());

@@ -13,17 +13,14 @@ use tunnel_testkit::postgres::{TestDatabase, test_database};
 
 const KEY: &str = "tk_crash_test_admin_key_0123456789";
 
-/// The server key of both starts on PostgreSQL, where there is no data directory to keep a
-/// `server.key` file in: the restarted server must unseal the secret the first one stored.
-const SERVER_KEY: &str = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
-
 fn start(db: &TestDatabase, sqlite: &str) -> (Child, SocketAddr) {
     let mut command = serve_command(&db.url_or(sqlite));
     command
         .args(["--allow-private-webhooks", "--webhook-timeout", "60s"])
         .env("TUNNEL_BOOTSTRAP_API_KEY", KEY);
-    if db.is_postgres() {
-        command.env("TUNNEL_SERVER_KEY", SERVER_KEY);
+    // Both starts get the same key: the restarted server unseals what the first one stored.
+    if let Some(key) = db.server_key() {
+        command.env("TUNNEL_SERVER_KEY", key);
     }
     let mut child = command.spawn().unwrap();
     let addr = listen_addr(&mut child);
