@@ -44,10 +44,18 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown_signal())
+    .with_graceful_shutdown(leave_on_shutdown(state.clone()))
     .await?;
     state.store.close().await;
     Ok(())
+}
+
+/// Waits for Ctrl-C / SIGTERM, then leaves the cluster before the connections close: this
+/// node's sessions leave every list at once rather than when its lease would end, and its
+/// agents, told nothing, reconnect through another node (docs/cluster.md).
+async fn leave_on_shutdown(state: crate::state::AppState) {
+    shutdown_signal().await;
+    state.node.leave(&state.store).await;
 }
 
 /// docs/accounts.md: with a bootstrap key, make sure an admin holds exactly it; otherwise, on an empty

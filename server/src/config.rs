@@ -79,6 +79,21 @@ pub struct ServeOptions {
     /// the background.
     #[arg(long, env = "TUNNEL_EVENT_RETENTION", default_value = "90d", value_parser = parse_duration)]
     pub event_retention: Duration,
+    /// This server's name among the nodes of a cluster (letters, digits, `.`, `_`, `-`; at most
+    /// 64). Default: a new random one at each start.
+    #[arg(long, env = "TUNNEL_NODE_ID")]
+    pub node_id: Option<String>,
+    /// The URL other nodes reach this one on, e.g. http://10.0.0.5:8080 (default:
+    /// http://<listen>).
+    #[arg(long, env = "TUNNEL_ADVERTISE_URL")]
+    pub advertise_url: Option<String>,
+    /// The secret nodes authenticate each other with, at least 32 characters, the same on every
+    /// node (default: derived from the server key).
+    #[arg(long, env = "TUNNEL_CLUSTER_SECRET", hide_env_values = true)]
+    pub cluster_secret: Option<Secret>,
+    /// How long a node's sessions outlive its last heartbeat (tests shorten it).
+    #[arg(long, env = "TUNNEL_NODE_LEASE", default_value = "15s", hide = true, value_parser = parse_duration)]
+    pub node_lease: Duration,
 }
 
 /// A duration as `500ms`, `10s`, `2m`, `12h`, `90d`, or a number of seconds.
@@ -129,7 +144,101 @@ impl ServeOptions {
                 retry_base: Duration::from_millis(self.webhook_retry_base_ms),
             },
             event_retention: self.event_retention,
+            node: NodeConfig {
+                id: match &self.node_id {
+                    Some(id) => NodeConfig::parse_id(id)?,
+                    None => NodeConfig::random_id(),
+                },
+                advertise_url: match &self.advertise_url {
+                    Some(url) => NodeConfig::parse_advertise_url(url)?,
+                    None => NodeConfig::default_advertise_url(listen),
+                },
+                cluster_secret: match &self.cluster_secret {
+                    Some(secret) => Some(NodeConfig::check_secret(secret)?),
+                    None => None,
+                },
+                lease: self.node_lease,
+            },
         })
+    }
+}
+
+/// This server as a node of a cluster (`--node-id`, `--advertise-url`, `--cluster-secret`;
+/// docs/cluster.md).
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    pub id: String,
+    /// Where other nodes reach this one (no trailing slash).
+    pub advertise_url: String,
+    /// `None`: derived from the server key.
+    pub cluster_secret: Option<Secret>,
+    /// How long the node's sessions outlive its last heartbeat.
+    pub lease: Duration,
+}
+
+impl NodeConfig {
+    /// A node on `listen` with a random id (tests, and servers started without `--node-id`).
+    pub fn on(listen: SocketAddr) -> NodeConfig {
+        NodeConfig {
+            id: NodeConfig::random_id(),
+            advertise_url: NodeConfig::default_advertise_url(listen),
+            cluster_secret: None,
+            lease: crate::agents::cluster::DEFAULT_LEASE,
+        }
+    }
+
+    /// `node-` and 12 random hex digits.
+    pub fn random_id() -> String {
+        let bytes: [u8; 6] = rand::random();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("node-{hex}")
+    }
+
+    pub fn parse_id(id: &str) -> anyhow::Result<String> {
+        anyhow::ensure!(
+            !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')),
+            "--node-id `{}`: 1 to 64 letters, digits, `.`, `_` or `-`",
+            id.chars().take(80).collect::<String>()
+        );
+        Ok(id.to_owned())
+    }
+
+    /// `http://<listen>`, loopback when listening on every address: right for nodes on one
+    /// machine; nodes on several machines give `--advertise-url`.
+    pub fn default_advertise_url(listen: SocketAddr) -> String {
+        let mut shown = listen;
+        if shown.ip().is_unspecified() {
+            shown.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        format!("http://{shown}")
+    }
+
+    pub fn parse_advertise_url(text: &str) -> anyhow::Result<String> {
+        let parsed =
+            url::Url::parse(text).map_err(|e| anyhow::anyhow!("--advertise-url `{text}`: {e}"))?;
+        anyhow::ensure!(
+            matches!(parsed.scheme(), "http" | "https")
+                && parsed.host_str().is_some_and(|h| !h.is_empty())
+                && parsed.username().is_empty()
+                && parsed.password().is_none()
+                && parsed.query().is_none(),
+            "--advertise-url `{text}`: an http:// or https:// URL of this node, e.g. http://10.0.0.5:8080"
+        );
+        Ok(text.trim_end_matches('/').to_owned())
+    }
+
+    fn check_secret(secret: &Secret) -> anyhow::Result<Secret> {
+        let text = secret.expose().trim();
+        anyhow::ensure!(
+            text.len() >= 32 && text.len() <= 200 && text.bytes().all(|b| b.is_ascii_graphic()),
+            "--cluster-secret must be 32 to 200 printable characters without spaces \
+             (e.g. from `openssl rand -hex 32`)"
+        );
+        Ok(Secret::from(text.to_owned()))
     }
 }
 
@@ -161,6 +270,8 @@ pub struct Config {
     pub webhooks: crate::webhooks::Settings,
     /// How long events stay in the audit log (`crate::retention`).
     pub event_retention: Duration,
+    /// This server as a node of a cluster.
+    pub node: NodeConfig,
 }
 
 impl Config {
@@ -192,6 +303,7 @@ impl Config {
             server_key: None,
             webhooks: crate::webhooks::Settings::default(),
             event_retention: DEFAULT_EVENT_RETENTION,
+            node: NodeConfig::on(listen),
         }
     }
 

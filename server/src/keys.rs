@@ -16,6 +16,7 @@ use anyhow::Context as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use rand::RngCore as _;
+use sha2::Digest as _;
 use ssh_key::private::{EcdsaKeypair, Ed25519Keypair, KeypairData, RsaKeypair};
 use ssh_key::{EcdsaCurve, LineEnding, PrivateKey};
 use std::path::Path;
@@ -33,6 +34,9 @@ pub const SERVER_KEY_FILE: &str = "server.key";
 #[derive(Clone)]
 pub struct KeyVault {
     cipher: ChaCha20Poly1305,
+    /// A secret derived from the key, for what every server of the installation must share
+    /// besides it: the default cluster secret ([`KeyVault::cluster_secret`]).
+    derived: [u8; 32],
 }
 
 impl std::fmt::Debug for KeyVault {
@@ -43,9 +47,21 @@ impl std::fmt::Debug for KeyVault {
 
 impl KeyVault {
     pub fn from_bytes(key: [u8; 32]) -> KeyVault {
+        let derived = sha2::Sha256::new()
+            .chain_update(b"tunnel-server cluster secret v1\0")
+            .chain_update(key)
+            .finalize()
+            .into();
         KeyVault {
             cipher: ChaCha20Poly1305::new(Key::from_slice(&key)),
+            derived,
         }
+    }
+
+    /// The cluster secret of servers started without `--cluster-secret`: derived from the
+    /// server key (one-way), which every node of an installation already shares.
+    pub fn cluster_secret(&self) -> String {
+        self.derived.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// A vault with a random key: for in-memory databases, whose data dies with the process.

@@ -71,7 +71,8 @@ pub fn app(state: AppState) -> Router {
         .nest(API_PREFIX, api)
         // `nest` covers `/api` and `/api/…` but not `/api/`, which would reach the console.
         .route("/api/", axum::routing::any(route_not_found))
-        .merge(api::agent_channel::router());
+        .merge(api::agent_channel::router())
+        .merge(api::cluster::router());
     let console_csp = std::sync::Arc::new(security::ConsoleCsp::new(
         state.config.console_dir.as_deref(),
     ));

@@ -1,8 +1,9 @@
-//! The state every handler sees: the store, the configuration, the live tunnel sessions, the
-//! key vault, the limit on concurrent key generations and the webhook sender. Cheap to clone
-//! (everything is shared behind `Arc`s or pools).
+//! The state every handler sees: the store, the configuration, the live tunnel sessions (this
+//! node's connections and the node itself), the key vault, the limit on concurrent key
+//! generations and the webhook sender. Cheap to clone (everything is shared behind `Arc`s or
+//! pools).
 
-use crate::agents::Registry;
+use crate::agents::{Node, Registry, Sessions};
 use crate::config::Config;
 use crate::keys::{KeyGenLimiter, KeyVault};
 use crate::secret::Secret;
@@ -15,6 +16,8 @@ pub struct AppState {
     pub store: Store,
     pub config: Arc<Config>,
     pub registry: Registry,
+    /// This server as a node of the installation's cluster (docs/cluster.md).
+    pub node: Arc<Node>,
     pub keys: KeyVault,
     pub keygen: KeyGenLimiter,
     /// Sends webhooks: the delivery worker's deliveries and destination tests.
@@ -28,7 +31,8 @@ const WRONG_KEY: &str = "the server key is not the one this database was sealed 
      the key it was created with (TUNNEL_SERVER_KEY, or server.key in the data directory)";
 
 impl AppState {
-    /// Opens the database (running migrations) and loads the server key.
+    /// Opens the database (running migrations), loads the server key, and joins the cluster
+    /// (with a heartbeat task that keeps this node's membership while the runtime runs).
     pub async fn open(config: Config) -> anyhow::Result<AppState> {
         // On PostgreSQL there is no data directory to keep a key file in, and every server of
         // the installation must seal with the same key: it is given, never made up.
@@ -64,14 +68,38 @@ impl AppState {
             WRONG_KEY
         );
         let webhooks = Sender::new(config.webhooks.timeout, config.webhooks.allow_private)?;
+        let secret = config
+            .node
+            .cluster_secret
+            .clone()
+            .unwrap_or_else(|| Secret::from(keys.cluster_secret()));
+        let node = Arc::new(Node::new(
+            config.node.id.clone(),
+            config.node.advertise_url.clone(),
+            secret,
+            config.node.lease,
+        )?);
+        node.join(&store).await?;
+        node.clone().spawn_heartbeat(store.clone());
         Ok(AppState {
             webhooks,
             store,
             config: Arc::new(config),
             registry: Registry::default(),
+            node,
             keys,
             keygen: KeyGenLimiter::default(),
         })
+    }
+
+    /// The live tunnel sessions as the API and the agent channel act on them.
+    pub fn sessions(&self) -> Sessions {
+        Sessions {
+            registry: self.registry.clone(),
+            store: self.store.clone(),
+            config: self.config.clone(),
+            node: self.node.clone(),
+        }
     }
 
     /// The absolute `uri` of an API path (`{base_url}` + path).

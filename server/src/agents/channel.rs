@@ -5,17 +5,20 @@
 //! One task per connection: it waits for the hello, checks the authtoken (credential token hash)
 //! and every bind against the credential's ACL (docs/acl.md) with `tunnel-core` matching, then
 //! either refuses (one `Refused` frame with the error code and reason, then close) or opens a
-//! session `ts_…` in the registry, with the update target the server picks for it once and for all,
-//! and serves it: commands from the API go out as `Command` frames and come back as `Ack`s matched
+//! session `ts_…` in this node's registry and in the directory every node lists from
+//! (`store::sessions`), with the update target the server picks for it once and for all, and
+//! serves it: commands from the API go out as `Command` frames and come back as `Ack`s matched
 //! by `command_id`; the agent's update reports (`UpdateState`) go to the registry, which holds
 //! restarts back while an update is applied and shortly after; pings keep the link alive and
 //! detect dead peers. Whatever ends the connection removes the session at once
-//! (docs/agent-channel.md).
+//! (docs/agent-channel.md); so does this node losing its cluster membership (docs/cluster.md).
 //!
 //! A session's start and end are recorded in the audit log (`tunnel_session_started.v0`, by the
 //! agent; `tunnel_session_ended.v0` with the reason and whoever caused it: the caller of an
 //! accepted stop or restart, of a credential's deletion or ACL change; the agent when it left;
-//! the system when the link died).
+//! the system when the link died), each in the transaction that adds the session to the
+//! directory or removes it, so a session removed twice (by its node, and with a dead node) ends
+//! once.
 //!
 //! Bounds, so one misbehaving peer cannot hold server resources: messages and frames are capped at
 //! `tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES` (by the upgrade); at most
@@ -25,17 +28,17 @@
 
 use super::access::acl_refusal;
 use super::commands::session_update_target;
-use super::registry::{Control, LiveSession, Registry};
-use crate::config::Config;
-use crate::store::{Cause, NewEvent, Store};
+use super::journal;
+use super::registry::{Control, LiveSession};
+use super::sessions::{Sessions, ended_reason};
+use super::updates::UpdateProgress;
+use crate::store::{Cause, SessionRow, unix_ms};
 use axum::extract::ws::{Message, WebSocket};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 use tunnel_core::agent_protocol::{AgentMessage, Hello, Refusal, ServerMessage};
 use tunnel_core::errors::ErrorCode;
-use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::Actor;
 use tunnel_core::resources::tunnel_session::{AgentCommand, TunnelSession};
@@ -45,15 +48,6 @@ use tunnel_core::resources::{Ref, Validate};
 pub const TRANSPORT: &str = "tunnel/v2";
 /// Silent heartbeat intervals after which the peer counts as gone.
 const SILENT_HEARTBEATS: u32 = 3;
-
-/// What a connection needs of the server: the live sessions, the credentials (to check the
-/// authtoken) and the configuration (region, update catalogue, base URL of the `uri`s).
-#[derive(Debug, Clone)]
-pub struct Channel {
-    pub registry: Registry,
-    pub store: Store,
-    pub config: Arc<Config>,
-}
 
 /// The write to the agent did not complete (error or time limit): the session is lost.
 struct SendFailed;
@@ -76,7 +70,7 @@ fn encode(msg: &ServerMessage) -> Message {
 }
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
-async fn refuse(channel: &Channel, mut socket: WebSocket, code: ErrorCode, msg: String) {
+async fn refuse(channel: &Sessions, mut socket: WebSocket, code: ErrorCode, msg: String) {
     tracing::info!(error_code = code.as_str(), %msg, "agent refused");
     let limit = channel.registry.timings().send_timeout;
     let refused = ServerMessage::Refused {
@@ -114,7 +108,7 @@ async fn farewell(socket: &mut WebSocket, verdict: &ServerMessage, limit: Durati
 /// Waits for the hello (text frames only; pings are answered by the WebSocket layer).
 async fn read_hello(
     socket: &mut WebSocket,
-    channel: &Channel,
+    channel: &Sessions,
 ) -> Result<Hello, (ErrorCode, String)> {
     let invalid = |msg: String| (ErrorCode::InvalidHello, msg);
     let deadline = tokio::time::Instant::now() + channel.registry.timings().hello_timeout;
@@ -155,7 +149,7 @@ fn check_hello(hello: &Hello) -> Result<(), String> {
 /// Serves one connection from upgrade to close. `slot` is this connection's place among those
 /// waiting for a hello: released as soon as the hello is read.
 pub async fn serve(
-    channel: Channel,
+    channel: Sessions,
     mut socket: WebSocket,
     ip: String,
     slot: OwnedSemaphorePermit,
@@ -213,17 +207,42 @@ pub async fn serve(
         agent_update_state: None,
     };
     let shown = session.clone();
+    let account = credential.account_id.clone();
+    let row = SessionRow {
+        session: session.clone(),
+        account_id: account.clone(),
+        credential_id: credential.id.clone(),
+        node_id: channel.node.id.clone(),
+        binds: binds.iter().map(ToString::to_string).collect(),
+        update_state: None,
+    };
     let live = LiveSession {
         session,
-        account_id: credential.account_id.clone(),
+        account_id: account.clone(),
         credential_id: credential.id.clone(),
         binds: binds.clone(),
     };
+    // Here first, then in the directory: a command routed here as soon as another node can
+    // see the session finds its connection.
     let control = channel.registry.open(live);
+    let agent = Cause {
+        actor: Actor::agent(&credential.id),
+        operation_id: None,
+    };
+    if let Err(e) = channel
+        .store
+        .open_session(&row, journal::started(&shown, agent.clone()))
+        .await
+    {
+        channel.registry.remove(&id);
+        tracing::error!(error = %e, "cannot register a tunnel session");
+        let msg = "The server could not register the session; try again later.".to_owned();
+        return refuse(&channel, socket, ErrorCode::Internal, msg).await;
+    }
     let limit = channel.registry.timings().send_timeout;
     // A credential deleted, or its ACL narrowed, between the token check and the registration:
-    // the delete and the PATCH write the row before they look for the credential's sessions, so
-    // either they saw this session or the row read now is already the new one.
+    // the delete and the PATCH write the row before they look for the credential's sessions in
+    // the directory, so either they saw this session or the row read now is already the new one.
     let verdict = match channel.store.authenticate_authtoken(&hello.authtoken).await {
         Ok(None) => Some((
             ErrorCode::CredentialDeleted,
@@ -237,8 +256,9 @@ pub async fn serve(
         Err(_) => None,
     };
     if let Some((code, msg)) = verdict {
-        channel.registry.remove(&id);
         tracing::info!(error_code = code.as_str(), %msg, "agent refused");
+        let ending = Ending::closed(code, Cause::system());
+        end(&channel, &account, &shown, ending).await;
         let closed = ServerMessage::Closed {
             error_code: code.as_str().to_owned(),
             msg,
@@ -247,35 +267,34 @@ pub async fn serve(
         return;
     }
     tracing::info!(session_id = %id, credential_id = %credential.id, "tunnel session opened");
-    let agent = Cause {
-        actor: Actor::agent(&credential.id),
-        operation_id: None,
-    };
-    let account = &credential.account_id;
-    record(&channel, account, "started", &shown, agent.clone(), None).await;
     let welcome = ServerMessage::Welcome {
         session_id: id.clone(),
     };
     let ending = match send(&mut socket, encode(&welcome), limit).await {
-        Ok(()) => hold(&channel, &id, socket, control, &agent).await,
+        Ok(()) => hold(&channel, &account, &shown, socket, control, &agent).await,
         Err(SendFailed) => Ending::lost(),
     };
-    channel.registry.remove(&id);
     let reason = ending.reason;
-    record(
-        &channel,
-        account,
-        "ended",
-        &shown,
-        ending.cause,
-        Some(reason),
-    )
-    .await;
+    end(&channel, &account, &shown, ending).await;
     tracing::info!(session_id = %id, reason, "tunnel session closed");
 }
 
+/// Removes `session` from this node and from the directory, recording its `ended` event there
+/// unless it was already removed (by a close, or with this node's membership).
+async fn end(channel: &Sessions, account_id: &str, session: &TunnelSession, ending: Ending) {
+    channel.registry.remove(&session.id);
+    let event = journal::ended(session, ending.reason, ending.cause);
+    if let Err(e) = channel
+        .store
+        .end_session(account_id, &session.id, event)
+        .await
+    {
+        tracing::error!(error = %e, session_id = %session.id, "cannot record a tunnel session's end");
+    }
+}
+
 /// Why a session ended, and on whose behalf.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Ending {
     /// `stopped`, `restarted`, `credential_deleted`, `acl_changed` or `disconnected`.
     reason: &'static str,
@@ -302,39 +321,31 @@ impl Ending {
 
     /// The server closed the session with `code`.
     fn closed(code: ErrorCode, cause: Cause) -> Ending {
-        let reason = match code {
-            ErrorCode::CredentialDeleted => "credential_deleted",
-            _ => "acl_changed",
-        };
-        Ending { reason, cause }
+        Ending {
+            reason: ended_reason(code),
+            cause,
+        }
     }
 }
 
-/// Records the start or end (`verb`) of `session` in the audit log, with the end's `reason`.
-/// Sessions are not stored, so this event is written on its own; a failure to write it is
-/// logged and never ends a tunnel.
-async fn record(
-    channel: &Channel,
-    account_id: &str,
-    verb: &str,
-    session: &TunnelSession,
-    cause: Cause,
-    reason: Option<&str>,
+/// Records the update progress the agent of session `id` reported, stamped with this node's
+/// receipt time (no agent clock is trusted): here, for the restart rule, and in the directory,
+/// so every node shows it. Awaited before the next message is read, so an acknowledgement that
+/// follows a report finds the report recorded.
+async fn report_update(
+    channel: &Sessions,
+    id: &str,
+    update: tunnel_core::agent_protocol::UpdateReport,
 ) {
-    let mut details = serde_json::Map::new();
-    if let Some(reason) = reason {
-        details.insert("reason".into(), reason.into());
-    }
-    let event = NewEvent {
-        event_type: event_type(IdKind::TunnelSession, verb),
-        cause,
-        object_id: session.id.clone(),
-        object: serde_json::to_value(session).unwrap_or_default(),
-        changed_fields: Vec::new(),
-        details,
+    let Some(progress) =
+        UpdateProgress::from_report(update, unix_ms(time::OffsetDateTime::now_utc()))
+    else {
+        return;
     };
-    if let Err(e) = channel.store.record_event(account_id, event).await {
-        tracing::error!(error = %e, session_id = %session.id, verb, "could not record a tunnel session event");
+    channel.registry.report_update(id, progress.clone());
+    let json = serde_json::to_string(&progress).unwrap_or_default();
+    if let Err(e) = channel.store.set_session_update(id, &json).await {
+        tracing::error!(error = %e, session_id = %id, "cannot record an agent's update report");
     }
 }
 
@@ -352,14 +363,17 @@ struct Pending {
 /// Returning drops every pending reply unanswered, which the API reports as "the session
 /// ended" (404), never as a timeout.
 async fn hold(
-    channel: &Channel,
-    id: &str,
+    channel: &Sessions,
+    account_id: &str,
+    session: &TunnelSession,
     mut socket: WebSocket,
     mut control: mpsc::UnboundedReceiver<Control>,
     agent: &Cause,
 ) -> Ending {
+    let id = session.id.as_str();
     let timings = channel.registry.timings();
     let limit = timings.send_timeout;
+    let mut membership = channel.node.membership();
     let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = Instant::now();
@@ -388,17 +402,17 @@ async fn hold(
                                 // is gone by the time the API answers 204, not a moment later,
                                 // and any other command in flight will never be answered.
                                 if ack.refused.is_none() && command != AgentCommand::Update {
-                                    channel.registry.remove(id);
-                                    leaving = Some(Ending::accepted(command, cause));
+                                    let ending = Ending::accepted(command, cause);
+                                    end(channel, account_id, session, ending.clone()).await;
+                                    leaving = Some(ending);
                                     pending.clear();
                                 }
                                 // The API caller may have timed out and left: nothing to tell.
                                 let _ = reply.send(ack.refused.map_or(Ok(()), Err));
                             }
                         }
-                        // Stamped with the server's receipt time: no agent clock is trusted.
                         Ok(AgentMessage::UpdateState { update }) => {
-                            channel.registry.report_update(id, update, Instant::now());
+                            report_update(channel, id, update).await;
                         }
                         // A second hello or an unknown message is ignored rather than fatal, so
                         // newer agents can add messages.
@@ -431,6 +445,9 @@ async fn hold(
                     return Ending::lost();
                 }
             },
+            // This node lost its membership: the directory no longer lists the session, so the
+            // agent must reconnect and register again (`super::cluster`).
+            _ = membership.changed() => return Ending::lost(),
             _ = heartbeat.tick() => {
                 if last_seen.elapsed() > timings.heartbeat * SILENT_HEARTBEATS {
                     tracing::info!("agent silent for too long; closing its session");

@@ -21,14 +21,16 @@
 
 use super::registry::{CommandError, Registry};
 use super::updates::RestartWait;
-use crate::store::Cause;
-use std::time::{Duration, Instant};
+use crate::store::{Cause, unix_ms};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::resources::tunnel_session::{AgentCommand, is_windows};
 use tunnel_core::version::{Version, update_target};
 
-/// Why a command was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a command was not accepted. Serialisable: the node holding the agent sends it back to
+/// the node the command came through (`super::cluster`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Undelivered {
     /// No such session in the account (or it is leaving after an accepted stop or restart).
     NotFound,
@@ -45,6 +47,13 @@ pub enum Undelivered {
     },
     /// A restart must wait: an update is being applied or finished too recently.
     MustWait(RestartWait),
+    /// The node holding the session did not answer (or the directory could not be read): the
+    /// command may or may not have reached the agent.
+    Unreachable,
+}
+
+fn now_ms() -> i64 {
+    unix_ms(time::OffsetDateTime::now_utc())
 }
 
 /// Sends `command` to the session `id` of `account_id` and waits for the agent's answer.
@@ -55,7 +64,7 @@ pub async fn deliver(
     command: AgentCommand,
     cause: &Cause,
 ) -> Result<(), Undelivered> {
-    let Some(session) = registry.get(account_id, id) else {
+    let Some(session) = registry.get(account_id, id).map(|live| live.session) else {
         return Err(Undelivered::NotFound);
     };
     let refused = |refusal| Undelivered::Refused {
@@ -69,7 +78,7 @@ pub async fn deliver(
         return Err(refused(Refusal::RestartUnsupported));
     }
     if command == AgentCommand::Restart
-        && let Some(wait) = registry.restart_wait(account_id, id, Instant::now())
+        && let Some(wait) = registry.restart_wait(account_id, id, now_ms())
     {
         return Err(Undelivered::MustWait(wait));
     }
@@ -89,7 +98,7 @@ pub async fn deliver(
             // agent reports an update before acknowledging it, so its state is known by now.
             CommandError::Refused(Refusal::RestartDuringUpdate) => Undelivered::MustWait(
                 registry
-                    .restart_wait(account_id, id, Instant::now())
+                    .restart_wait(account_id, id, now_ms())
                     .unwrap_or_else(|| RestartWait::Updating {
                         target: session.agent_update_target.clone().unwrap_or_default(),
                         secs: 1,

@@ -2,7 +2,7 @@
 //! outside `/api` and without an API key (the hello carries the authtoken), upgraded to a
 //! WebSocket that `agents::channel::serve` then serves.
 
-use crate::agents::channel::{self, Channel};
+use crate::agents::channel;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
@@ -37,11 +37,7 @@ async fn connect(
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip().to_canonical().to_string())
         .unwrap_or_else(|| "unknown".to_owned());
-    let link = Channel {
-        registry: state.registry,
-        store: state.store,
-        config: state.config,
-    };
+    let link = state.sessions();
     // The frame bound too: a single frame may otherwise be up to 16 MiB (the default) before
     // the message bound is even looked at.
     ws.max_message_size(MAX_AGENT_MESSAGE_BYTES)

@@ -1,7 +1,8 @@
 //! Tunnel-group backends (docs/api/backends.md): the generic create, list, get and delete. A
 //! backend still used by a TLS edge's backend module cannot be deleted (409). Every backend
-//! answered lists its `tunnels`: the live sessions of its account it selects by label, read from
-//! the registry when it is answered (docs/api/backends.md).
+//! answered lists its `tunnels`: the live sessions of its account it selects by label, on every
+//! node, read from the sessions directory when it is answered (docs/api/backends.md); the
+//! events of backends show the stored fields, with `tunnels` empty.
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::text;
@@ -9,7 +10,6 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::store::BackendRow;
 use axum::Router;
-use std::collections::BTreeMap;
 use tunnel_core::paths;
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::{
@@ -20,8 +20,9 @@ declare_resource! {
     /// The tunnel-group backends of an account.
     Backends at paths::TUNNEL_GROUP_BACKENDS, paths::tunnel_group_backend;
     BackendRow => TunnelGroupBackendList, created from TunnelGroupBackendCreate => create;
+    live => tunnels;
     wire(state, row) => TunnelGroupBackend {
-        tunnels: tunnels(state, &row.account_id, &row.labels),
+        tunnels: Vec::new(),
         labels: row.labels,
     }
 }
@@ -30,17 +31,28 @@ pub fn router() -> Router<AppState> {
     resource::router::<Backends>()
 }
 
-/// The sessions of `account_id` carrying all of `labels`, as references to their resources.
-fn tunnels(state: &AppState, account_id: &str, labels: &BTreeMap<String, String>) -> Vec<Ref> {
-    state
-        .registry
-        .with_labels(account_id, labels)
-        .into_iter()
-        .map(|id| Ref {
-            uri: state.uri(&paths::tunnel_session(&id)),
-            id,
-        })
-        .collect()
+/// Fills each backend's `tunnels`: the live sessions of `account_id` carrying all of its
+/// labels, as references to their resources (one read of the account's sessions for a page).
+async fn tunnels(
+    state: &AppState,
+    account_id: &str,
+    backends: &mut [TunnelGroupBackend],
+) -> ApiResult<()> {
+    if backends.iter().all(|b| b.labels.is_empty()) {
+        return Ok(());
+    }
+    let labelled = state.sessions().labelled(account_id).await?;
+    for backend in backends {
+        backend.tunnels = labelled
+            .with_labels(&backend.labels)
+            .into_iter()
+            .map(|id| Ref {
+                uri: state.uri(&paths::tunnel_session(&id)),
+                id,
+            })
+            .collect();
+    }
+    Ok(())
 }
 
 async fn create(new: New<'_, TunnelGroupBackendCreate>) -> ApiResult<TunnelGroupBackend> {

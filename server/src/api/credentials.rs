@@ -4,7 +4,6 @@
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, text};
-use crate::agents::access::acl_refusal;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -53,12 +52,21 @@ async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
     })
 }
 
-/// Its authtoken no longer authenticates: disconnect the sessions it opened
+/// Its authtoken no longer authenticates: disconnect the sessions it opened, on every node
 /// (docs/agent-channel.md). The row is gone first, so a session opening meanwhile sees its
-/// token fail.
-fn disconnect(state: &AppState, id: &str, cause: &Cause) {
-    let closed = state.registry.close_credential(id, cause);
-    tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential deleted");
+/// token fail. In a task of its own, so a client hanging up does not cancel the closing; the
+/// answer still waits for it.
+async fn disconnect(state: &AppState, account_id: &str, id: &str, cause: &Cause) {
+    let (sessions, account, credential) = (state.sessions(), account_id.to_owned(), id.to_owned());
+    let cause = cause.clone();
+    let closed = tokio::spawn(async move {
+        sessions
+            .close_credential(&account, &credential, &cause)
+            .await
+    })
+    .await
+    .unwrap_or(0);
+    tracing::info!(credential_id = %id, sessions_closed = closed, "credential deleted");
 }
 
 /// The owner of a new credential (docs/accounts.md): the caller by default; only admins may
@@ -117,8 +125,8 @@ async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {
 }
 
 /// A new ACL applies to the sessions already open, not only to the next hello (docs/acl.md):
-/// every session of the credential whose binds it refuses is closed with the refusal an agent
-/// gets at connect; the others stay. The row was written before the sessions are looked at, so
+/// every session of the credential whose binds it refuses, on every node, is closed with the
+/// refusal an agent gets at connect; the others stay. The row was written before the sessions are looked at, so
 /// a session registering meanwhile either is seen here or re-reads the new ACL itself
 /// (`agents::channel`).
 async fn close_refused(state: &AppState, account: &str, written: &CredentialRow, cause: &Cause) {
@@ -131,7 +139,8 @@ async fn close_refused(state: &AppState, account: &str, written: &CredentialRow,
         Err(_) => written.acl.clone(),
     };
     let closed = state
-        .registry
-        .close_refused(account, id, cause, |binds| acl_refusal(&acl, binds));
-    tracing::info!(credential_id = %id, sessions_closed = closed.len(), "credential ACL changed");
+        .sessions()
+        .close_refused(account, id, cause, &acl)
+        .await;
+    tracing::info!(credential_id = %id, sessions_closed = closed, "credential ACL changed");
 }

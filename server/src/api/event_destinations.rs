@@ -65,6 +65,7 @@ pub fn spawn_deliveries(state: &AppState) -> tokio::task::JoinHandle<()> {
     });
     Worker::new(
         state.store.clone(),
+        state.node.id.clone(),
         state.keys.clone(),
         state.config.webhooks.clone(),
         state.webhooks.clone(),

@@ -1,11 +1,13 @@
 //! The HTTP routes: the API under `/api`, one module per area (docs/api/<area>.md), each with
 //! its own `router()`, merged here; the generic handlers of stored resources ([`resource`]); the
-//! OpenAPI document; and, outside `/api`, the agent channel's upgrade ([`agent_channel`]).
+//! OpenAPI document; and, outside `/api`, the agent channel's upgrade ([`agent_channel`]) and
+//! the routes nodes of a cluster call on each other ([`cluster`]).
 //! Every API handler takes the [`crate::auth::Caller`] extractor (version + API key + query
 //! check) and scopes everything by the caller's account.
 
 pub mod agent_channel;
 pub mod backends;
+pub mod cluster;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;

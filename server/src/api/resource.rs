@@ -53,7 +53,24 @@ pub trait Resource: Send + Sync + 'static {
     fn create(new: New<'_, Self::Create>) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
 
     /// What else a delete does once the row is gone (credentials disconnect their sessions).
-    fn deleted(_state: &AppState, _id: &str, _cause: &Cause) {}
+    fn deleted<'a>(
+        _state: &'a AppState,
+        _account_id: &'a str,
+        _id: &'a str,
+        _cause: &'a Cause,
+    ) -> impl Future<Output = ()> + Send + 'a {
+        async {}
+    }
+
+    /// Completes wire forms about to be answered with what is live rather than stored (a
+    /// backend's `tunnels`, from the sessions of every node). Events keep the stored fields.
+    fn live<'a>(
+        _state: &'a AppState,
+        _account_id: &'a str,
+        _items: &'a mut [Wire<Self>],
+    ) -> impl Future<Output = ApiResult<()>> + Send + 'a {
+        async { Ok(()) }
+    }
 
     /// How the store records writes of this resource: caused by `cause`, showing rows in their
     /// wire form (which never carries a secret: creation answers add them to theirs).
@@ -98,8 +115,8 @@ impl<C> New<'_, C> {
 /// Declares the [`Resource`] of an area: its type, paths, row and list page, create request and
 /// the function creating it (`async fn(New<'_, Create>) -> ApiResult<Wire>`), if it has a
 /// `PATCH` its update request and the function applying it (`async fn(Change<Update>) ->
-/// ApiResult<Row>`, making it [`Updatable`]), what else a delete does if anything, and the
-/// row→wire mapping. The mapping names only the resource's own
+/// ApiResult<Row>`, making it [`Updatable`]), what else a delete does if anything, what live
+/// state completes its wire form if any, and the row→wire mapping. The mapping names only the resource's own
 /// fields: `uri`, `id`, `created_at`, `description` and `metadata`, which every resource has,
 /// are filled in here, after the own fields (which may still borrow the row).
 macro_rules! declare_resource {
@@ -109,6 +126,7 @@ macro_rules! declare_resource {
         $row:ty => $page:ty, created from $create_ty:ty => $create:path;
         $(updated from $update_ty:ty => $update:path;)?
         $(deleted => $deleted:path;)?
+        $(live => $live:path;)?
         wire($state:ident, $row_var:ident) => $wire:ident { $($field:ident: $value:expr),* $(,)? }
     ) => {
         $(#[$attr])*
@@ -142,12 +160,21 @@ macro_rules! declare_resource {
                 $create(new)
             }
 
-            $(fn deleted(
-                state: &$crate::state::AppState,
-                id: &str,
-                cause: &$crate::store::Cause,
-            ) {
-                $deleted(state, id, cause)
+            $(fn deleted<'a>(
+                state: &'a $crate::state::AppState,
+                account_id: &'a str,
+                id: &'a str,
+                cause: &'a $crate::store::Cause,
+            ) -> impl std::future::Future<Output = ()> + Send + 'a {
+                $deleted(state, account_id, id, cause)
+            })?
+
+            $(fn live<'a>(
+                state: &'a $crate::state::AppState,
+                account_id: &'a str,
+                items: &'a mut [$wire],
+            ) -> impl std::future::Future<Output = $crate::error::ApiResult<()>> + Send + 'a {
+                $live(state, account_id, items)
             })?
         }
 
@@ -181,8 +208,12 @@ pub fn updatable_router<R: Updatable>() -> Router<AppState> {
 pub async fn update<R: Updatable>(change: Change<R::Update>) -> ApiResult<Json<Wire<R>>> {
     change.body.validate()?;
     let state = change.state.clone();
+    let account_id = change.caller.account_id.clone();
     let row = R::update(change).await?;
-    Ok(Json(R::wire(&state, row)))
+    let mut wire = [R::wire(&state, row)];
+    R::live(&state, &account_id, &mut wire).await?;
+    let [wire] = wire;
+    Ok(Json(wire))
 }
 
 /// Validates the request, creates the resource: 201 with its wire form.
@@ -198,7 +229,9 @@ pub async fn create<R: Resource>(
         cause: caller.cause(),
         request,
     };
-    let created = R::create(new).await?;
+    let mut created = [R::create(new).await?];
+    R::live(&state, &caller.account_id, &mut created).await?;
+    let [created] = created;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -214,7 +247,9 @@ pub async fn list<R: Resource>(
         .list::<R::Row>(&caller.account_id, &page)
         .await?;
     let wire = |row| R::wire(&state, row);
-    Ok(Json(Page::of_rows(&state, R::PATH, &page, rows, wire)))
+    let mut page = Page::of_rows(&state, R::PATH, &page, rows, wire);
+    R::live(&state, &caller.account_id, &mut page.items).await?;
+    Ok(Json(page))
 }
 
 /// One resource of the caller's account (404 otherwise).
@@ -224,7 +259,10 @@ pub async fn read<R: Resource>(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Wire<R>>> {
     let row = state.store.get::<R::Row>(&caller.account_id, &id).await?;
-    Ok(Json(R::wire(&state, row)))
+    let mut wire = [R::wire(&state, row)];
+    R::live(&state, &caller.account_id, &mut wire).await?;
+    let [wire] = wire;
+    Ok(Json(wire))
 }
 
 /// Deletes one resource of the caller's account: 204, 404, or 409 while it is in use.
@@ -239,7 +277,7 @@ pub async fn delete<R: Resource>(
         .store
         .delete::<R::Row>(&caller.account_id, &id, &audit)
         .await?;
-    R::deleted(&state, &id, &cause);
+    R::deleted(&state, &caller.account_id, &id, &cause).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -1,7 +1,8 @@
-//! Tunnel sessions (docs/api/tunnel_sessions.md): list and get, read from the live registry
-//! (not the store, so not the generic resource handlers; the list page is built the same way),
-//! and the agent commands `POST /tunnel_sessions/{id}/restart|stop|update`, which the agent
-//! service delivers (`agents::commands`) and this module answers.
+//! Tunnel sessions (docs/api/tunnel_sessions.md): list and get, read from the directory of live
+//! sessions of every node (`agents::Sessions`; not stored resources, so not the generic resource
+//! handlers; the list page is built the same way), and the agent commands
+//! `POST /tunnel_sessions/{id}/restart|stop|update`, which the agent service delivers wherever
+//! the agent is connected (`agents::sessions`, `agents::commands`) and this module answers.
 //!
 //! Sessions are served as the registry holds them, with the `agent_update_target` and
 //! `agent_update_checks` extensions the channel set when the session opened.
@@ -11,7 +12,7 @@
 //! already accepted stop/restart (it is going away); 409 with the refusal's own error code
 //! (restart on Windows, and the four update cases); 409 with `Retry-After` for a restart while the
 //! agent applies an update or less than the wait after it finished; 504 only when the link is up but no
-//! acknowledgement came in time. The body is `{}` (a missing body counts as `{}`; unknown
+//! acknowledgement came in time, or the node holding the session did not answer. The body is `{}` (a missing body counts as `{}`; unknown
 //! fields are a 400); an `id` equal to the path's is accepted and ignored, another is a 400 on
 //! field `id` (docs/api/README.md).
 //!
@@ -24,20 +25,20 @@
 use super::resource::Page;
 use super::{Change, Path};
 use crate::agents::RestartWait;
-use crate::agents::commands::{Undelivered, deliver};
+use crate::agents::commands::Undelivered;
+use crate::agents::journal;
 use crate::agents::updates::ceil_secs;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{Cause, NewEvent};
+use crate::store::Cause;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
-use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
@@ -67,11 +68,10 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<TunnelSessionList>>> {
     let page = paging::parse(query.as_deref(), IdKind::TunnelSession)?;
-    let (sessions, more) = state.registry.list(
-        &caller.account_id,
-        page.limit as usize,
-        page.before_id.as_deref(),
-    );
+    let (sessions, more) = state
+        .sessions()
+        .list(&caller.account_id, page.limit, page.before_id.as_deref())
+        .await?;
     let path = paths::TUNNEL_SESSIONS;
     Ok(Json(Page::new(&state, path, &page, sessions, more)))
 }
@@ -82,8 +82,9 @@ async fn read(
     Path(id): Path<String>,
 ) -> ApiResult<Json<TunnelSession>> {
     state
-        .registry
+        .sessions()
         .get(&caller.account_id, &id)
+        .await?
         .map(Json)
         .ok_or_else(|| ApiError::not_found(IdKind::TunnelSession, &id))
 }
@@ -99,8 +100,9 @@ fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
             ..
         } = change;
         let account = &caller.account_id;
-        let before = state.registry.get(account, &id);
-        let outcome = deliver(&state.registry, account, &id, command, &cause).await;
+        let sessions = state.sessions();
+        let before = sessions.get(account, &id).await?;
+        let outcome = sessions.command(account, &id, command, &cause).await;
         if let (Some(session), Some(result)) = (before, recorded_result(&outcome)) {
             record_command(&state, account, command, session, cause, result).await;
         }
@@ -118,7 +120,8 @@ fn recorded_result(outcome: &Result<(), Undelivered>) -> Option<(&'static str, O
     match outcome {
         Ok(()) => Some(("accepted", None)),
         Err(Undelivered::Refused { refusal, .. }) => Some(("refused", Some(refusal.code()))),
-        Err(Undelivered::Timeout(_)) => Some(("timed_out", None)),
+        // Whether it reached the agent is unknown, as after a timeout.
+        Err(Undelivered::Timeout(_) | Undelivered::Unreachable) => Some(("timed_out", None)),
         Err(Undelivered::Ended) => Some(("ended", None)),
         Err(Undelivered::NotFound | Undelivered::MustWait(_)) => None,
     }
@@ -134,23 +137,7 @@ async fn record_command(
     cause: Cause,
     (result, code): (&str, Option<ErrorCode>),
 ) {
-    let mut details = serde_json::Map::new();
-    details.insert("command".into(), command.as_str().into());
-    details.insert("result".into(), result.into());
-    if let Some(code) = code {
-        details.insert("error_code".into(), code.as_str().into());
-    }
-    let event = NewEvent {
-        event_type: event_type(
-            IdKind::TunnelSession,
-            &format!("{}_requested", command.as_str()),
-        ),
-        cause,
-        object_id: session.id.clone(),
-        object: serde_json::to_value(&session).unwrap_or_default(),
-        changed_fields: Vec::new(),
-        details,
-    };
+    let event = journal::command_requested(&session, command, cause, result, code);
     if let Err(e) = state.store.record_event(account_id, event).await {
         tracing::error!(error = %e, session_id = %session.id, "could not record an agent command");
     }
@@ -178,6 +165,14 @@ fn undelivered(id: &str, command: AgentCommand, why: Undelivered, wait_secs: u64
                 "The agent did not acknowledge the {} command within {} s.",
                 command.as_str(),
                 after.as_secs_f64()
+            ),
+        ),
+        Undelivered::Unreachable => ApiError::new(
+            ErrorCode::AgentTimeout,
+            format!(
+                "The server node holding tunnel session `{shown}` did not answer; the {} command \
+                 may not have reached the agent. Try again.",
+                command.as_str()
             ),
         ),
         Undelivered::Refused {

@@ -39,6 +39,15 @@ impl Dialect {
         }
     }
 
+    /// The database's clock, in Unix ms, as an SQL expression: cluster leases are written and
+    /// compared on it, so nodes whose clocks differ still agree on when a lease ends.
+    pub(super) fn now_ms(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+            Dialect::Postgres => "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+        }
+    }
+
     /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
     pub(super) fn json_array_elements(self, column: &str) -> String {
         match self {

@@ -4,8 +4,8 @@
 //!
 //! The lease is what makes delivery at-least-once across crashes: a claimed delivery is only
 //! hidden from other claims until its lease ends, so one whose worker died (the server was
-//! killed mid-send) is claimed again once the lease expires, or at the next start
-//! ([`Store::release_delivery_leases`]).
+//! killed mid-send) is claimed again once the lease expires, or as soon as its node is removed
+//! from the cluster (`store::sessions`), which frees the leases the node held.
 
 use super::PageQuery;
 use super::event_destinations::DestinationRow;
@@ -50,17 +50,19 @@ pub struct DeliveryRow {
 
 impl Store {
     /// Claims up to `limit` due deliveries (pending, due at `now_ms`, not leased by a worker)
-    /// until `lease_until_ms`, oldest due first. One statement in one write transaction, so two
-    /// workers never claim the same delivery.
+    /// for node `node_id` until `lease_until_ms`, oldest due first. One statement in one write
+    /// transaction, which holds the database's write lock, so two workers never claim the same
+    /// delivery, whichever nodes they run on.
     pub async fn claim_deliveries(
         &self,
+        node_id: &str,
         now_ms: i64,
         lease_until_ms: i64,
         limit: u32,
     ) -> Result<Vec<ClaimedDelivery>> {
         let mut tx = self.write_tx().await?;
         let rows = sqlx::query(
-            "UPDATE event_deliveries SET lease_until = $1
+            "UPDATE event_deliveries SET lease_until = $1, lease_node = $5
              WHERE id IN (SELECT id FROM event_deliveries
                  WHERE state = 'pending' AND next_attempt_at <= $2
                    AND (lease_until IS NULL OR lease_until < $3)
@@ -71,6 +73,7 @@ impl Store {
         .bind(now_ms)
         .bind(now_ms)
         .bind(i64::from(limit))
+        .bind(node_id)
         .fetch_all(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -104,20 +107,6 @@ impl Store {
         )
         .fetch_one(&self.pool)
         .await?)
-    }
-
-    /// Ends every lease: at start, when no worker of this server can be sending anything (one
-    /// server per database), so what a killed server was sending goes out again at once.
-    pub async fn release_delivery_leases(&self) -> Result<u64> {
-        let mut tx = self.write_tx().await?;
-        let done = sqlx::query(
-            "UPDATE event_deliveries SET lease_until = NULL
-             WHERE state = 'pending' AND lease_until IS NOT NULL",
-        )
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected())
     }
 
     /// Where a delivery goes: the destination's target.
@@ -169,7 +158,7 @@ impl Store {
         };
         sqlx::query(
             "UPDATE event_deliveries SET state = $1, attempt_count = $2, next_attempt_at = $3,
-                lease_until = NULL
+                lease_until = NULL, lease_node = NULL
              WHERE id = $4 AND state = 'pending'",
         )
         .bind(state)

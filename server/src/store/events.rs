@@ -15,8 +15,9 @@ use sqlx::any::AnyRow;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::{Actor, ActorKind};
 
-/// Who caused a change, and in which API request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who caused a change, and in which API request. Serialisable: a command or close sent to
+/// another node of the cluster carries it (`cluster`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cause {
     pub actor: Actor,
     /// The request's operation id; `None` when no request caused it.

@@ -14,6 +14,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
         3,
         include_str!("../../migrations/sqlite/0003_server_key_check.sql"),
     ),
+    (4, include_str!("../../migrations/sqlite/0004_cluster.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -24,6 +25,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
         3,
         include_str!("../../migrations/postgres/0003_server_key_check.sql"),
+    ),
+    (
+        4,
+        include_str!("../../migrations/postgres/0004_cluster.sql"),
     ),
 ];
 

@@ -19,8 +19,8 @@
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
 //! for accounts, principals and API keys, `events` for the audit log and `deliveries` for the
-//! webhook deliveries of its events. Tunnel sessions are not stored: they live in
-//! `agents::Registry`.
+//! webhook deliveries of its events, `sessions` for the directory of live tunnel sessions and the
+//! cluster's nodes (the connections themselves live in `agents::Registry`).
 
 mod accounts;
 mod backends;
@@ -34,6 +34,7 @@ mod event_subscriptions;
 mod events;
 mod migrations;
 mod records;
+mod sessions;
 mod ssh_cas;
 mod tls_edges;
 mod transfer;
@@ -51,6 +52,7 @@ pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, Su
 pub(crate) use events::unix_ms;
 pub use events::{Cause, EventFilter, EventRow, NewEvent};
 pub use records::{Audit, Record, UsedBy};
+pub use sessions::{EndedEvent, LocatedSession, SessionRow};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
 

@@ -71,8 +71,8 @@ const RESOURCE_COLUMNS: &[(&str, Kind)] = &[
     ("metadata", Text),
 ];
 
-/// Every table of the schema (but `schema_migrations`, which each database keeps for itself),
-/// parents first.
+/// Every table of the schema (but `schema_migrations`, which each database keeps for itself,
+/// and the [`LIVE_TABLES`]), parents first.
 const TABLES: &[Table] = &[
     Table::plain(
         "accounts",
@@ -178,6 +178,7 @@ const TABLES: &[Table] = &[
             ("attempt_count", Int),
             ("next_attempt_at", Int),
             ("lease_until", Int),
+            ("lease_node", Text),
         ],
     ),
     Table::plain(
@@ -195,6 +196,10 @@ const TABLES: &[Table] = &[
     ),
     Table::plain("server_key_check", "id", &[("id", Int), ("sealed", Bytes)]),
 ];
+
+/// The tables of what is live, not moved: the nodes of the cluster and the sessions their
+/// connections hold, which end when those servers stop (`store::sessions`).
+const LIVE_TABLES: &[&str] = &["cluster_nodes", "tunnel_sessions"];
 
 /// Rows per `INSERT` (well under both databases' limits on parameters per statement).
 const ROWS_PER_INSERT: usize = 200;
@@ -309,7 +314,9 @@ impl Store {
             .iter()
             .map(|row: &AnyRow| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_>>()?;
-        found.retain(|(table, _)| table != "schema_migrations");
+        found.retain(|(table, _)| {
+            table != "schema_migrations" && !LIVE_TABLES.contains(&table.as_str())
+        });
         found.sort();
         let mut known: Vec<(String, String)> = TABLES
             .iter()

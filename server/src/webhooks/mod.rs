@@ -10,9 +10,11 @@
 //! with a lease and sends each in its own task, at most `--webhook-concurrency` at once. Each
 //! attempt is recorded with the delivery's new state in one transaction: a 2xx succeeds it;
 //! anything else schedules a retry with exponential backoff and jitter ([`retry_delay`]), until
-//! [`MAX_ATTEMPTS`]. A server killed mid-send leaves a lease that expires (and is released at
-//! the next start), so the delivery is sent again: receivers deduplicate on `webhook-id`, which
-//! is the event id, the same for every attempt.
+//! [`MAX_ATTEMPTS`]. A server killed mid-send leaves a lease that expires (or is released as
+//! soon as its node is removed from the cluster, docs/cluster.md), so the delivery is sent
+//! again: receivers deduplicate on `webhook-id`, which is the event id, the same for every
+//! attempt. Every node of a cluster runs this worker; a claim is exclusive, so no two nodes
+//! send the same attempt.
 
 pub mod client;
 pub mod sign;
@@ -70,6 +72,8 @@ pub type EventJson = Arc<dyn Fn(EventRow) -> Vec<u8> + Send + Sync>;
 #[derive(Clone)]
 pub struct Worker {
     store: Store,
+    /// This node's id, written on the leases it takes.
+    node_id: String,
     keys: KeyVault,
     settings: Settings,
     sender: client::Sender,
@@ -87,6 +91,7 @@ impl std::fmt::Debug for Worker {
 impl Worker {
     pub fn new(
         store: Store,
+        node_id: String,
         keys: KeyVault,
         settings: Settings,
         sender: client::Sender,
@@ -94,6 +99,7 @@ impl Worker {
     ) -> Worker {
         Worker {
             store,
+            node_id,
             keys,
             settings,
             sender,
@@ -101,21 +107,13 @@ impl Worker {
         }
     }
 
-    /// Starts the delivery loop. One per database: at start it releases every lease, as what
-    /// a previous process was sending is no longer being sent.
+    /// Starts the delivery loop. One per node; what a previous run of a node was sending was
+    /// released when that run was removed from the cluster (`store::sessions`).
     pub fn spawn(self) -> tokio::task::JoinHandle<()> {
         tokio::spawn(self.run())
     }
 
     async fn run(self) {
-        match self.store.release_delivery_leases().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(
-                deliveries = n,
-                "resuming webhook deliveries of the previous run"
-            ),
-            Err(e) => tracing::warn!("cannot release webhook delivery leases: {e}"),
-        }
         let permits = Arc::new(Semaphore::new(self.settings.concurrency.max(1)));
         let lease = self.settings.timeout + LEASE_MARGIN;
         let queued = self.store.deliveries_queued();
@@ -124,7 +122,12 @@ impl Worker {
             let limit = permits.available_permits().max(1);
             let claimed = self
                 .store
-                .claim_deliveries(now, now + ms(lease), u32::try_from(limit).unwrap_or(1))
+                .claim_deliveries(
+                    &self.node_id,
+                    now,
+                    now + ms(lease),
+                    u32::try_from(limit).unwrap_or(1),
+                )
                 .await
                 .unwrap_or_else(|e| {
                     tracing::warn!("cannot claim webhook deliveries: {e}");

@@ -8,8 +8,10 @@ use crate::support::session;
 use serde_json::json;
 use std::collections::BTreeMap;
 use tunnel_core::acl::Bind;
+use tunnel_core::errors::ErrorCode;
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendList};
+use tunnel_server::store::Cause;
 
 #[tokio::test]
 async fn backend_create_get_list_delete() {
@@ -39,12 +41,12 @@ async fn backend_create_get_list_delete() {
     app.gone(&path).await;
 }
 
-/// Puts session `n` of `account`, whose agent bound `binds`, in the registry; its id.
-fn connect(app: &TestApp, n: u64, account: &str, binds: &[&str]) -> String {
+/// Registers session `n` of `account`, whose agent bound `binds`; its id.
+async fn connect(app: &TestApp, n: u64, account: &str, binds: &[&str]) -> String {
     let mut live = session(app, n, account, "cr_x");
     live.binds = binds.iter().map(|b| Bind::parse(b).unwrap()).collect();
     let id = live.session.id.clone();
-    app.state.registry.insert(live);
+    app.state.sessions().register(live).await.unwrap();
     id
 }
 
@@ -67,12 +69,13 @@ async fn backend_tunnels_are_the_live_sessions_with_all_its_labels() {
         1,
         &account,
         &["env=prod", "team=web", "app.example.com"],
-    );
-    connect(&app, 2, &account, &["env=prod"]);
-    let third = connect(&app, 3, &account, &["env=PROD", "team=web"]);
-    let fourth = connect(&app, 4, &account, &["team=web", "env=prod", "zone=a"]);
-    connect(&app, 5, &app.other_account_id.clone(), &both);
-    connect(&app, 6, &account, &[]);
+    )
+    .await;
+    connect(&app, 2, &account, &["env=prod"]).await;
+    let third = connect(&app, 3, &account, &["env=PROD", "team=web"]).await;
+    let fourth = connect(&app, 4, &account, &["team=web", "env=prod", "zone=a"]).await;
+    connect(&app, 5, &app.other_account_id.clone(), &both).await;
+    connect(&app, 6, &account, &[]).await;
 
     let body = json!({"labels": {"env": "prod", "team": "web"}});
     let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", body).await;
@@ -88,8 +91,11 @@ async fn backend_tunnels_are_the_live_sessions_with_all_its_labels() {
     assert_eq!(session.uri, backend.tunnels[1].uri);
 
     // Live: a session that leaves is no longer listed, a new one is.
-    app.state.registry.remove(&fourth);
-    let seventh = connect(&app, 7, &account, &both);
+    let (code, cause) = (ErrorCode::CredentialDeleted, Cause::system());
+    let sessions = app.state.sessions();
+    let gone = sessions.close_here(&account, &fourth, code, "gone".into(), &cause);
+    assert!(gone.await);
+    let seventh = connect(&app, 7, &account, &both).await;
     let now: TunnelGroupBackend = app.fetch(&path).await;
     assert_eq!(now.tunnels, refs(&[&seventh, &first]));
 

@@ -22,9 +22,8 @@ async fn every_uri_the_api_returns_answers_get() {
     .send(&app)
     .await;
     let cred: Credential = app.created("/credentials", json!({})).await;
-    app.state
-        .registry
-        .insert(session(&app, 1, &app.account_id, &cred.id));
+    let live = session(&app, 1, &app.account_id, &cred.id);
+    app.state.sessions().register(live).await.unwrap();
     app.create("/ssh_certificate_authorities", json!({})).await;
     app.create(
         "/event_subscriptions",

@@ -15,12 +15,15 @@ async fn tunnel_sessions_list_get_and_close_on_credential_delete() {
     let cred: Credential = app.created("/credentials", json!({})).await;
     let cid = cred.id.clone();
     for n in 0..5 {
-        app.state
-            .registry
-            .insert(session(&app, n, &app.account_id, &cid));
+        let live = session(&app, n, &app.account_id, &cid);
+        app.state.sessions().register(live).await.unwrap();
     }
     let foreign = session(&app, 9, &app.other_account_id, "cr_other");
-    app.state.registry.insert(foreign.clone());
+    app.state
+        .sessions()
+        .register(foreign.clone())
+        .await
+        .unwrap();
 
     let page1 = app.get("/tunnel_sessions?limit=3").send(&app).await;
     assert_eq!(page1.status, 200, "{}", page1.text);
@@ -67,18 +70,18 @@ async fn a_changed_acl_closes_exactly_the_sessions_it_refuses() {
         .created("/credentials", json!({"acl": ["bind:*.example.com"]}))
         .await;
     let other: Credential = app.created("/credentials", json!({})).await;
-    let binding = |n: u64, credential: &str, binds: &[&str]| {
+    let binding = async |n: u64, credential: &str, binds: &[&str]| {
         let mut live = session(&app, n, &app.account_id, credential);
         live.binds = binds.iter().map(|b| Bind::parse(b).unwrap()).collect();
         let id = live.session.id.clone();
-        app.state.registry.insert(live);
+        app.state.sessions().register(live).await.unwrap();
         id
     };
-    let api = binding(1, &cred.id, &["api.example.com"]);
-    let web = binding(2, &cred.id, &["web.example.com"]);
-    let nothing = binding(3, &cred.id, &[]);
+    let api = binding(1, &cred.id, &["api.example.com"]).await;
+    let web = binding(2, &cred.id, &["web.example.com"]).await;
+    let nothing = binding(3, &cred.id, &[]).await;
     // Another credential's session binding the same is not this ACL's business.
-    let elsewhere = binding(4, &other.id, &["web.example.com"]);
+    let elsewhere = binding(4, &other.id, &["web.example.com"]).await;
     let path = format!("/credentials/{}", cred.id);
     let all = vec![elsewhere.clone(), nothing.clone(), web.clone(), api.clone()];
 

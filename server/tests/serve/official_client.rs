@@ -104,7 +104,7 @@ async fn the_official_client_library_works_with_tls_edges_and_backends() {
     let c = client(addr, &key);
     let session = live(&state, &account, &["env=prod", "app.example.com"]);
     let session_id = session.session.id.clone();
-    state.registry.insert(session);
+    state.sessions().register(session).await.unwrap();
 
     let backend = c
         .backends()

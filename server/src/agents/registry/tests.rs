@@ -1,7 +1,8 @@
-//! Unit tests of the registry: paging per account, update state and restart waits, commands
-//! to sessions without a connection.
+//! Unit tests of the registry: sessions per account, closing, update state and restart waits,
+//! commands to sessions without a connection.
 
 use super::*;
+use tunnel_core::agent_protocol::UpdateReport;
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::tunnel_session::AgentUpdateState;
@@ -34,43 +35,49 @@ fn live(n: u64, account: &str, credential: &str) -> LiveSession {
 }
 
 #[test]
-fn lists_newest_first_per_account_with_pages() {
+fn a_session_is_found_in_its_account_only_and_closed_once() {
     let registry = Registry::default();
-    for n in 1..=5 {
-        registry.insert(live(n, "a", "cr_1"));
-    }
-    registry.insert(live(6, "b", "cr_2"));
-    let (first, more) = registry.list("a", 2, None);
-    assert!(more);
-    assert_eq!(first.len(), 2);
-    assert!(first[0].id > first[1].id);
-    let (second, _) = registry.list("a", 10, Some(&first[1].id));
-    assert_eq!(second.len(), 3);
-    assert!(second.iter().all(|s| s.id < first[1].id));
-    assert!(registry.get("b", &first[0].id).is_none());
-    assert_eq!(registry.close_credential("cr_1", &Cause::system()).len(), 5);
-    assert_eq!(registry.list("a", 10, None).0.len(), 0);
-    assert_eq!(registry.list("b", 10, None).0.len(), 1);
+    let l = live(1, "a", "cr_1");
+    let id = l.session.id.clone();
+    let mut control = registry.open(l);
+    assert!(registry.get("b", &id).is_none());
+    assert_eq!(registry.get("a", &id).unwrap().credential_id, "cr_1");
+    let msg = || "gone".to_owned();
+    let code = ErrorCode::CredentialDeleted;
+    assert!(
+        registry
+            .close("b", &id, code, msg(), &Cause::system())
+            .is_none()
+    );
+    assert!(
+        registry
+            .close("a", &id, code, msg(), &Cause::system())
+            .is_some()
+    );
+    assert!(matches!(control.try_recv(), Ok(Control::Close { .. })));
+    assert!(
+        registry
+            .close("a", &id, code, msg(), &Cause::system())
+            .is_none()
+    );
+    assert!(registry.is_empty());
 }
 
 #[test]
-fn listing_stays_inside_the_account_even_next_to_similar_ids() {
+fn dropping_every_session_closes_every_queue() {
     let registry = Registry::default();
-    // "a" < "a\0…" < "ab": neighbours in key order that must never leak into "a"'s list.
-    registry.insert(live(1, "a", "cr_1"));
-    registry.insert(live(2, "ab", "cr_2"));
-    registry.insert(live(3, "a", "cr_1"));
-    registry.insert(live(4, "", "cr_3"));
-    let (page, more) = registry.list("a", 10, None);
-    assert!(!more);
-    assert_eq!(page.len(), 2);
-    assert!(page[0].id > page[1].id);
-    assert_eq!(registry.list("ab", 10, None).0.len(), 1);
-    assert_eq!(registry.list("", 10, None).0.len(), 1);
-    let id = page[0].id.clone();
-    assert!(registry.remove(&id).is_some());
-    assert!(registry.remove(&id).is_none());
-    assert_eq!(registry.list("a", 10, None).0.len(), 1);
+    let mut queues: Vec<_> = (1..=3)
+        .map(|n| registry.open(live(n, "a", "cr_1")))
+        .collect();
+    assert_eq!(registry.len(), 3);
+    assert_eq!(registry.drop_all(), 3);
+    assert!(registry.is_empty());
+    for queue in &mut queues {
+        assert!(matches!(
+            queue.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected)
+        ));
+    }
 }
 
 #[test]
@@ -79,19 +86,21 @@ fn restart_waits_while_updating_and_for_the_wait_after_it() {
     let l = live(1, "a", "cr_1");
     let id = l.session.id.clone();
     registry.insert(l);
-    // 3 s ago, so that the finish at `t1` below is about now for `get`, which reads the clock.
-    let t0 = Instant::now() - Duration::from_secs(3);
+    let t0: i64 = 1_700_000_000_000;
     let wait = |now| registry.restart_wait("a", &id, now);
-    let state = || registry.get("a", &id).unwrap().agent_update_state;
+    let report = |report, at| {
+        if let Some(progress) = UpdateProgress::from_report(report, at) {
+            registry.report_update(&id, progress);
+        }
+    };
+    let default_wait = Timings::default().update_restart_wait;
     assert_eq!(wait(t0), None);
-    assert_eq!(state(), None);
 
     let updating = |target: &str, remaining_ms| UpdateReport::Updating {
         target: target.into(),
         remaining_ms,
     };
-    registry.report_update(&id, updating("3.4.1", 2500), t0);
-    let ms = Duration::from_millis;
+    report(updating("3.4.1", 2500), t0);
     let updating_for = |secs| {
         Some(RestartWait::Updating {
             target: "3.4.1".into(),
@@ -99,27 +108,28 @@ fn restart_waits_while_updating_and_for_the_wait_after_it() {
         })
     };
     assert_eq!(wait(t0), updating_for(3));
-    assert_eq!(wait(t0 + ms(2000)), updating_for(1));
+    assert_eq!(wait(t0 + 2000), updating_for(1));
     // Past its estimate but not reported finished: still updating, retry in a second.
-    assert_eq!(wait(t0 + ms(9000)), updating_for(1));
+    assert_eq!(wait(t0 + 9000), updating_for(1));
+    let progress = UpdateProgress::from_report(updating("3.4.1", 2500), t0).unwrap();
     assert_eq!(
-        state(),
-        Some(AgentUpdateState::Updating {
+        progress.shown(default_wait, t0),
+        AgentUpdateState::Updating {
             target: "3.4.1".into()
-        })
+        }
     );
     // Another account does not see it; a malformed report changes nothing.
     assert_eq!(registry.restart_wait("b", &id, t0), None);
-    registry.report_update(&id, updating("not a version", 1), t0);
+    report(updating("not a version", 1), t0);
     assert_eq!(wait(t0), updating_for(3));
 
     // Finished 400 ms before the report arrived at t1: the default 10 s count from then.
-    let t1 = t0 + ms(3000);
-    let updated = UpdateReport::Updated {
+    let t1 = t0 + 3000;
+    let updated = || UpdateReport::Updated {
         version: "3.4.1".into(),
         elapsed_ms: 400,
     };
-    registry.report_update(&id, updated, t1);
+    report(updated(), t1);
     let too_soon = |secs| {
         Some(RestartWait::TooSoon {
             version: "3.4.1".into(),
@@ -128,27 +138,31 @@ fn restart_waits_while_updating_and_for_the_wait_after_it() {
     };
     assert_eq!(UPDATE_RESTART_WAIT_SECS, 10);
     assert_eq!(wait(t1), too_soon(10)); // 9.6 s left
-    assert_eq!(wait(t1 + ms(599)), too_soon(10));
-    assert_eq!(wait(t1 + ms(600)), too_soon(9));
-    assert_eq!(wait(t1 + ms(9599)), too_soon(1));
-    assert_eq!(wait(t1 + ms(9600)), None);
-    match state() {
-        Some(AgentUpdateState::Updated {
-            version,
-            restart_available_in_secs,
-        }) => {
-            assert_eq!(version, "3.4.1");
-            assert!((9..=10).contains(&restart_available_in_secs));
+    assert_eq!(wait(t1 + 599), too_soon(10));
+    assert_eq!(wait(t1 + 600), too_soon(9));
+    assert_eq!(wait(t1 + 9599), too_soon(1));
+    assert_eq!(wait(t1 + 9600), None);
+    let progress = UpdateProgress::from_report(updated(), t1).unwrap();
+    assert_eq!(
+        progress.shown(default_wait, t1 + 600),
+        AgentUpdateState::Updated {
+            version: "3.4.1".into(),
+            restart_available_in_secs: 9,
         }
-        other => panic!("{other:?}"),
-    }
+    );
+    // The stored form round-trips, so every node shows the same progress.
+    let stored = serde_json::to_string(&progress).unwrap();
+    assert_eq!(
+        serde_json::from_str::<UpdateProgress>(&stored).unwrap(),
+        progress
+    );
     // An agent cannot push the finish time arbitrarily far back (nor the wait forward).
-    let t2 = t1 + ms(20_000);
+    let t2 = t1 + 20_000;
     let long_ago = UpdateReport::Updated {
         version: "3.4.1".into(),
         elapsed_ms: u64::MAX,
     };
-    registry.report_update(&id, long_ago, t2);
+    report(long_ago, t2);
     assert_eq!(wait(t2), None);
 }
 

@@ -1,0 +1,272 @@
+//! This server as a node of a cluster (docs/cluster.md): its identity (`--node-id`, the
+//! `--advertise-url` other nodes reach it on), its membership in the database, kept by a
+//! heartbeat, and its calls to other nodes.
+//!
+//! Membership: the node joins at start with a lease ([`Node::join`]) and renews it every third
+//! of the lease ([`Node::spawn_heartbeat`]). The same heartbeat removes nodes whose lease ended,
+//! with their sessions (`store::sessions`). A node that finds it was removed itself (it could not
+//! renew in time) ends every session it holds, as lost links, and joins again: its agents
+//! reconnect and register anew, so the directory never lists a session twice or one nobody holds.
+//!
+//! Calls: a command for, or the closing of, a session held by another node is sent to that node
+//! over HTTP (`POST {advertise_url}/cluster/v1/tunnel_sessions/{id}/command|close`), with the
+//! cluster secret as a Bearer token, and answered there exactly as the local path would answer
+//! (`api::cluster` serves these routes). The answer is synchronous, like the local path's, so the
+//! API's answers are the same wherever the agent is connected.
+
+use super::journal;
+use crate::secret::Secret;
+use crate::store::{Cause, SessionRow, Store};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::watch;
+use tunnel_core::resources::tunnel_session::AgentCommand;
+
+/// The prefix of the routes nodes call on each other.
+pub const CLUSTER_PREFIX: &str = "/cluster/v1";
+/// A node's lease by default: the sessions of a node that died leave every list within it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+/// How long a call to another node may take beyond the command's own time limit.
+const CALL_MARGIN: Duration = Duration::from_secs(5);
+
+/// A command for a session, as sent to the node holding it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandOrder {
+    pub account_id: String,
+    pub command: AgentCommand,
+    pub cause: Cause,
+}
+
+/// The closing of a session, as sent to the node holding it: the error code and sentence its
+/// agent receives, and who made it so.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CloseOrder {
+    pub account_id: String,
+    pub code: String,
+    pub msg: String,
+    pub cause: Cause,
+}
+
+/// Why a call to another node got no answer.
+#[derive(Debug, thiserror::Error)]
+#[error("node at {url} did not answer: {why}")]
+pub struct Unanswered {
+    url: String,
+    why: String,
+}
+
+/// This server as a node; shared (`Arc`) by the state, the channel and the heartbeat.
+pub struct Node {
+    pub id: String,
+    pub advertise_url: String,
+    secret: Secret,
+    lease: Duration,
+    peers: reqwest::Client,
+    /// Bumped when the node lost its membership: every connection task watches it and ends.
+    membership: watch::Sender<u64>,
+    /// Set once the node left (shutting down): the heartbeat must not join it again.
+    left: AtomicBool,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.id)
+            .field("advertise_url", &self.advertise_url)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Node {
+    pub fn new(
+        id: String,
+        advertise_url: String,
+        secret: Secret,
+        lease: Duration,
+    ) -> anyhow::Result<Node> {
+        let peers = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent(concat!(
+                "tunnel-server/",
+                env!("CARGO_PKG_VERSION"),
+                " node"
+            ))
+            .build()?;
+        Ok(Node {
+            id,
+            advertise_url: advertise_url.trim_end_matches('/').to_owned(),
+            secret,
+            lease,
+            peers,
+            membership: watch::Sender::new(0),
+            left: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether an `Authorization` header carries the cluster secret (compared in constant time).
+    pub fn authorised(&self, authorization: Option<&[u8]>) -> bool {
+        use subtle::ConstantTimeEq as _;
+        let expected = format!("Bearer {}", self.secret.expose());
+        authorization.is_some_and(|given| bool::from(given.ct_eq(expected.as_bytes())))
+    }
+
+    /// Changes when this node loses its membership (see the module comment).
+    pub fn membership(&self) -> watch::Receiver<u64> {
+        self.membership.subscribe()
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Joins the cluster (see the module comment).
+    pub async fn join(&self, store: &Store) -> crate::store::Result<()> {
+        let reaped = store
+            .join_cluster(
+                &self.id,
+                &self.advertise_url,
+                self.lease_ms(),
+                &ended_with_node,
+            )
+            .await?;
+        if !reaped.is_empty() {
+            tracing::info!(
+                sessions = reaped.len(),
+                "ended the sessions of a previous run"
+            );
+        }
+        tracing::info!(node_id = %self.id, advertise_url = %self.advertise_url, "joined the cluster");
+        Ok(())
+    }
+
+    /// Leaves the cluster (a clean shutdown): this node's sessions leave every list at once.
+    pub async fn leave(&self, store: &Store) {
+        self.left.store(true, Ordering::SeqCst);
+        match store.leave_cluster(&self.id, &ended_with_node).await {
+            Ok(ended) => {
+                tracing::info!(node_id = %self.id, sessions = ended.len(), "left the cluster")
+            }
+            Err(e) => tracing::warn!("cannot leave the cluster cleanly: {e}"),
+        }
+    }
+
+    /// Renews the lease every third of it and removes the nodes whose lease ended; runs until
+    /// the runtime stops.
+    pub fn spawn_heartbeat(self: Arc<Node>, store: Store) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(self.lease / 3);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                self.beat(&store).await;
+            }
+        })
+    }
+
+    async fn beat(&self, store: &Store) {
+        if self.left.load(Ordering::SeqCst) {
+            return;
+        }
+        match store.renew_node(&self.id, self.lease_ms()).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(
+                    node_id = %self.id,
+                    "this node's lease ended before it could renew it; its sessions were \
+                     removed: closing them so their agents reconnect, and joining again"
+                );
+                self.membership.send_modify(|epoch| *epoch += 1);
+                if let Err(e) = self.join(store).await {
+                    tracing::warn!("cannot join the cluster again: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("cannot renew this node's lease: {e}"),
+        }
+        match store.reap_expired_nodes(&ended_with_node).await {
+            Ok(ended) if !ended.is_empty() => {
+                tracing::info!(
+                    sessions = ended.len(),
+                    "removed the sessions of nodes that stopped renewing"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("cannot remove expired nodes: {e}"),
+        }
+    }
+
+    /// Sends `order` for session `id` to the node at `url`; its answer.
+    pub async fn send_command<R: DeserializeOwned>(
+        &self,
+        url: &str,
+        id: &str,
+        order: &CommandOrder,
+        command_timeout: Duration,
+    ) -> Result<R, Unanswered> {
+        self.call(
+            url,
+            &format!("tunnel_sessions/{id}/command"),
+            order,
+            command_timeout + CALL_MARGIN,
+        )
+        .await
+    }
+
+    /// Sends `order` to close session `id` to the node at `url`; whether that node held it.
+    pub async fn send_close(
+        &self,
+        url: &str,
+        id: &str,
+        order: &CloseOrder,
+    ) -> Result<bool, Unanswered> {
+        self.call(
+            url,
+            &format!("tunnel_sessions/{id}/close"),
+            order,
+            CALL_MARGIN * 2,
+        )
+        .await
+    }
+
+    async fn call<B: Serialize, R: DeserializeOwned>(
+        &self,
+        url: &str,
+        path: &str,
+        body: &B,
+        timeout: Duration,
+    ) -> Result<R, Unanswered> {
+        let unanswered = |why: String| Unanswered {
+            url: url.to_owned(),
+            why,
+        };
+        let response = self
+            .peers
+            .post(format!("{url}{CLUSTER_PREFIX}/{path}"))
+            .bearer_auth(self.secret.expose())
+            .json(body)
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| unanswered(e.without_url().to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(unanswered(format!("HTTP {status}")));
+        }
+        response
+            .json()
+            .await
+            .map_err(|e| unanswered(e.without_url().to_string()))
+    }
+}
+
+/// The `ended` event of a session removed with its node (it died, or left, or this is its
+/// next run): nobody decided it, the link is gone.
+fn ended_with_node(row: &SessionRow) -> crate::store::NewEvent {
+    journal::ended(&row.session, "disconnected", Cause::system())
+}

@@ -1,0 +1,87 @@
+//! The routes nodes of a cluster call on each other (docs/cluster.md), outside `/api` and
+//! never in the OpenAPI document: `POST /cluster/v1/tunnel_sessions/{id}/command` and
+//! `…/close`, for a session whose agent this node holds. Authenticated with the cluster secret
+//! as a Bearer token (compared in constant time); anything else is a 401 that says nothing more.
+//!
+//! A command answers with the local outcome (`Result<(), Undelivered>` as JSON), which the
+//! calling node turns into exactly the answer it would have given had the agent been its own;
+//! a close answers whether this node held the session.
+
+use crate::agents::Undelivered;
+use crate::agents::cluster::{CLUSTER_PREFIX, CloseOrder, CommandOrder};
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use tunnel_core::errors::ErrorCode;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            &format!("{CLUSTER_PREFIX}/tunnel_sessions/{{id}}/command"),
+            post(command),
+        )
+        .route(
+            &format!("{CLUSTER_PREFIX}/tunnel_sessions/{{id}}/close"),
+            post(close),
+        )
+}
+
+/// The order in the body, if the request carries the cluster secret and the body decodes.
+fn order<T: DeserializeOwned>(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<T, Response> {
+    let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    if !state.node.authorised(authorization) {
+        return Err(StatusCode::UNAUTHORIZED.into_response());
+    }
+    serde_json::from_slice(body).map_err(|_| StatusCode::BAD_REQUEST.into_response())
+}
+
+async fn command(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let order: CommandOrder = match order(&state, &headers, &body) {
+        Ok(order) => order,
+        Err(refused) => return refused,
+    };
+    let outcome: Result<(), Undelivered> = state
+        .sessions()
+        .command_here(&order.account_id, &id, order.command, &order.cause)
+        .await;
+    Json(outcome).into_response()
+}
+
+async fn close(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let order: CloseOrder = match order(&state, &headers, &body) {
+        Ok(order) => order,
+        Err(refused) => return refused,
+    };
+    let Some(code) = ErrorCode::parse(&order.code) else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    // In a task of its own: the calling node hanging up must not cancel a close half done.
+    let sessions = state.sessions();
+    let held = tokio::spawn(async move {
+        sessions
+            .close_here(&order.account_id, &id, code, order.msg, &order.cause)
+            .await
+    })
+    .await
+    .unwrap_or(false);
+    Json(held).into_response()
+}

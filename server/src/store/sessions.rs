@@ -1,0 +1,310 @@
+//! The live tunnel sessions and the nodes holding them (docs/cluster.md): the directory every
+//! node of an installation reads, while the connections themselves stay in the memory of the
+//! node that accepted them (`agents::Registry`).
+//!
+//! A node joins with a lease that its heartbeat renews; a session row names its node. Reads
+//! show only the sessions of nodes whose lease has not ended, so the sessions of a node that
+//! died leave every list when its lease does. The first node to notice then removes the dead
+//! node ([`Store::reap_expired_nodes`]): its sessions, each with its `ended` event, and the
+//! webhook delivery leases it held, in one write transaction, so exactly one node records each
+//! end. Lease times are read on the database's clock ([`Dialect::now_ms`]), so nodes need not
+//! agree on the time.
+
+use super::events::NewEvent;
+use super::{Result, Store, WriteTx, now_rfc3339};
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
+use tunnel_core::resources::tunnel_session::TunnelSession;
+
+/// A session as the directory holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    /// The wire form as the session opened (its `agent_update_state` is not kept here).
+    pub session: TunnelSession,
+    pub account_id: String,
+    pub credential_id: String,
+    /// The node whose connection holds the agent.
+    pub node_id: String,
+    /// What the agent bound, as text (`tunnel_core::acl::Bind`'s form).
+    pub binds: Vec<String>,
+    /// The agent's last update report as the owning node recorded it (JSON), if any.
+    pub update_state: Option<String>,
+}
+
+/// A live session and where its node is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocatedSession {
+    pub row: SessionRow,
+    /// The owning node's `--advertise-url`.
+    pub node_url: String,
+}
+
+/// The `ended` event of a session removed with its node; built by the agent service.
+pub type EndedEvent<'a> = &'a (dyn Fn(&SessionRow) -> NewEvent + Send + Sync);
+
+const COLUMNS: &str = "s.id, s.account_id, s.credential_id, s.node_id, s.session, s.binds, \
+                       s.update_state, n.advertise_url";
+
+fn session_row(row: &AnyRow) -> Result<LocatedSession> {
+    let json = |column: &str| -> Result<String> { Ok(row.try_get(column)?) };
+    let session: TunnelSession =
+        serde_json::from_str(&json("session")?).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let binds: Vec<String> =
+        serde_json::from_str(&json("binds")?).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    Ok(LocatedSession {
+        row: SessionRow {
+            session,
+            account_id: row.try_get("account_id")?,
+            credential_id: row.try_get("credential_id")?,
+            node_id: row.try_get("node_id")?,
+            binds,
+            update_state: row.try_get("update_state")?,
+        },
+        node_url: row.try_get("advertise_url")?,
+    })
+}
+
+impl Store {
+    /// Joins node `id`, reachable at `advertise_url`, with a lease of `lease_ms`. What a previous
+    /// run of the same node left (sessions, delivery leases) is removed first; on SQLite, whose
+    /// file one server alone uses, so is every other node's.
+    pub async fn join_cluster(
+        &self,
+        id: &str,
+        advertise_url: &str,
+        lease_ms: i64,
+        ended: EndedEvent<'_>,
+    ) -> Result<Vec<SessionRow>> {
+        let mut tx = self.write_tx().await?;
+        let gone: Vec<String> = if self.dialect == super::Dialect::Sqlite {
+            sqlx::query_scalar("SELECT id FROM cluster_nodes")
+                .fetch_all(&mut *tx)
+                .await?
+        } else {
+            vec![id.to_owned()]
+        };
+        let mut reaped = Vec::new();
+        for node in gone {
+            reaped.extend(self.remove_node(&mut tx, &node, ended).await?);
+        }
+        let sql = format!(
+            "INSERT INTO cluster_nodes (id, advertise_url, joined_at, lease_until)
+             VALUES ($1, $2, $3, {} + $4)",
+            self.dialect.now_ms()
+        );
+        sqlx::query(&sql)
+            .bind(id)
+            .bind(advertise_url)
+            .bind(now_rfc3339())
+            .bind(lease_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(reaped)
+    }
+
+    /// Renews node `id`'s lease for `lease_ms`; `false` when the node is no longer a member
+    /// (its lease ended and another node removed it with its sessions).
+    pub async fn renew_node(&self, id: &str, lease_ms: i64) -> Result<bool> {
+        let mut tx = self.write_tx().await?;
+        let sql = format!(
+            "UPDATE cluster_nodes SET lease_until = {} + $1 WHERE id = $2",
+            self.dialect.now_ms()
+        );
+        let done = sqlx::query(&sql)
+            .bind(lease_ms)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Removes every node whose lease has ended, with its sessions (and their `ended` events)
+    /// and its delivery leases; the sessions removed. Reads first, without the write lock, so a
+    /// healthy cluster's heartbeats cost one read.
+    pub async fn reap_expired_nodes(&self, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
+        let sql = format!(
+            "SELECT id FROM cluster_nodes WHERE lease_until < {}",
+            self.dialect.now_ms()
+        );
+        let expired: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&self.pool).await?;
+        if expired.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.write_tx().await?;
+        let mut reaped = Vec::new();
+        // Looked at again under the lock: a node may have renewed, or been removed, meanwhile.
+        let expired: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *tx).await?;
+        for node in expired {
+            reaped.extend(self.remove_node(&mut tx, &node, ended).await?);
+        }
+        tx.commit().await?;
+        Ok(reaped)
+    }
+
+    /// Node `id` leaves (a clean shutdown): its sessions end at once, recorded with `ended`.
+    pub async fn leave_cluster(&self, id: &str, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
+        let mut tx = self.write_tx().await?;
+        let reaped = self.remove_node(&mut tx, id, ended).await?;
+        tx.commit().await?;
+        Ok(reaped)
+    }
+
+    async fn remove_node(
+        &self,
+        tx: &mut WriteTx,
+        node: &str,
+        ended: EndedEvent<'_>,
+    ) -> Result<Vec<SessionRow>> {
+        let rows = sqlx::query(
+            "SELECT s.id, s.account_id, s.credential_id, s.node_id, s.session, s.binds,
+                    s.update_state, '' AS advertise_url
+             FROM tunnel_sessions s WHERE s.node_id = $1 ORDER BY s.id",
+        )
+        .bind(node)
+        .fetch_all(&mut **tx)
+        .await?;
+        let sessions: Vec<SessionRow> = rows
+            .iter()
+            .map(|row| session_row(row).map(|s| s.row))
+            .collect::<Result<_>>()?;
+        for session in &sessions {
+            self.emit(tx, &session.account_id, ended(session)).await?;
+        }
+        for sql in [
+            "DELETE FROM tunnel_sessions WHERE node_id = $1",
+            "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
+             WHERE lease_node = $1 AND state = 'pending'",
+            "DELETE FROM cluster_nodes WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(node).execute(&mut **tx).await?;
+        }
+        if !sessions.is_empty() {
+            tracing::info!(node, sessions = sessions.len(), "removed a node's sessions");
+        }
+        Ok(sessions)
+    }
+
+    /// Registers `row`, with its `started` event.
+    pub async fn open_session(&self, row: &SessionRow, started: NewEvent) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO tunnel_sessions (id, account_id, credential_id, node_id, session, binds, update_state)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&row.session.id)
+        .bind(&row.account_id)
+        .bind(&row.credential_id)
+        .bind(&row.node_id)
+        .bind(serde_json::to_string(&row.session).unwrap_or_default())
+        .bind(serde_json::to_string(&row.binds).unwrap_or_default())
+        .bind(&row.update_state)
+        .execute(&mut *tx)
+        .await?;
+        self.emit(&mut tx, &row.account_id, started).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Removes session `id` with its `ended` event; `false` (and no event) when it was already
+    /// gone (removed with its node).
+    pub async fn end_session(&self, account_id: &str, id: &str, ended: NewEvent) -> Result<bool> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query("DELETE FROM tunnel_sessions WHERE account_id = $1 AND id = $2")
+            .bind(account_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let removed = done.rows_affected() == 1;
+        if removed {
+            self.emit(&mut tx, account_id, ended).await?;
+        }
+        tx.commit().await?;
+        Ok(removed)
+    }
+
+    /// Records the agent's update report of session `id` (JSON).
+    pub async fn set_session_update(&self, id: &str, update_state: &str) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE tunnel_sessions SET update_state = $1 WHERE id = $2")
+            .bind(update_state)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The live sessions matching `filter` (a condition on `s`, with parameters from `$2`
+    /// bound by `bind`), of the account `$1`, on nodes whose lease runs, newest first.
+    async fn live_sessions(
+        &self,
+        account_id: &str,
+        filter: &str,
+        limit: Option<u32>,
+        binds: &[&str],
+    ) -> Result<Vec<LocatedSession>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM tunnel_sessions s JOIN cluster_nodes n ON n.id = s.node_id
+             WHERE s.account_id = $1 AND n.lease_until >= {} {filter}
+             ORDER BY s.id DESC{}",
+            self.dialect.now_ms(),
+            limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
+        );
+        let mut query = sqlx::query(&sql).bind(account_id);
+        for value in binds {
+            query = query.bind(*value);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(session_row).collect()
+    }
+
+    /// The live session `id` of the account, and where its node is.
+    pub async fn live_session(&self, account_id: &str, id: &str) -> Result<Option<LocatedSession>> {
+        Ok(self
+            .live_sessions(account_id, "AND s.id = $2", None, &[id])
+            .await?
+            .pop())
+    }
+
+    /// One page of the account's live sessions, newest first: `limit + 1` of them at most, so
+    /// the caller knows whether more follow.
+    pub async fn live_sessions_page(
+        &self,
+        account_id: &str,
+        limit: u32,
+        before_id: Option<&str>,
+    ) -> Result<Vec<LocatedSession>> {
+        match before_id {
+            Some(before) => {
+                self.live_sessions(account_id, "AND s.id < $2", Some(limit + 1), &[before])
+                    .await
+            }
+            None => {
+                self.live_sessions(account_id, "", Some(limit + 1), &[])
+                    .await
+            }
+        }
+    }
+
+    /// The live sessions of the account opened with `credential_id`.
+    pub async fn credential_sessions(
+        &self,
+        account_id: &str,
+        credential_id: &str,
+    ) -> Result<Vec<LocatedSession>> {
+        self.live_sessions(
+            account_id,
+            "AND s.credential_id = $2",
+            None,
+            &[credential_id],
+        )
+        .await
+    }
+
+    /// Every live session of the account (tunnel-group backends select among them by label).
+    pub async fn account_sessions(&self, account_id: &str) -> Result<Vec<LocatedSession>> {
+        self.live_sessions(account_id, "", None, &[]).await
+    }
+}
