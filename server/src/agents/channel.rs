@@ -280,13 +280,22 @@ pub async fn serve(
 }
 
 /// Removes `session` from this node and from the directory, recording its `ended` event there
-/// unless it was already removed (by a close, or with this node's membership).
+/// unless it was already removed (by a close, or with this node's membership). An accepted stop
+/// or restart is recorded here too, just before the end it caused: the command's own record
+/// (`api::tunnel_sessions`) would otherwise race the end, on whichever node sent it.
 async fn end(channel: &Sessions, account_id: &str, session: &TunnelSession, ending: Ending) {
     channel.registry.remove(&session.id);
-    let event = journal::ended(session, ending.reason, ending.cause);
+    let mut events = Vec::new();
+    if let Some(command) = ending.command {
+        let cause = ending.cause.clone();
+        events.push(journal::command_requested(
+            session, command, cause, "accepted", None,
+        ));
+    }
+    events.push(journal::ended(session, ending.reason, ending.cause));
     if let Err(e) = channel
         .store
-        .end_session(account_id, &session.id, event)
+        .end_session(account_id, &session.id, events)
         .await
     {
         tracing::error!(error = %e, session_id = %session.id, "cannot record a tunnel session's end");
@@ -299,6 +308,8 @@ struct Ending {
     /// `stopped`, `restarted`, `credential_deleted`, `acl_changed` or `disconnected`.
     reason: &'static str,
     cause: Cause,
+    /// The accepted stop or restart that ended it.
+    command: Option<AgentCommand>,
 }
 
 impl Ending {
@@ -307,6 +318,7 @@ impl Ending {
         Ending {
             reason: "disconnected",
             cause: Cause::system(),
+            command: None,
         }
     }
 
@@ -316,7 +328,11 @@ impl Ending {
             AgentCommand::Restart => "restarted",
             _ => "stopped",
         };
-        Ending { reason, cause }
+        Ending {
+            reason,
+            cause,
+            command: Some(command),
+        }
     }
 
     /// The server closed the session with `code`.
@@ -324,6 +340,7 @@ impl Ending {
         Ending {
             reason: ended_reason(code),
             cause,
+            command: None,
         }
     }
 }
@@ -388,6 +405,7 @@ async fn hold(
         leaving.unwrap_or_else(|| Ending {
             reason: "disconnected",
             cause: agent.clone(),
+            command: None,
         })
     };
     loop {
@@ -404,7 +422,8 @@ async fn hold(
                                 if ack.refused.is_none() && command != AgentCommand::Update {
                                     let ending = Ending::accepted(command, cause);
                                     end(channel, account_id, session, ending.clone()).await;
-                                    leaving = Some(ending);
+                                    // Recorded with the end: not again when the link closes.
+                                    leaving = Some(Ending { command: None, ..ending });
                                     pending.clear();
                                 }
                                 // The API caller may have timed out and left: nothing to tell.

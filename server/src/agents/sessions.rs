@@ -243,7 +243,7 @@ impl Sessions {
         };
         let reason = ended_reason(code);
         let event = journal::ended(&live.session, reason, cause.clone());
-        if let Err(e) = self.store.end_session(account_id, id, event).await {
+        if let Err(e) = self.store.end_session(account_id, id, vec![event]).await {
             tracing::error!(error = %e, session_id = %id, "cannot record a session's end");
         }
         true

@@ -103,7 +103,7 @@ fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
         let sessions = state.sessions();
         let before = sessions.get(account, &id).await?;
         let outcome = sessions.command(account, &id, command, &cause).await;
-        if let (Some(session), Some(result)) = (before, recorded_result(&outcome)) {
+        if let (Some(session), Some(result)) = (before, recorded_result(command, &outcome)) {
             record_command(&state, account, command, session, cause, result).await;
         }
         outcome.map_err(|why| {
@@ -114,10 +114,15 @@ fn command_route(command: AgentCommand) -> MethodRouter<AppState> {
     })
 }
 
-/// The `result` (and refusal code) a command's event records; `None` for a command refused
-/// before anything was sent, which records nothing.
-fn recorded_result(outcome: &Result<(), Undelivered>) -> Option<(&'static str, Option<ErrorCode>)> {
+/// The `result` (and refusal code) a command's event records here; `None` for a command refused
+/// before anything was sent, which records nothing, and for an accepted stop or restart, which
+/// the node holding the session recorded with the end it caused (`agents::channel`).
+fn recorded_result(
+    command: AgentCommand,
+    outcome: &Result<(), Undelivered>,
+) -> Option<(&'static str, Option<ErrorCode>)> {
     match outcome {
+        Ok(()) if command != AgentCommand::Update => None,
         Ok(()) => Some(("accepted", None)),
         Err(Undelivered::Refused { refusal, .. }) => Some(("refused", Some(refusal.code()))),
         // Whether it reached the agent is unknown, as after a timeout.

@@ -207,9 +207,15 @@ impl Store {
         Ok(())
     }
 
-    /// Removes session `id` with its `ended` event; `false` (and no event) when it was already
-    /// gone (removed with its node).
-    pub async fn end_session(&self, account_id: &str, id: &str, ended: NewEvent) -> Result<bool> {
+    /// Removes session `id` with its `events` (its `ended` event, after the accepted command
+    /// that ended it if any); `false` (and no event) when it was already gone (removed with its
+    /// node).
+    pub async fn end_session(
+        &self,
+        account_id: &str,
+        id: &str,
+        events: Vec<NewEvent>,
+    ) -> Result<bool> {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM tunnel_sessions WHERE account_id = $1 AND id = $2")
             .bind(account_id)
@@ -218,7 +224,9 @@ impl Store {
             .await?;
         let removed = done.rows_affected() == 1;
         if removed {
-            self.emit(&mut tx, account_id, ended).await?;
+            for event in events {
+                self.emit(&mut tx, account_id, event).await?;
+            }
         }
         tx.commit().await?;
         Ok(removed)

@@ -407,7 +407,11 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
     )
     .unwrap();
     let versions: Vec<&str> = versions.lines().collect();
-    assert_eq!(versions, ["1", "2", "3", "4"], "each migration applied once");
+    assert_eq!(
+        versions,
+        ["1", "2", "3", "4"],
+        "each migration applied once"
+    );
     let (ok, stdout, stderr) = run(&["account", "list", "--database", &database], None);
     assert!(ok, "{stderr}");
     let accounts: Vec<Value> = serde_json::from_str(&stdout).unwrap();
