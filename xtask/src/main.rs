@@ -1,8 +1,10 @@
 //! `cargo xtask`: the project's developer commands. `test` is what CI runs; `run` starts the
-//! console and server locally. Both install the toolchain pieces they need first (see `tools`).
+//! console and server locally (`run --nodes N`: a cluster of N servers behind nginx). Both
+//! install the toolchain pieces they need first (see `tools`).
 //! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 
 mod bench;
+mod nodes;
 mod run;
 mod shell;
 mod test;
@@ -23,16 +25,17 @@ enum Command {
     Test,
     /// Build the console (release) and start the server on 127.0.0.1:8080 with SQLite in data/.
     Run {
-        /// Address to listen on.
+        /// Address to listen on (with --nodes: nginx's).
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
-        /// The database (`sqlite://…` or `postgres://user:password@host:port/db`).
-        #[arg(
-            long,
-            env = "TUNNEL_DATABASE",
-            default_value = "sqlite://data/tunnel.db"
-        )]
+        /// The database (`sqlite://…` or `postgres://user:password@host:port/db`; with --nodes
+        /// PostgreSQL only, a local throwaway cluster when not given).
+        #[arg(long, env = "TUNNEL_DATABASE", default_value = run::DEFAULT_DATABASE)]
         database: String,
+        /// Start N servers on one PostgreSQL database behind nginx (installed with apt when
+        /// missing) instead of one.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        nodes: u16,
     },
     /// Start a throwaway PostgreSQL cluster for the tests and print its TUNNEL_TEST_POSTGRES;
     /// Enter stops it.
@@ -50,7 +53,16 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Test => test::run(),
-        Command::Run { listen, database } => run::run(&listen, &database),
+        Command::Run {
+            listen,
+            database,
+            nodes: 1,
+        } => run::run(&listen, &database),
+        Command::Run {
+            listen,
+            database,
+            nodes,
+        } => nodes::run(&listen, &database, nodes.into()),
         Command::Bench { args } => bench::run(&args),
         Command::Postgres => test::hold_cluster(),
     };

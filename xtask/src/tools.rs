@@ -1,8 +1,9 @@
 //! Installs, idempotently and only when missing, the tools the build and tests need
 //! (`docs/toolchain.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
-//! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, and Debian's
-//! PostgreSQL server. A tool counts as present only when `--version` answers with the pinned
-//! version (PostgreSQL: when its server programs are there, any major version).
+//! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, Debian's
+//! PostgreSQL server, and Debian's nginx (the load balancer of `cargo xtask run --nodes`). A
+//! tool counts as present only when `--version` answers with the pinned version (PostgreSQL:
+//! when its server programs are there, any major version; nginx: when `nginx -v` answers).
 //!
 //! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
 //! offline (`Trunk.toml`) so it never downloads a tool of its own.
@@ -15,6 +16,8 @@ pub const TRUNK_VERSION: &str = "0.21.14";
 pub const BINARYEN_VERSION: &str = "132.0.0";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// Debian's nginx, by its full path: `/usr/sbin` is not on every user's PATH.
+pub const NGINX: &str = "/usr/sbin/nginx";
 
 /// The wasm-bindgen version pinned by Cargo.lock; the CLI must match it exactly.
 pub fn locked_wasm_bindgen_version() -> Result<String> {
@@ -140,6 +143,28 @@ pub fn ensure_postgres() -> Result<()> {
     Ok(())
 }
 
+/// Installs Debian's nginx (`nginx`) for `cargo xtask run --nodes`, which runs it as a plain
+/// foreground process of its own (never the system service) in front of the nodes.
+pub fn ensure_nginx() -> Result<()> {
+    let timer = step("tools: nginx (Debian)");
+    if nginx_version().is_none() {
+        println!("    installing nginx with apt-get");
+        apt_install(&["nginx"])?;
+    }
+    let version = nginx_version().context("nginx does not start")?;
+    println!("    {version}");
+    done(timer);
+    Ok(())
+}
+
+/// `nginx -v`, which answers on stderr (`nginx version: nginx/1.22.1`).
+fn nginx_version() -> Option<String> {
+    let out = cmd(NGINX, &["-v"]).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stderr).trim().to_owned())
+}
+
 /// `apt-get update`, then `apt-get install -y` of `packages`, through sudo unless root.
 fn apt_install(packages: &[&str]) -> Result<()> {
     let sudo = !is_root();
@@ -161,6 +186,6 @@ fn apt_install(packages: &[&str]) -> Result<()> {
     exec(apt(&install))
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     output(cmd("id", &["-u"])).is_some_and(|u| u.trim() == "0")
 }
