@@ -1,7 +1,8 @@
 //! The agent channel, agent side: connect to `/agent/v1/connect`, send the hello, hold the
 //! session with heartbeats, answer commands, report the update's progress (`UpdateState`), and
 //! reconnect with bounded exponential backoff when the link is lost (each reconnect opens a new
-//! session, as the server removes a session the moment its connection drops).
+//! session, as the server removes a session the moment its connection drops). With several
+//! servers (`Config::fallback_servers`), each attempt after a failure goes to the next one.
 //!
 //! [`run`] returns only when the process should end or be replaced: stopped, asked to restart,
 //! or refused/closed by the server (an [`AgentError`]). What to do then (exit, `exec`) is
@@ -88,8 +89,11 @@ pub async fn run(
     on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Exit, AgentError> {
     config.validate()?;
-    let url = connect_url(&config.server)?;
-    let connector = if url.starts_with("wss://") {
+    let urls = config
+        .servers()
+        .map(|s| connect_url(s))
+        .collect::<Result<Vec<String>, AgentError>>()?;
+    let connector = if urls.iter().any(|u| u.starts_with("wss://")) {
         Some(crate::tls::connector()?)
     } else {
         None
@@ -101,9 +105,14 @@ pub async fn run(
         Version::parse(&config.version),
     );
     let mut backoff = config.backoff_initial;
+    // With several servers, each lost link or failed connection moves on to the next one: a
+    // node that died is left at once, and every node is tried before the list starts over.
+    let mut attempt = 0;
     loop {
+        let url = &urls[attempt % urls.len()];
+        attempt += 1;
         on_event(Event::Connecting { url: url.clone() });
-        match session(config, &url, connector.clone(), &mut updater, on_event).await {
+        match session(config, url, connector.clone(), &mut updater, on_event).await {
             SessionEnd::Exit(exit) => return exit,
             SessionEnd::Lost { reason, up_for } => {
                 let delay = retry_delay(config, backoff, up_for);

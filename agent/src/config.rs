@@ -17,6 +17,9 @@ use tunnel_core::resources::Validate;
 pub struct Config {
     /// The server's base address, e.g. `http://127.0.0.1:8080` (`ws://` also accepted).
     pub server: String,
+    /// More servers of the same installation, tried in turn after `server` when a connection
+    /// fails or a link is lost (the nodes of a cluster; empty for one server).
+    pub fallback_servers: Vec<String>,
     pub authtoken: String,
     /// Domains, wildcard domains, `host:port` addresses and `key=value` labels, as sent.
     pub binds: Vec<String>,
@@ -40,6 +43,7 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("server", &self.server)
+            .field("fallback_servers", &self.fallback_servers)
             .field("binds", &self.binds)
             .field("version", &self.version)
             .field("os", &self.os)
@@ -59,6 +63,7 @@ impl Config {
     pub fn new(server: impl Into<String>, authtoken: impl Into<String>) -> Config {
         Config {
             server: server.into(),
+            fallback_servers: Vec::new(),
             authtoken: authtoken.into(),
             binds: Vec::new(),
             metadata: String::new(),
@@ -76,7 +81,9 @@ impl Config {
     /// instead of a refusal from the server. The hello is checked with the very rules the
     /// server applies (`Validate for Hello` in `tunnel-core`).
     pub fn validate(&self) -> Result<(), AgentError> {
-        connect_url(&self.server)?;
+        for server in self.servers() {
+            connect_url(server)?;
+        }
         if self.authtoken.trim().is_empty() {
             return Err(AgentError::Config(
                 "the authtoken is empty; pass --authtoken or set TUNNEL_AUTHTOKEN".to_owned(),
@@ -88,6 +95,11 @@ impl Config {
             return Err(AgentError::Config(messages.join("; ")));
         }
         Ok(())
+    }
+
+    /// Every server, in the order they are tried: `server`, then the fallbacks.
+    pub fn servers(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.server).chain(&self.fallback_servers)
     }
 
     pub fn hello(&self) -> Hello {

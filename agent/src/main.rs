@@ -19,8 +19,15 @@ use tunnel_agent::{AgentError, Config, Event, Exit, commands};
 )]
 struct Args {
     /// Server address, e.g. https://tunnel.example.com (TLS) or http://127.0.0.1:8080.
-    #[arg(long, env = "TUNNEL_AGENT_SERVER")]
-    server: String,
+    /// Repeatable (comma-separated in the variable): the nodes of one installation, tried in
+    /// turn when a connection fails or a link is lost.
+    #[arg(
+        long = "server",
+        env = "TUNNEL_AGENT_SERVER",
+        value_delimiter = ',',
+        required = true
+    )]
+    servers: Vec<String>,
     /// The credential's authtoken. Prefer the environment variable: a flag shows in process lists.
     #[arg(long, env = "TUNNEL_AUTHTOKEN", hide_env_values = true)]
     authtoken: String,
@@ -70,7 +77,9 @@ struct Args {
 
 impl Args {
     fn config(self) -> Config {
-        let mut config = Config::new(self.server, self.authtoken);
+        let mut servers = self.servers.into_iter();
+        let mut config = Config::new(servers.next().unwrap_or_default(), self.authtoken);
+        config.fallback_servers = servers.collect();
         config.binds = self.binds.into_iter().chain(self.labels).collect();
         config.metadata = self.metadata;
         config.update_checks = !self.no_update_check;
@@ -132,8 +141,10 @@ fn agent(args: Args) -> Result<(), AgentError> {
     }
     let config = args.config();
     config.validate()?;
-    if let Some(warning) = plain_text_warning(&connect_url(&config.server)?) {
-        eprintln!("tunnel-agent: {warning}");
+    for server in config.servers() {
+        if let Some(warning) = plain_text_warning(&connect_url(server)?) {
+            eprintln!("tunnel-agent: {warning}");
+        }
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

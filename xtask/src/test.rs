@@ -31,6 +31,8 @@ const POSTGRES_SUITES: [&[&str]; 3] = [
         "--test",
         "agent_reconnect",
         "--test",
+        "agent_failover",
+        "--test",
         "agent_tls",
         "--test",
         "session_update_target",

@@ -340,6 +340,11 @@ impl Agent {
         (status, stderr)
     }
 
+    /// The stdout lines read so far (by the waits), while the process runs.
+    pub fn lines_so_far(&self) -> Vec<String> {
+        self.seen.clone()
+    }
+
     /// After the process ended: every stdout line seen, including those not yet waited for.
     pub async fn all_lines(&mut self) -> Vec<String> {
         while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.lines.recv()).await {
@@ -366,6 +371,8 @@ pub enum Fault {
     Cut,
     /// Keep them open but stop relaying anything (a dead link that says nothing).
     Freeze,
+    /// Close them and refuse every later connection (a server node that died).
+    Down,
 }
 
 /// A loopback TCP relay between agents and the server, to break the link on demand.
@@ -383,7 +390,12 @@ impl Proxy {
         tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
                 let mut watch = watch.clone();
-                let born = watch.borrow_and_update().0;
+                let (born, state) = *watch.borrow_and_update();
+                if born > 0 && state == Fault::Down {
+                    // A dead node: the connection is closed before anything is relayed.
+                    drop(inbound);
+                    continue;
+                }
                 tokio::spawn(async move {
                     let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
                         return;
