@@ -107,6 +107,17 @@ impl ProcessGuard {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Asks the process to stop (SIGTERM), as a service manager does; [`ProcessGuard::wait_exit`]
+    /// then sees it go.
+    pub fn terminate(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    }
+
     /// Kills the process and its group now (also done on drop).
     pub fn kill(&mut self) {
         if let Ok(None) = self.child.try_wait() {

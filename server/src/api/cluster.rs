@@ -31,17 +31,18 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// The order in the body, if the request carries the cluster secret and the body decodes.
+/// The order in the body, if the request carries the cluster secret (else 401) and the body
+/// decodes (else 400).
 fn order<T: DeserializeOwned>(
     state: &AppState,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<T, Response> {
+) -> Result<T, StatusCode> {
     let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
     if !state.node.authorised(authorization) {
-        return Err(StatusCode::UNAUTHORIZED.into_response());
+        return Err(StatusCode::UNAUTHORIZED);
     }
-    serde_json::from_slice(body).map_err(|_| StatusCode::BAD_REQUEST.into_response())
+    serde_json::from_slice(body).map_err(|_| StatusCode::BAD_REQUEST)
 }
 
 async fn command(
@@ -52,7 +53,7 @@ async fn command(
 ) -> Response {
     let order: CommandOrder = match order(&state, &headers, &body) {
         Ok(order) => order,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let outcome: Result<(), Undelivered> = state
         .sessions()
@@ -69,7 +70,7 @@ async fn close(
 ) -> Response {
     let order: CloseOrder = match order(&state, &headers, &body) {
         Ok(order) => order,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let Some(code) = ErrorCode::parse(&order.code) else {
         return StatusCode::BAD_REQUEST.into_response();

@@ -1,0 +1,441 @@
+//! A cluster (docs/cluster.md): several `tunnel-server` processes on one real PostgreSQL
+//! database behave as one server. Agents are real `tunnel-agent` processes, and a node is killed
+//! with SIGKILL as a crash would.
+//!
+//! - A session held by node A is listed by every node and commanded through node B with the
+//!   single-node answers (409 with the agent's refusal, 204, 404).
+//! - Two nodes commanding one session at the same moment: exactly one stop is accepted.
+//! - A credential deleted, or its ACL narrowed, through node B closes the sessions node A holds.
+//! - Node A killed: its session leaves every list within the lease (15 s), the ended event is
+//!   recorded once, and the agent, given both nodes, comes back through node B.
+//! - Node A stopped cleanly: its session leaves every list at once.
+//! - Webhook deliveries run on every node, and no event is sent twice.
+//!
+//! The PostgreSQL is the run's shared cluster when `TUNNEL_TEST_POSTGRES` is set (the
+//! PostgreSQL pass of `cargo xtask test`), else one started for the test.
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tunnel_e2e::api::{Api, id};
+use tunnel_e2e::harness::{
+    ADMIN_KEY, ProcessGuard, WebhookReceiver, binary, free_port, workspace_root,
+};
+use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, shared_cluster};
+
+/// The secret the nodes of every test authenticate each other with.
+const CLUSTER_SECRET: &str = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
+/// The lease of a node (the server's default): a dead node's sessions leave every list within it.
+const LEASE: Duration = Duration::from_secs(15);
+
+/// One database on PostgreSQL, with the cluster it lives on when the test started it.
+struct Database {
+    url: String,
+    _own: Option<Cluster>,
+}
+
+impl Database {
+    fn new() -> Result<Database> {
+        let (admin, own) = match shared_cluster() {
+            Some(admin) => (admin, None),
+            None => {
+                let cluster = Cluster::start().context("starting PostgreSQL")?;
+                (cluster.admin_url(), Some(cluster))
+            }
+        };
+        Ok(Database {
+            url: fresh_database(&admin)?,
+            _own: own,
+        })
+    }
+}
+
+/// One node: a `tunnel-server` process on a free loopback port.
+struct Node {
+    addr: SocketAddr,
+    process: ProcessGuard,
+    api: Api,
+}
+
+impl Node {
+    async fn start(database: &Database, name: &str, extra: &[(&str, &str)]) -> Result<Node> {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse()?;
+        let mut command = Command::new(binary("tunnel-server")?);
+        command
+            .args(["serve", "--listen", &addr.to_string()])
+            .env("TUNNEL_DATABASE", &database.url)
+            .env("TUNNEL_SERVER_KEY", TEST_SERVER_KEY)
+            .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY)
+            .env("TUNNEL_NODE_ID", name)
+            .env("TUNNEL_CLUSTER_SECRET", CLUSTER_SECRET)
+            .env("TUNNEL_CONSOLE_DIR", workspace_root().join("dist"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null());
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        let mut process = ProcessGuard::spawn(name, command)?;
+        process.wait_for_port(addr, Duration::from_secs(30))?;
+        let api = Api::new(&format!("http://{addr}/api"), ADMIN_KEY);
+        // Listening comes before the bootstrap key is in: wait until the API answers with it.
+        wait_for(name, Duration::from_secs(20), || async {
+            Ok((api.get("/credentials").await?.0 == 200).then_some(()))
+        })
+        .await?;
+        Ok(Node { addr, process, api })
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    async fn sessions(&self) -> Result<Vec<String>> {
+        self.api.ids("/tunnel_sessions", "tunnel_sessions").await
+    }
+
+    async fn command(&self, session: &str, command: &str) -> Result<(u16, Value)> {
+        self.api
+            .post(&format!("/tunnel_sessions/{session}/{command}"), json!({}))
+            .await
+    }
+}
+
+/// Polls `check` every 50 ms until it gives a value, for at most `within`.
+async fn wait_for<T, F, Fut>(what: &str, within: Duration, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what}: not within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A `tunnel-agent` with `token`, given `servers` in order, binding `binds`.
+fn agent(servers: &[&Node], token: &str, binds: &[&str]) -> Result<ProcessGuard> {
+    let mut command = Command::new(binary("tunnel-agent")?);
+    for server in servers {
+        command.args(["--server", &server.url()]);
+    }
+    for bind in binds {
+        command.args(["--bind", bind]);
+    }
+    command
+        .env("TUNNEL_AUTHTOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    ProcessGuard::spawn("tunnel-agent", command)
+}
+
+/// A new credential (with `acl`) created through `node`: its id and token.
+async fn credential(node: &Node, acl: &[&str]) -> Result<(String, String)> {
+    let created = node
+        .api
+        .create("/credentials", json!({ "acl": acl }))
+        .await?;
+    let token = created["token"].as_str().unwrap_or_default().to_owned();
+    Ok((id(&created), token))
+}
+
+/// Waits until every node lists exactly one session, the same, other than `previous`.
+async fn one_session_everywhere(nodes: &[&Node], previous: Option<&str>) -> Result<String> {
+    wait_for(
+        "one session on every node",
+        Duration::from_secs(20),
+        || async {
+            let mut seen = Vec::new();
+            for node in nodes {
+                seen.push(node.sessions().await?);
+            }
+            Ok(match seen.first().map(Vec::as_slice) {
+                Some([only])
+                    if Some(only.as_str()) != previous && seen.iter().all(|s| s == &seen[0]) =>
+                {
+                    Some(only.clone())
+                }
+                _ => None,
+            })
+        },
+    )
+    .await
+}
+
+/// The types of the events of `object_id`, oldest first.
+async fn event_types(node: &Node, object_id: &str) -> Result<Vec<String>> {
+    let (status, page) = node.api.get("/events?limit=100").await?;
+    anyhow::ensure!(status == 200, "events: {page}");
+    let mut types: Vec<String> = page["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["object_id"] == object_id)
+        .map(|e| e["type"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    types.reverse();
+    Ok(types)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_on_one_node_is_listed_and_commanded_through_another() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    let (_, token) = credential(&a, &[]).await?;
+    let mut agent = agent(&[&a], &token, &[])?;
+    let first = one_session_everywhere(&[&a, &b], None).await?;
+    let (status, read) = b.api.get(&format!("/tunnel_sessions/{first}")).await?;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(read["id"], json!(first));
+    // The nodes' own routes want the cluster secret: an API key, or nothing, is a 401.
+    let internal = format!("/cluster/v1/tunnel_sessions/{first}/command");
+    let order = json!({"account_id": "x", "command": "stop", "cause": {"actor": {"type": "system", "id": null}, "operation_id": null}});
+    for key in [ADMIN_KEY, "", &CLUSTER_SECRET[1..]] {
+        let outsider = Api::new(&b.url(), key);
+        let (status, _) = outsider.post(&internal, order.clone()).await?;
+        assert_eq!(status, 401, "with `{key}`");
+    }
+
+    // The agent's own refusal comes back through node B as it would through node A: no newer
+    // version is known to the server.
+    let (status, refused) = b.command(&first, "update").await?;
+    assert_eq!(status, 409, "{refused}");
+    let msg = refused["msg"].as_str().unwrap_or_default();
+    assert!(msg.starts_with("No agent version newer than"), "{refused}");
+    // Restart through B: the agent starts again, with a new session, still on A.
+    let (status, body) = b.command(&first, "restart").await?;
+    assert_eq!(status, 204, "{body}");
+    let second = one_session_everywhere(&[&a, &b], Some(&first)).await?;
+    // Stop through B: the agent exits, and no node lists the session once B answered.
+    let (status, body) = b.command(&second, "stop").await?;
+    assert_eq!(status, 204, "{body}");
+    assert!(a.sessions().await?.is_empty() && b.sessions().await?.is_empty());
+    let exit = agent.wait_exit(Duration::from_secs(10))?;
+    assert!(exit.success(), "a stopped agent exits with 0: {exit}");
+    // The session is gone: a 404 from either node.
+    assert_eq!(b.command(&second, "stop").await?.0, 404);
+    assert_eq!(a.command(&second, "restart").await?.0, 404);
+    assert_eq!(
+        event_types(&a, &second).await?,
+        [
+            "tunnel_session_started.v0",
+            "tunnel_session_stop_requested.v0",
+            "tunnel_session_ended.v0"
+        ]
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_stopping_one_session_at_once_get_one_acceptance() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    let (_, token) = credential(&a, &[]).await?;
+    let mut agent = agent(&[&a], &token, &[])?;
+    let session = one_session_everywhere(&[&a, &b], None).await?;
+    let (through_a, through_b) =
+        tokio::join!(a.command(&session, "stop"), b.command(&session, "stop"));
+    let mut statuses = [through_a?.0, through_b?.0];
+    statuses.sort_unstable();
+    // One is accepted; the other finds the session gone (or ending under it): a 404, never a 504.
+    assert_eq!(statuses, [204, 404]);
+    assert!(agent.wait_exit(Duration::from_secs(10))?.success());
+    let stops = event_types(&b, &session)
+        .await?
+        .into_iter()
+        .filter(|t| t == "tunnel_session_stop_requested.v0")
+        .count();
+    assert!((1..=2).contains(&stops), "the accepted stop is recorded");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_changed_through_one_node_closes_sessions_on_another() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    // Narrowing the ACL through B ends the session A holds whose bind it refuses.
+    let (narrowed, token) = credential(&b, &["bind:*.example.com"]).await?;
+    let mut web = agent(&[&a], &token, &["web.example.com"])?;
+    one_session_everywhere(&[&a, &b], None).await?;
+    let patch = json!({"acl": ["bind:api.example.com"]});
+    let (status, body) = b
+        .api
+        .call(
+            hyper::Method::PATCH,
+            &format!("/credentials/{narrowed}"),
+            Some(patch),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    assert!(a.sessions().await?.is_empty(), "gone once B answered");
+    let exit = web.wait_exit(Duration::from_secs(10))?;
+    assert!(
+        !exit.success(),
+        "an agent refused by its ACL exits with an error: {exit}"
+    );
+
+    // Deleting a credential through B ends its session on A.
+    let (deleted, token) = credential(&a, &[]).await?;
+    let mut doomed = agent(&[&a], &token, &[])?;
+    one_session_everywhere(&[&a, &b], None).await?;
+    let (status, _) = b
+        .api
+        .call(
+            hyper::Method::DELETE,
+            &format!("/credentials/{deleted}"),
+            None,
+        )
+        .await?;
+    assert_eq!(status, 204);
+    assert!(a.sessions().await?.is_empty() && b.sessions().await?.is_empty());
+    let exit = doomed.wait_exit(Duration::from_secs(10))?;
+    assert!(
+        !exit.success(),
+        "an agent whose credential was deleted exits with an error"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_s_sessions_leave_every_list_and_its_agent_comes_back_elsewhere() -> Result<()>
+{
+    let database = Database::new()?;
+    let mut a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    let (_, token) = credential(&b, &[]).await?;
+    // The agent knows both nodes; it connects to the first, A.
+    let _agent = agent(&[&a, &b], &token, &[])?;
+    let first = one_session_everywhere(&[&a, &b], None).await?;
+
+    a.process.kill();
+    let killed = Instant::now();
+    // The agent's link broke with A: it comes back through B, with a new session.
+    let second = wait_for(
+        "the agent back through B",
+        Duration::from_secs(10),
+        || async {
+            let ids = b.sessions().await?;
+            Ok(ids.iter().find(|id| **id != first).cloned())
+        },
+    )
+    .await?;
+    // A's session stays listed until A's lease ends, and not longer.
+    wait_for(
+        "A's session gone from B's list",
+        LEASE + Duration::from_secs(2),
+        || async { Ok((!b.sessions().await?.contains(&first)).then_some(())) },
+    )
+    .await?;
+    let gone_after = killed.elapsed();
+    assert!(
+        gone_after <= LEASE + Duration::from_secs(1),
+        "{gone_after:?}"
+    );
+    assert_eq!(b.sessions().await?, std::slice::from_ref(&second));
+    // B removed the dead node's session with its end, once.
+    wait_for(
+        "the ended event of A's session",
+        Duration::from_secs(10),
+        || async {
+            let types = event_types(&b, &first).await?;
+            let ended = types
+                .iter()
+                .filter(|t| *t == "tunnel_session_ended.v0")
+                .count();
+            anyhow::ensure!(ended <= 1, "ended twice: {types:?}");
+            Ok((ended == 1).then_some(()))
+        },
+    )
+    .await?;
+    // The session on B is commanded normally.
+    let (status, refused) = b.command(&second, "update").await?;
+    assert_eq!(status, 409, "{refused}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopped_cleanly_removes_its_sessions_at_once() -> Result<()> {
+    let database = Database::new()?;
+    let mut a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    let (_, token) = credential(&b, &[]).await?;
+    let _agent = agent(&[&a], &token, &[])?;
+    let first = one_session_everywhere(&[&a, &b], None).await?;
+    a.process.terminate();
+    let stopped = Instant::now();
+    wait_for(
+        "A's session gone from B's list",
+        Duration::from_secs(5),
+        || async { Ok((!b.sessions().await?.contains(&first)).then_some(())) },
+    )
+    .await?;
+    assert!(stopped.elapsed() < LEASE / 3, "{:?}", stopped.elapsed());
+    a.process.wait_exit(Duration::from_secs(10))?;
+    let types = event_types(&b, &first).await?;
+    assert_eq!(
+        types.last().map(String::as_str),
+        Some("tunnel_session_ended.v0")
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_delivers_webhooks_and_no_event_is_sent_twice() -> Result<()> {
+    let database = Database::new()?;
+    let private = [("TUNNEL_ALLOW_PRIVATE_WEBHOOKS", "true")];
+    let a = Node::start(&database, "node-a", &private).await?;
+    let b = Node::start(&database, "node-b", &private).await?;
+    let receiver = WebhookReceiver::start().await?;
+    let destination = a
+        .api
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": receiver.url()}}}),
+        )
+        .await?;
+    a.api
+        .create(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id(&destination)]}),
+        )
+        .await?;
+    // Writes through both nodes: both delivery workers are woken and race for the claims.
+    let mut created = Vec::new();
+    for n in 0..20 {
+        let node = if n % 2 == 0 { &a } else { &b };
+        created.push(id(&node.api.create("/credentials", json!({})).await?));
+    }
+    let bodies = wait_for("20 deliveries", Duration::from_secs(30), || async {
+        let bodies = receiver.bodies();
+        Ok((bodies.len() >= created.len()).then_some(bodies))
+    })
+    .await?;
+    // A moment more: a duplicate would arrive now.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let bodies = if receiver.bodies().len() > bodies.len() {
+        receiver.bodies()
+    } else {
+        bodies
+    };
+    let mut delivered: Vec<String> = bodies
+        .iter()
+        .map(|b| {
+            serde_json::from_str::<Value>(b)
+                .map(|e| e["object_id"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect::<Result<_, _>>()?;
+    delivered.sort();
+    created.sort();
+    assert_eq!(delivered, created, "each event delivered exactly once");
+    Ok(())
+}
