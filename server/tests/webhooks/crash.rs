@@ -1,7 +1,9 @@
 //! At-least-once across a crash: the real `tunnel-server` binary on a file database (or, in the
 //! PostgreSQL pass, a database of this test's on the shared cluster), killed (SIGKILL) while its
 //! delivery's request hangs at the receiver; after a restart on the same database the delivery
-//! is sent again, signed with the same stored secret, and succeeds.
+//! is sent again, signed with the same stored secret, and succeeds. Both starts are the same
+//! node (`--node-id`), so the restart frees the lease its previous run held at once; another
+//! node would free it when the dead node's lease ends (tests/cluster.rs in tunnel-e2e).
 
 use crate::common::process::{listen_addr, serve_command, stop};
 use crate::receiver::{Receiver, Reply};
@@ -17,6 +19,7 @@ fn start(db: &TestDatabase, sqlite: &str) -> (Child, SocketAddr) {
     let mut command = serve_command(&db.url_or(sqlite));
     command
         .args(["--allow-private-webhooks", "--webhook-timeout", "60s"])
+        .args(["--node-id", "crash-test-node"])
         .env("TUNNEL_BOOTSTRAP_API_KEY", KEY);
     // Both starts get the same key: the restarted server unseals what the first one stored.
     if let Some(key) = db.server_key() {
