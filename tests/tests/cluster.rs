@@ -439,3 +439,56 @@ async fn every_node_delivers_webhooks_and_no_event_is_sent_twice() -> Result<()>
     assert_eq!(delivered, created, "each event delivered exactly once");
     Ok(())
 }
+
+/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) -> Result<()> {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()?;
+    anyhow::ensure!(status.success(), "kill -{signal} {pid}: {status}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_paused_past_its_lease_gives_its_sessions_up_and_its_agent_registers_again()
+-> Result<()> {
+    let database = Database::new()?;
+    // A short lease, so the pause outlasts it quickly.
+    let lease = [("TUNNEL_NODE_LEASE", "3s")];
+    let a = Node::start(&database, "node-a", &lease).await?;
+    let b = Node::start(&database, "node-b", &lease).await?;
+    let (_, token) = credential(&b, &[]).await?;
+    let _agent = agent(&[&a], &token, &[])?;
+    let first = one_session_everywhere(&[&a, &b], None).await?;
+
+    // A stops answering (as a machine that froze, or lost the database): B removes it, with the
+    // end of its session, once its lease is over.
+    signal(a.process.pid(), "STOP")?;
+    let resumed = async {
+        wait_for("A removed by B", Duration::from_secs(15), || async {
+            let types = event_types(&b, &first).await?;
+            Ok(types
+                .iter()
+                .any(|t| t == "tunnel_session_ended.v0")
+                .then_some(()))
+        })
+        .await?;
+        assert!(b.sessions().await?.is_empty());
+        anyhow::Ok(())
+    }
+    .await;
+    signal(a.process.pid(), "CONT")?;
+    resumed?;
+    // A resumes, finds it was removed: it ends the connection it still held, so the agent
+    // registers again (through A, its only server), and A joins the cluster again.
+    let second = one_session_everywhere(&[&a, &b], Some(&first)).await?;
+    let ended = event_types(&b, &first)
+        .await?
+        .into_iter()
+        .filter(|t| t == "tunnel_session_ended.v0")
+        .count();
+    assert_eq!(ended, 1, "the old session ended once");
+    let (status, refused) = b.command(&second, "update").await?;
+    assert_eq!(status, 409, "A answers for its new session: {refused}");
+    Ok(())
+}

@@ -3,6 +3,7 @@
 CREATE TABLE cluster_nodes (
     id TEXT COLLATE "C" PRIMARY KEY,
     advertise_url TEXT COLLATE "C" NOT NULL,
+    incarnation TEXT COLLATE "C" NOT NULL, -- random, per process: two processes never share a membership
     joined_at TEXT COLLATE "C" NOT NULL,
     lease_until BIGINT NOT NULL
 );

@@ -4,6 +4,7 @@
 CREATE TABLE cluster_nodes (
     id TEXT PRIMARY KEY,
     advertise_url TEXT NOT NULL,
+    incarnation TEXT NOT NULL, -- random, per process: two processes never share a membership
     joined_at TEXT NOT NULL,
     lease_until INTEGER NOT NULL
 );

@@ -61,6 +61,9 @@ pub struct Unanswered {
 /// This server as a node; shared (`Arc`) by the state, the channel and the heartbeat.
 pub struct Node {
     pub id: String,
+    /// Random, per process: a second process started with the same `--node-id` takes the
+    /// membership over, and this one notices at its next heartbeat.
+    incarnation: String,
     pub advertise_url: String,
     secret: Secret,
     lease: Duration,
@@ -98,8 +101,10 @@ impl Node {
                 " node"
             ))
             .build()?;
+        let incarnation: [u8; 8] = rand::random();
         Ok(Node {
             id,
+            incarnation: incarnation.iter().map(|b| format!("{b:02x}")).collect(),
             advertise_url: advertise_url.trim_end_matches('/').to_owned(),
             secret,
             lease,
@@ -125,13 +130,19 @@ impl Node {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// Joins the cluster (see the module comment).
+    /// Joins the cluster at start (see the module comment).
     pub async fn join(&self, store: &Store) -> crate::store::Result<()> {
+        self.join_as(store, true).await
+    }
+
+    async fn join_as(&self, store: &Store, starting: bool) -> crate::store::Result<()> {
         let reaped = store
             .join_cluster(
                 &self.id,
+                &self.incarnation,
                 &self.advertise_url,
                 self.lease_ms(),
+                starting,
                 &ended_with_node,
             )
             .await?;
@@ -174,16 +185,22 @@ impl Node {
         if self.left.load(Ordering::SeqCst) {
             return;
         }
-        match store.renew_node(&self.id, self.lease_ms()).await {
+        match store
+            .renew_node(&self.id, &self.incarnation, self.lease_ms())
+            .await
+        {
             Ok(true) => {}
             Ok(false) => {
                 tracing::warn!(
                     node_id = %self.id,
-                    "this node's lease ended before it could renew it; its sessions were \
+                    "this node's membership ended: its lease ran out before it could renew it, \
+                     or another server started with the same --node-id. Its sessions were \
                      removed: closing them so their agents reconnect, and joining again"
                 );
                 self.membership.send_modify(|epoch| *epoch += 1);
-                if let Err(e) = self.join(store).await {
+                // Without removing the rows of this node's id: any there now were registered
+                // after the removal, by connections that are live.
+                if let Err(e) = self.join_as(store, false).await {
                     tracing::warn!("cannot join the cluster again: {e}");
                 }
             }

@@ -65,18 +65,24 @@ fn session_row(row: &AnyRow) -> Result<LocatedSession> {
 }
 
 impl Store {
-    /// Joins node `id`, reachable at `advertise_url`, with a lease of `lease_ms`. What a previous
-    /// run of the same node left (sessions, delivery leases) is removed first; on SQLite, whose
-    /// file one server alone uses, so is every other node's.
+    /// Joins node `id` (this process's `incarnation` of it), reachable at `advertise_url`, with a
+    /// lease of `lease_ms`. At a process's start (`starting`), what a previous run of the same
+    /// node left (sessions, delivery leases) is removed first; on SQLite, whose file one server
+    /// alone uses, so is every other node's. A process joining again after it lost its
+    /// membership removes nothing: the rows of its id are its live connections.
     pub async fn join_cluster(
         &self,
         id: &str,
+        incarnation: &str,
         advertise_url: &str,
         lease_ms: i64,
+        starting: bool,
         ended: EndedEvent<'_>,
     ) -> Result<Vec<SessionRow>> {
         let mut tx = self.write_tx().await?;
-        let gone: Vec<String> = if self.dialect == super::Dialect::Sqlite {
+        let gone: Vec<String> = if !starting {
+            Vec::new()
+        } else if self.dialect == super::Dialect::Sqlite {
             sqlx::query_scalar("SELECT id FROM cluster_nodes")
                 .fetch_all(&mut *tx)
                 .await?
@@ -88,8 +94,8 @@ impl Store {
             reaped.extend(self.remove_node(&mut tx, &node, ended).await?);
         }
         let sql = format!(
-            "INSERT INTO cluster_nodes (id, advertise_url, joined_at, lease_until)
-             VALUES ($1, $2, $3, {} + $4)",
+            "INSERT INTO cluster_nodes (id, advertise_url, incarnation, joined_at, lease_until)
+             VALUES ($1, $2, $5, $3, {} + $4)",
             self.dialect.now_ms()
         );
         sqlx::query(&sql)
@@ -97,23 +103,26 @@ impl Store {
             .bind(advertise_url)
             .bind(now_rfc3339())
             .bind(lease_ms)
+            .bind(incarnation)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(reaped)
     }
 
-    /// Renews node `id`'s lease for `lease_ms`; `false` when the node is no longer a member
-    /// (its lease ended and another node removed it with its sessions).
-    pub async fn renew_node(&self, id: &str, lease_ms: i64) -> Result<bool> {
+    /// Renews the lease of node `id` as `incarnation` joined it for `lease_ms`; `false` when
+    /// that membership is over (its lease ended and another node removed it with its sessions,
+    /// or another process joined as the same node).
+    pub async fn renew_node(&self, id: &str, incarnation: &str, lease_ms: i64) -> Result<bool> {
         let mut tx = self.write_tx().await?;
         let sql = format!(
-            "UPDATE cluster_nodes SET lease_until = {} + $1 WHERE id = $2",
+            "UPDATE cluster_nodes SET lease_until = {} + $1 WHERE id = $2 AND incarnation = $3",
             self.dialect.now_ms()
         );
         let done = sqlx::query(&sql)
             .bind(lease_ms)
             .bind(id)
+            .bind(incarnation)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
