@@ -163,6 +163,10 @@ impl ServeOptions {
     }
 }
 
+/// A node's lease by default (`--node-lease`): the sessions of a node that died leave every
+/// list within it.
+pub const DEFAULT_NODE_LEASE: Duration = Duration::from_secs(15);
+
 /// This server as a node of a cluster (`--node-id`, `--advertise-url`, `--cluster-secret`;
 /// docs/cluster.md).
 #[derive(Debug, Clone)]
@@ -183,7 +187,7 @@ impl NodeConfig {
             id: NodeConfig::random_id(),
             advertise_url: NodeConfig::default_advertise_url(listen),
             cluster_secret: None,
-            lease: crate::agents::cluster::DEFAULT_LEASE,
+            lease: DEFAULT_NODE_LEASE,
         }
     }
 

@@ -27,8 +27,6 @@ use tunnel_core::resources::tunnel_session::AgentCommand;
 
 /// The prefix of the routes nodes call on each other.
 pub const CLUSTER_PREFIX: &str = "/cluster/v1";
-/// A node's lease by default: the sessions of a node that died leave every list within it.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How long a call to another node may take beyond the command's own time limit.
 const CALL_MARGIN: Duration = Duration::from_secs(5);
 
