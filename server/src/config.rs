@@ -379,6 +379,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn node_options_are_checked() {
+        assert_eq!(
+            NodeConfig::parse_id("node-1.eu_west").unwrap(),
+            "node-1.eu_west"
+        );
+        for bad in ["", "node 1", "nœud", &"n".repeat(65), "a/b"] {
+            assert!(NodeConfig::parse_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(NodeConfig::random_id().starts_with("node-"));
+        assert_ne!(NodeConfig::random_id(), NodeConfig::random_id());
+        assert_eq!(
+            NodeConfig::parse_advertise_url("http://10.0.0.5:8080/").unwrap(),
+            "http://10.0.0.5:8080"
+        );
+        for bad in [
+            "10.0.0.5:8080",
+            "ftp://x",
+            "http://user:pw@x",
+            "http://x/?a=1",
+        ] {
+            assert!(NodeConfig::parse_advertise_url(bad).is_err(), "{bad}");
+        }
+        let listen: SocketAddr = ([0, 0, 0, 0], 9000).into();
+        assert_eq!(
+            NodeConfig::default_advertise_url(listen),
+            "http://127.0.0.1:9000"
+        );
+        let short = Secret::from("too short".to_owned());
+        assert!(NodeConfig::check_secret(&short).is_err());
+        let long = Secret::from(format!("  {}  ", "s".repeat(40)));
+        assert_eq!(
+            NodeConfig::check_secret(&long).unwrap().expose(),
+            "s".repeat(40)
+        );
+    }
+
+    #[test]
     fn durations_take_a_unit_or_seconds() {
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
