@@ -238,8 +238,37 @@ pub struct Server {
     pub process: ProcessGuard,
 }
 
+/// What makes a server a node of a cluster (on a PostgreSQL database shared with the other
+/// nodes): the server's `--node-id`, `--cluster-secret` and `--public-url`; its
+/// `--advertise-url` is its own loopback address.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: String,
+    pub secret: String,
+    pub public_url: String,
+}
+
 impl Server {
     pub fn start(server_bin: &Path, db: Database, console: Option<&PathBuf>) -> Result<Server> {
+        Server::spawn(server_bin, db, console.map(PathBuf::as_path), None)
+    }
+
+    /// A node of a cluster.
+    pub fn start_node(
+        server_bin: &Path,
+        db: Database,
+        console: &Path,
+        node: &Node,
+    ) -> Result<Server> {
+        Server::spawn(server_bin, db, Some(console), Some(node))
+    }
+
+    fn spawn(
+        server_bin: &Path,
+        db: Database,
+        console: Option<&Path>,
+        node: Option<&Node>,
+    ) -> Result<Server> {
         let addr = free_addr()?;
         let mut command = serve_command(server_bin, addr, &db.url);
         with_key(&mut command, db.kind);
@@ -248,7 +277,17 @@ impl Server {
         if let Some(dir) = console {
             command.arg("--console-dir").arg(dir);
         }
-        let mut process = ProcessGuard::spawn("tunnel-server", command)?;
+        if let Some(node) = node {
+            // In the environment, as `cargo xtask run --nodes` passes them: the secret stays
+            // out of `ps`.
+            command
+                .env("TUNNEL_NODE_ID", &node.id)
+                .env("TUNNEL_ADVERTISE_URL", format!("http://{addr}"))
+                .env("TUNNEL_CLUSTER_SECRET", &node.secret)
+                .env("TUNNEL_PUBLIC_URL", &node.public_url);
+        }
+        let name = node.map_or_else(|| "tunnel-server".to_owned(), |n| format!("node {}", n.id));
+        let mut process = ProcessGuard::spawn(&name, command)?;
         process.wait_for_port(addr, START)?;
         Ok(Server { addr, db, process })
     }

@@ -8,9 +8,10 @@
 //!
 //! Some sections measure on PostgreSQL too (a durable cluster the bench starts from Debian's
 //! `postgresql` programs): Debian's package is installed first, unless `--no-postgres` is passed.
+//! So is Debian's nginx, which the cluster section (PostgreSQL only) puts in front of the nodes.
 
 use crate::shell::{cmd, done, exec, root, step};
-use crate::tools::{ensure_browser, ensure_build_tools, ensure_postgres};
+use crate::tools::{ensure_browser, ensure_build_tools, ensure_nginx, ensure_postgres};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -27,6 +28,7 @@ pub fn run(extra: &[String]) -> Result<()> {
     ensure_browser()?;
     if !extra.iter().any(|a| a == "--no-postgres") {
         ensure_postgres()?;
+        ensure_nginx()?;
     }
     let out = root().join("target/bench");
     let dist = out.join("dist");

@@ -9,6 +9,8 @@ use crate::report::{Row, Section, ms};
 use crate::server::Server;
 use crate::stats::{median, percentile};
 use anyhow::{Context, Result, bail};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,18 +29,8 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
          (median of 5).",
     );
     let mut conn = server.conn();
-    let created = conn
-        .json(&server.post("/credentials", r#"{"description":"bench agent"}"#))
-        .await?;
-    let token = created["token"].as_str().context("no token")?.to_owned();
-    let agent = |token: &str| -> Result<ProcessGuard> {
-        let mut c = Command::new(&args.agent_bin);
-        c.args(["--server", &format!("http://{}", server.addr)])
-            .env("TUNNEL_AUTHTOKEN", token)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        ProcessGuard::spawn("tunnel-agent", c)
-    };
+    let token = agent_token(server).await?;
+    let agent = |token: &str| spawn_agent(&args.agent_bin, server.addr, token);
 
     let mut cold = Vec::new();
     for _ in 0..5 {
@@ -85,8 +77,31 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
     Ok(s)
 }
 
+/// The token of a credential created for an agent through `server`'s API.
+pub(super) async fn agent_token(server: &Server) -> Result<String> {
+    let created = server
+        .conn()
+        .json(&server.post("/credentials", r#"{"description":"bench agent"}"#))
+        .await?;
+    Ok(created["token"].as_str().context("no token")?.to_owned())
+}
+
+/// The release agent (`agent_bin`) connecting to the server at `server` with `token`.
+pub(super) fn spawn_agent(
+    agent_bin: &Path,
+    server: SocketAddr,
+    token: &str,
+) -> Result<ProcessGuard> {
+    let mut c = Command::new(agent_bin);
+    c.args(["--server", &format!("http://{server}")])
+        .env("TUNNEL_AUTHTOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    ProcessGuard::spawn("tunnel-agent", c)
+}
+
 /// Polls the session list (every 2 ms, at most 30 s) until `done` holds; returns the ids.
-async fn wait_sessions(
+pub(super) async fn wait_sessions(
     conn: &mut Conn,
     server: &Server,
     done: impl Fn(&Vec<String>) -> bool,

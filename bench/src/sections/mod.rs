@@ -12,9 +12,12 @@
 //! on PostgreSQL too: one durable cluster is started for the run when any of them is wanted
 //! (after the console sections), a second small server runs on a PostgreSQL database of
 //! [`SMALL`] credentials next to the SQLite one until the SSH CA section is done, and the scaling section's big databases are
-//! made on both, SQLite's first. Every other section runs on SQLite only.
+//! made on both, SQLite's first. The cluster section, last, runs on PostgreSQL only (its nodes
+//! share one database): without PostgreSQL it is not measured. Every other section runs on
+//! SQLite only.
 
 mod agent_restarts;
+mod cluster;
 mod console_size;
 mod console_start;
 mod memory;
@@ -35,7 +38,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Every section, in report order.
-pub const ALL: [&str; 8] = [
+pub const ALL: [&str; 9] = [
     console_size::NAME,
     console_start::NAME,
     throughput::NAME,
@@ -44,6 +47,7 @@ pub const ALL: [&str; 8] = [
     agent_restarts::NAME,
     memory::NAME,
     webhooks::NAME,
+    cluster::NAME,
 ];
 
 /// Credentials in the small database (every section but memory, and the small end of scaling).
@@ -123,11 +127,14 @@ async fn run(args: RunArgs) -> Result<()> {
     // PostgreSQL, once for the run, when a section measures on it: started after the console
     // sections (SQLite only), so that they run as they always did.
     let on_postgres = [throughput::NAME, scaling::NAME, ssh_cas::NAME];
-    let small_pg = if !args.no_postgres && on_postgres.iter().any(|name| wants(&args, name)) {
+    let small_on_postgres = on_postgres.iter().any(|name| wants(&args, name));
+    if !args.no_postgres && (small_on_postgres || wants(&args, cluster::NAME)) {
         println!("bench: starting PostgreSQL (durable settings)");
         let t = Instant::now();
         dbs.start_postgres()?;
         println!("    started in {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let small_pg = if !args.no_postgres && small_on_postgres {
         println!("bench: preparing the small PostgreSQL database ({SMALL} credentials)");
         let db = dbs.prepare(&args.server_bin, Kind::Postgres, "db-small", SMALL)?;
         Some(Server::start(&args.server_bin, db, Some(&console))?)
@@ -183,6 +190,15 @@ async fn run(args: RunArgs) -> Result<()> {
             sections.push(s);
         }
         memory_figures = Some(memory);
+    }
+    // Last, with no other server running: its nodes and nginx have the machine to themselves.
+    if wants(&args, cluster::NAME) {
+        announce(cluster::NAME, "");
+        sections.push(if args.no_postgres {
+            cluster::skipped("the nodes of a cluster share a PostgreSQL database (`--no-postgres`)")
+        } else {
+            timed(cluster::measure(&args, &dbs, &console)).await?
+        });
     }
     // Stops PostgreSQL; its data goes with it.
     drop(dbs);

@@ -5,10 +5,11 @@
 
 use super::number;
 use crate::RunArgs;
-use crate::http::{MakeReq, Req, load};
+use crate::http::{LoadResult, MakeReq, Req, load};
 use crate::report::{Row, Section, ms, rps};
 use crate::server::{Kind, Server};
 use anyhow::{Context, Result};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ pub async fn measure(
     args: &RunArgs,
     servers: &[&Server],
     postgres: Option<&str>,
-    baseline: std::net::SocketAddr,
+    baseline: SocketAddr,
 ) -> Result<Section> {
     let mut s = Section::new(
         number(NAME),
@@ -50,12 +51,8 @@ pub async fn measure(
         "{n} connections, {} s per endpoint, after a 1 s warm-up each.",
         args.load_seconds
     ));
-    let warm =
-        |addr, make: MakeReq| async move { load(addr, n, Duration::from_secs(1), make).await };
-
     let make_base: MakeReq = Arc::new(|_| Req::get("/api/credentials/cr_x", None));
-    warm(baseline, make_base.clone()).await?;
-    let base = load(baseline, n, duration, make_base).await?;
+    let base = warm_then_load(baseline, n, duration, make_base).await?;
     println!(
         "    baseline: {:.0} req/s p50 {:.2} ms p99 {:.2} ms",
         base.rps, base.p50_ms, base.p99_ms
@@ -70,8 +67,7 @@ pub async fn measure(
         let mut per_endpoint = Vec::new();
         let mut kind_raw = serde_json::Map::new();
         for (name, make) in endpoints(server).await? {
-            warm(server.addr, make.clone()).await?;
-            let r = load(server.addr, n, duration, make).await?;
+            let r = warm_then_load(server.addr, n, duration, make).await?;
             println!(
                 "    {} {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
                 kind.label(),
@@ -124,8 +120,20 @@ pub async fn measure(
     Ok(s)
 }
 
+/// A load run of `make` on `addr` (see [`load`]) after an unmeasured 1 s one, which warms the
+/// server's caches and its database pool.
+pub(super) async fn warm_then_load(
+    addr: SocketAddr,
+    connections: usize,
+    duration: Duration,
+    make: MakeReq,
+) -> Result<LoadResult> {
+    load(addr, connections, Duration::from_secs(1), make.clone()).await?;
+    load(addr, connections, duration, make).await
+}
+
 /// The three endpoints on `server`, with ids of its small database to read.
-async fn endpoints(server: &Server) -> Result<Vec<(&'static str, MakeReq)>> {
+pub(super) async fn endpoints(server: &Server) -> Result<Vec<(&'static str, MakeReq)>> {
     let page = server
         .conn()
         .json(&server.get("/credentials?limit=100"))

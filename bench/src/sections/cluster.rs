@@ -1,0 +1,413 @@
+//! The server as a cluster: several `tunnel-server` nodes on one durable PostgreSQL database.
+//! Two figures, each against a baseline of the same run:
+//!
+//! - API throughput and latency through nginx in front of 1, 2 and 3 nodes (the shape of
+//!   `cargo xtask run --nodes`), with the throughput section's endpoints and load generator,
+//!   against one node reached directly: what the proxy and the extra nodes cost. On a machine
+//!   of few cores it is the cost, not a gain: every node, nginx, PostgreSQL and the load
+//!   generator share the same cores.
+//! - Agent command latency through the node holding the agent's WebSocket (same node) and
+//!   through another node, which forwards the command over HTTP to the holder (cross-node).
+
+use super::agent_restarts::{agent_token, spawn_agent, wait_sessions};
+use super::throughput::{endpoints, warm_then_load};
+use super::{SMALL, number};
+use crate::RunArgs;
+use crate::http::{Conn, LoadResult, Req};
+use crate::procs::{ProcessGuard, START, free_addr};
+use crate::report::{Row, Section, ms, rps};
+use crate::server::{Database, Databases, Kind, Node, Server};
+use crate::stats::percentile;
+use anyhow::{Context, Result, bail};
+use std::net::SocketAddr;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const NAME: &str = "cluster";
+
+/// Debian's nginx, as `cargo xtask run --nodes` uses it.
+const NGINX: &str = "/usr/sbin/nginx";
+/// Shared by every node of the run (at least 32 characters); throwaway, like the server key.
+const BENCH_CLUSTER_SECRET: &str =
+    "5f0c3b2a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29181706f5e4d3c2b1a09";
+/// The most nodes behind nginx.
+const MAX_NODES: usize = 3;
+/// Commands sent through each node, after [`COMMAND_WARMUP`] unmeasured ones.
+const COMMANDS: usize = 200;
+const COMMAND_WARMUP: usize = 10;
+/// The agent's answer to `update` when the server has no `--agent-latest` catalogue: 409 "no
+/// update available" (`ErrorCode::NoUpdateAvailable` of `tunnel-core`). A full round trip to
+/// the agent that leaves its session open, so one session serves every measurement.
+const NO_UPDATE_STATUS: u16 = 409;
+const NO_UPDATE_CODE: &str = "ERR_TUNNEL_141";
+
+/// The section when the run has no PostgreSQL: not measured, and why.
+pub fn skipped(why: &str) -> Section {
+    let mut s = section();
+    s.notes.push(format!("Not measured: {why}."));
+    s
+}
+
+fn section() -> Section {
+    Section::new(
+        number(NAME),
+        "Cluster: API through nginx, commands across nodes",
+        "Nodes are release `tunnel-server serve` processes on loopback, all on one fresh \
+         PostgreSQL database of 1 000 credentials, with `--node-id bench-N`, \
+         `--advertise-url` their own address, the same server key and `--cluster-secret`, and \
+         `--public-url` pointing at nginx. **Throughput**: the throughput section's endpoints, \
+         load generator and connection count, through Debian's nginx (one worker, upstream \
+         round-robin over the nodes, WebSocket upgrade headers, as `cargo xtask run --nodes` \
+         configures it, access log off) in front of 1, 2 and 3 nodes, each endpoint after a \
+         1 s warm-up. Baseline: the same endpoint on one node reached directly. **This \
+         machine cannot show scaling**: every node, nginx, PostgreSQL and the load generator \
+         share the same cores (see Machine), so more nodes only add processes competing for \
+         them; the figures measure the cost of the proxy and of the extra nodes, not the \
+         capacity of a real cluster. **Commands**: two nodes, one release `tunnel-agent` \
+         connected directly to node 1 (which holds its WebSocket); \
+         `POST /api/tunnel_sessions/{id}/update` (without an `--agent-latest` catalogue the \
+         agent answers 409 \"no update available\": a full round trip to the agent that keeps \
+         the session) sent one at a time through node 2 (cross-node: node 2 finds the holder \
+         in the database and forwards the command over HTTP to node 1's \
+         `/cluster/v1/tunnel_sessions/{id}/command`) and through node 1 (same node, the \
+         baseline), alternating, each on its own keep-alive connection.",
+    )
+}
+
+/// Both figures on a database of `dbs`' PostgreSQL cluster (which the caller started).
+pub async fn measure(args: &RunArgs, dbs: &Databases, console: &Path) -> Result<Section> {
+    let mut s = section();
+    if let Some(pg) = dbs.postgres_description() {
+        s.method.push(' ');
+        s.method.push_str(&pg);
+    }
+    let db = dbs.prepare(&args.server_bin, Kind::Postgres, "db-cluster", SMALL)?;
+    // One address for every nginx of the run, so every node's `--public-url` is right.
+    let nginx_addr = free_addr()?;
+    let mut nodes = Nodes {
+        server_bin: &args.server_bin,
+        db: &db,
+        console,
+        public_url: format!("http://{nginx_addr}/api"),
+        started: Vec::new(),
+    };
+    let mut raw = serde_json::Map::new();
+
+    if Path::new(NGINX).exists() {
+        throughput(args, &mut s, &mut nodes, nginx_addr, &mut raw).await?;
+    } else {
+        s.notes.push(format!(
+            "Throughput through nginx not measured: {NGINX} is missing (`apt-get install \
+             nginx`, or `cargo xtask run --nodes` installs it)."
+        ));
+    }
+
+    // Two nodes, not three: a third would only compete for the cores.
+    nodes.started.truncate(2);
+    nodes.ensure(2)?;
+    let (same, cross) = commands(args, &nodes.started[0], &nodes.started[1]).await?;
+    for (p, label) in [(50.0, "p50"), (99.0, "p99")] {
+        let (b, a) = (percentile(&cross, p), percentile(&same, p));
+        s.rows.push(Row::new(
+            format!("`POST …/update` through the other node (cross-node), {label} of {COMMANDS}"),
+            ms(b),
+            format!("{} (same node)", ms(a)),
+            Some(b / a),
+        ));
+    }
+    raw.insert(
+        "commands".into(),
+        serde_json::json!({"same_node_ms": same, "cross_node_ms": cross}),
+    );
+    s.raw = raw.into();
+    Ok(s)
+}
+
+/// The nodes of the section, started in order (`bench-1`, …) when first needed, on one
+/// database; dropping one stops it.
+struct Nodes<'a> {
+    server_bin: &'a Path,
+    db: &'a Database,
+    /// Served too (unused here), as in production.
+    console: &'a Path,
+    public_url: String,
+    started: Vec<Server>,
+}
+
+impl Nodes<'_> {
+    /// Starts nodes until `count` run.
+    fn ensure(&mut self, count: usize) -> Result<()> {
+        while self.started.len() < count {
+            let node = Node {
+                id: format!("bench-{}", self.started.len() + 1),
+                secret: BENCH_CLUSTER_SECRET.to_owned(),
+                public_url: self.public_url.clone(),
+            };
+            let server = Server::start_node(self.server_bin, self.db.clone(), self.console, &node)?;
+            self.started.push(server);
+        }
+        Ok(())
+    }
+
+    fn addrs(&self) -> Vec<SocketAddr> {
+        self.started.iter().map(|n| n.addr).collect()
+    }
+}
+
+/// The throughput rows: each endpoint on node 1 directly, then through nginx in front of 1, 2
+/// and 3 nodes. Nodes are added only when needed, so that the 1-node figures run with one node.
+async fn throughput(
+    args: &RunArgs,
+    s: &mut Section,
+    nodes: &mut Nodes<'_>,
+    nginx_addr: SocketAddr,
+    raw: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
+    let duration = Duration::from_secs(args.load_seconds);
+    let n = args.connections;
+    s.notes.push(format!(
+        "Throughput: {n} connections, {} s per endpoint, after a 1 s warm-up each. Every \
+         `POST` commits a row with fsync: its figures follow the disk (shared with everything \
+         else on the machine) more than the proxy or the number of nodes.",
+        args.load_seconds
+    ));
+    nodes.ensure(1)?;
+    let endpoints = endpoints(&nodes.started[0]).await?;
+    // [setup][endpoint]: the direct baseline first.
+    let mut results: Vec<(String, Vec<LoadResult>)> = Vec::new();
+    let mut measure_all = async |label: String, addr: SocketAddr| -> Result<()> {
+        let mut per_endpoint = Vec::new();
+        for (name, make) in &endpoints {
+            let r = warm_then_load(addr, n, duration, make.clone()).await?;
+            println!(
+                "    {label}, {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                r.rps, r.p50_ms, r.p99_ms, r.errors
+            );
+            per_endpoint.push(r);
+        }
+        results.push((label, per_endpoint));
+        Ok(())
+    };
+    measure_all("1 node, direct".to_owned(), nodes.started[0].addr).await?;
+    for count in 1..=MAX_NODES {
+        nodes.ensure(count)?;
+        let nginx = Nginx::start(nginx_addr, &nodes.addrs())?;
+        let label = format!("nginx + {count} node{}", if count == 1 { "" } else { "s" });
+        let measured = measure_all(label, nginx_addr).await;
+        nginx.stop()?;
+        measured?;
+    }
+
+    let (_, base) = &results[0];
+    for (e, (name, _)) in endpoints.iter().enumerate() {
+        for metric in ["throughput", "p50", "p99"] {
+            let pick = |r: &LoadResult| match metric {
+                "throughput" => (r.rps, rps(r.rps)),
+                "p50" => (r.p50_ms, ms(r.p50_ms)),
+                _ => (r.p99_ms, ms(r.p99_ms)),
+            };
+            let (base_value, base_shown) = pick(&base[e]);
+            for (label, per_endpoint) in &results[1..] {
+                let (value, shown) = pick(&per_endpoint[e]);
+                s.rows.push(Row::new(
+                    format!("`{name}` {metric}, {label}"),
+                    shown,
+                    format!("{base_shown} (1 node, direct)"),
+                    Some(value / base_value),
+                ));
+            }
+        }
+    }
+    for (label, per_endpoint) in &results {
+        for ((name, _), r) in endpoints.iter().zip(per_endpoint) {
+            if r.errors > 0 {
+                s.notes.push(format!(
+                    "`{name}`, {label}: {} non-2xx responses or failures.",
+                    r.errors
+                ));
+            }
+        }
+    }
+    raw.insert(
+        "throughput".into(),
+        results
+            .iter()
+            .map(|(label, per_endpoint)| {
+                let by_endpoint: serde_json::Map<_, _> = endpoints
+                    .iter()
+                    .zip(per_endpoint)
+                    .map(|((name, _), r)| ((*name).to_owned(), r.json()))
+                    .collect();
+                (label.clone(), by_endpoint.into())
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    );
+    Ok(())
+}
+
+/// `update` latencies (ms) through node `a`, which holds the agent, and through node `b`:
+/// `(same node, cross-node)`, [`COMMANDS`] each, alternating which goes first so that neither
+/// always follows the other.
+async fn commands(args: &RunArgs, a: &Server, b: &Server) -> Result<(Vec<f64>, Vec<f64>)> {
+    let token = agent_token(a).await?;
+    let _agent = spawn_agent(&args.agent_bin, a.addr, &token)?;
+    let id = wait_sessions(&mut a.conn(), a, |ids| ids.len() == 1).await?[0].clone();
+    // Node b reads the session from the database: it must list it too before it can forward.
+    wait_sessions(&mut b.conn(), b, |ids| ids.len() == 1 && ids[0] == id).await?;
+    let path = format!("/tunnel_sessions/{id}/update");
+    let (mut via_a, mut via_b) = (a.conn(), b.conn());
+    let (req_a, req_b) = (a.post(&path, "{}"), b.post(&path, "{}"));
+    let (mut same, mut cross) = (Vec::new(), Vec::new());
+    for i in 0..COMMAND_WARMUP + COMMANDS {
+        let measured = i >= COMMAND_WARMUP;
+        let one = async |conn: &mut Conn, req: &Req, out: &mut Vec<f64>| -> Result<()> {
+            let ms = no_update(conn, req).await?;
+            if measured {
+                out.push(ms);
+            }
+            Ok(())
+        };
+        if i % 2 == 0 {
+            one(&mut via_a, &req_a, &mut same).await?;
+            one(&mut via_b, &req_b, &mut cross).await?;
+        } else {
+            one(&mut via_b, &req_b, &mut cross).await?;
+            one(&mut via_a, &req_a, &mut same).await?;
+        }
+    }
+    Ok((same, cross))
+}
+
+/// Sends `req` (an `update`) and checks the agent's "no update available"; its latency in ms.
+async fn no_update(conn: &mut Conn, req: &Req) -> Result<f64> {
+    let sent = Instant::now();
+    let (status, body) = conn.send(req).await?;
+    let ms = sent.elapsed().as_secs_f64() * 1000.0;
+    let code = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["error_code"].as_str().map(str::to_owned));
+    if status != NO_UPDATE_STATUS || code.as_deref() != Some(NO_UPDATE_CODE) {
+        bail!(
+            "{} {} answered {status} (expected {NO_UPDATE_STATUS} {NO_UPDATE_CODE}): {}",
+            req.method,
+            req.path,
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(ms)
+}
+
+/// nginx in front of the nodes, a guarded foreground process whose prefix (configuration, pid,
+/// error log, temporary files) is a temporary directory: no root needed, nothing in /etc or
+/// /var touched. The guard comes first so the process is gone before its directory.
+struct Nginx {
+    process: ProcessGuard,
+    prefix: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(listen: SocketAddr, nodes: &[SocketAddr]) -> Result<Nginx> {
+        let prefix = tempfile::Builder::new()
+            .prefix("tunnel-bench-nginx-")
+            .tempdir()
+            .context("creating nginx's directory")?;
+        let conf = prefix.path().join("nginx.conf");
+        let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+        std::fs::write(&conf, nginx_config(prefix.path(), listen, nodes, root))
+            .context("writing nginx.conf")?;
+        let mut command = Command::new(NGINX);
+        command
+            .arg("-p")
+            .arg(prefix.path())
+            .arg("-c")
+            .arg(&conf)
+            // Errors before the configuration is read go to the prefix too, not /var/log/nginx.
+            .arg("-e")
+            .arg(prefix.path().join("error.log"))
+            .args(["-g", "daemon off;"])
+            .stdin(Stdio::null());
+        let mut process = ProcessGuard::spawn("nginx", command)?;
+        process.wait_for_port(listen, START).with_context(|| {
+            let log = std::fs::read_to_string(prefix.path().join("error.log"));
+            format!("nginx's error log:\n{}", log.unwrap_or_default())
+        })?;
+        Ok(Nginx { process, prefix })
+    }
+
+    /// Kills nginx (with its worker: the guard kills the process group), leaving its listen
+    /// address free for the next one; the error log's warnings and errors are printed first.
+    fn stop(mut self) -> Result<()> {
+        let log = std::fs::read_to_string(self.prefix.path().join("error.log"))?;
+        for line in log
+            .lines()
+            .filter(|l| l.contains("[warn]") || l.contains("[error]") || l.contains("[crit]"))
+            .take(10)
+        {
+            println!("    nginx: {line}");
+        }
+        self.process.kill();
+        Ok(())
+    }
+}
+
+/// nginx.conf: `listen` proxied round-robin to `nodes`, in the shape `cargo xtask run --nodes`
+/// writes (xtask/src/nodes.rs: one worker, WebSocket upgrade headers, a request that is not an
+/// upgrade closing its upstream connection, passive health checks, every path in `prefix`),
+/// except the access log, off: the bench measures the proxy, not the writing of a log line per
+/// request.
+fn nginx_config(prefix: &Path, listen: SocketAddr, nodes: &[SocketAddr], root: bool) -> String {
+    let dir = prefix.display();
+    let servers: String = nodes
+        .iter()
+        .map(|addr| format!("        server {addr} max_fails=1 fail_timeout=5s;\n"))
+        .collect();
+    // As root the workers would switch to `nobody`, which cannot write the temporary directory.
+    let user = if root { "user root;\n" } else { "" };
+    format!(
+        r#"# Written by tunnel-bench (section {NAME}); deleted when nginx stops.
+{user}worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+
+events {{
+    worker_connections 1024;
+}}
+
+http {{
+    client_body_temp_path {dir}/client_body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    access_log off;
+
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        ''      close;
+    }}
+
+    upstream tunnel_nodes {{
+{servers}    }}
+
+    server {{
+        listen {listen};
+
+        proxy_http_version 1.1;
+        proxy_set_header Host $host;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
+        proxy_next_upstream error timeout;
+
+        location / {{
+            proxy_pass http://tunnel_nodes;
+        }}
+    }}
+}}
+"#
+    )
+}
