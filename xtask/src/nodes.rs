@@ -10,7 +10,7 @@
 
 use crate::run::{DEFAULT_DATABASE, build, data_dir, is_postgres, random_hex, server_key};
 use crate::shell::{cmd, done, step};
-use crate::tools::{NGINX, ensure_nginx, ensure_postgres, is_root};
+use crate::tools::{NGINX, ensure_nginx, ensure_postgres};
 use anyhow::{Context, Result, bail};
 use std::io::{BufRead as _, BufReader, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs as _};
@@ -176,7 +176,13 @@ pub fn run(listen: &str, database: &str, count: usize) -> Result<()> {
     let addrs: Vec<SocketAddr> = nodes.iter().map(|(node, _)| node.addr).collect();
     std::fs::write(
         &conf,
-        nginx_config(prefix.path(), listen, &addrs, is_root()),
+        tunnel_testkit::nginx::config(
+            prefix.path(),
+            listen,
+            &addrs,
+            true,
+            &format!("`cargo xtask run --nodes {}`", addrs.len()),
+        ),
     )
     .context("writing nginx.conf")?;
     let prefix_arg = prefix.path().to_string_lossy().into_owned();
@@ -362,104 +368,9 @@ fn resolve(listen: &str) -> Result<SocketAddr> {
         .with_context(|| format!("--listen {listen} resolves to no address"))
 }
 
-/// nginx.conf: `listen` proxied round-robin to the nodes at `nodes`, WebSockets (the agent
-/// channel) included; every path inside `prefix`.
-fn nginx_config(prefix: &Path, listen: &str, nodes: &[SocketAddr], root: bool) -> String {
-    let dir = prefix.display();
-    let servers: String = nodes
-        .iter()
-        // Passive health checks: one failed connection takes a node out for 5 s.
-        .map(|addr| format!("        server {addr} max_fails=1 fail_timeout=5s;\n"))
-        .collect();
-    // As root the master's workers would switch to `nobody`, which cannot write the temporary
-    // directory; as another user nginx ignores the directive (with a warning), so it is left out.
-    let user = if root { "user root;\n" } else { "" };
-    format!(
-        r#"# Written by `cargo xtask run --nodes {count}`; deleted when it stops.
-{user}worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log notice;
-
-events {{
-    worker_connections 1024;
-}}
-
-http {{
-    client_body_temp_path {dir}/client_body;
-    proxy_temp_path {dir}/proxy;
-    fastcgi_temp_path {dir}/fastcgi;
-    uwsgi_temp_path {dir}/uwsgi;
-    scgi_temp_path {dir}/scgi;
-
-    # $upstream_addr: the node (or nodes, when one failed) that served the request.
-    log_format nodes '$remote_addr [$time_local] "$request" $status $body_bytes_sent '
-                     'upstream=$upstream_addr upstream_status=$upstream_status ${{request_time}}s';
-    access_log {dir}/access.log nodes;
-
-    # A WebSocket upgrade is passed on as one; any other request closes its upstream connection.
-    map $http_upgrade $connection_upgrade {{
-        default upgrade;
-        ''      close;
-    }}
-
-    upstream tunnel_nodes {{
-{servers}    }}
-
-    server {{
-        listen {listen};
-
-        proxy_http_version 1.1;
-        proxy_set_header Host $host;
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        proxy_set_header X-Forwarded-Proto $scheme;
-        proxy_set_header Upgrade $http_upgrade;
-        proxy_set_header Connection $connection_upgrade;
-        # A node that refuses or times out: the request goes to the next one.
-        proxy_next_upstream error timeout;
-
-        location / {{
-            proxy_pass http://tunnel_nodes;
-        }}
-
-        # The agent channel: a WebSocket held open for as long as the agent runs.
-        location = /agent/v1/connect {{
-            proxy_pass http://tunnel_nodes;
-            proxy_read_timeout 1h;
-            proxy_send_timeout 1h;
-            proxy_buffering off;
-        }}
-    }}
-}}
-"#,
-        count = nodes.len(),
-    )
-}
-
 /// The last lines of a log file, for error messages.
 fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_config_balances_every_node_and_upgrades_websockets() {
-        let nodes: Vec<SocketAddr> = vec![
-            "127.0.0.1:4001".parse().unwrap(),
-            "127.0.0.1:4002".parse().unwrap(),
-        ];
-        let conf = nginx_config(Path::new("/tmp/x"), "127.0.0.1:8080", &nodes, false);
-        assert!(conf.contains("server 127.0.0.1:4001 max_fails=1 fail_timeout=5s;"));
-        assert!(conf.contains("server 127.0.0.1:4002 max_fails=1 fail_timeout=5s;"));
-        assert!(conf.contains("listen 127.0.0.1:8080;"));
-        assert!(conf.contains("proxy_set_header Connection $connection_upgrade;"));
-        assert!(conf.contains("${request_time}s"));
-        assert!(!conf.contains("user root;"));
-        let as_root = nginx_config(Path::new("/tmp/x"), "127.0.0.1:8080", &nodes, true);
-        assert!(as_root.starts_with("# Written") && as_root.contains("\nuser root;\n"));
-    }
 }

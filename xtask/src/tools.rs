@@ -16,8 +16,7 @@ pub const TRUNK_VERSION: &str = "0.21.14";
 pub const BINARYEN_VERSION: &str = "132.0.0";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-/// Debian's nginx, by its full path: `/usr/sbin` is not on every user's PATH.
-pub const NGINX: &str = "/usr/sbin/nginx";
+pub use tunnel_testkit::nginx::NGINX;
 
 /// The wasm-bindgen version pinned by Cargo.lock; the CLI must match it exactly.
 pub fn locked_wasm_bindgen_version() -> Result<String> {

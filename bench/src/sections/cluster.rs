@@ -20,15 +20,13 @@ use crate::server::{Database, Databases, Kind, Node, Server};
 use crate::stats::percentile;
 use anyhow::{Context, Result, bail};
 use std::net::SocketAddr;
-use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const NAME: &str = "cluster";
 
-/// Debian's nginx, as `cargo xtask run --nodes` uses it.
-const NGINX: &str = "/usr/sbin/nginx";
+use tunnel_testkit::nginx::NGINX;
 /// Shared by every node of the run (at least 32 characters); throwaway, like the server key.
 const BENCH_CLUSTER_SECRET: &str =
     "5f0c3b2a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29181706f5e4d3c2b1a09";
@@ -315,9 +313,17 @@ impl Nginx {
             .tempdir()
             .context("creating nginx's directory")?;
         let conf = prefix.path().join("nginx.conf");
-        let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
-        std::fs::write(&conf, nginx_config(prefix.path(), listen, nodes, root))
-            .context("writing nginx.conf")?;
+        std::fs::write(
+            &conf,
+            tunnel_testkit::nginx::config(
+                prefix.path(),
+                &listen.to_string(),
+                nodes,
+                false,
+                &format!("tunnel-bench (section {NAME})"),
+            ),
+        )
+        .context("writing nginx.conf")?;
         let mut command = Command::new(NGINX);
         command
             .arg("-p")
@@ -351,63 +357,4 @@ impl Nginx {
         self.process.kill();
         Ok(())
     }
-}
-
-/// nginx.conf: `listen` proxied round-robin to `nodes`, in the shape `cargo xtask run --nodes`
-/// writes (xtask/src/nodes.rs: one worker, WebSocket upgrade headers, a request that is not an
-/// upgrade closing its upstream connection, passive health checks, every path in `prefix`),
-/// except the access log, off: the bench measures the proxy, not the writing of a log line per
-/// request.
-fn nginx_config(prefix: &Path, listen: SocketAddr, nodes: &[SocketAddr], root: bool) -> String {
-    let dir = prefix.display();
-    let servers: String = nodes
-        .iter()
-        .map(|addr| format!("        server {addr} max_fails=1 fail_timeout=5s;\n"))
-        .collect();
-    // As root the workers would switch to `nobody`, which cannot write the temporary directory.
-    let user = if root { "user root;\n" } else { "" };
-    format!(
-        r#"# Written by tunnel-bench (section {NAME}); deleted when nginx stops.
-{user}worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-
-events {{
-    worker_connections 1024;
-}}
-
-http {{
-    client_body_temp_path {dir}/client_body;
-    proxy_temp_path {dir}/proxy;
-    fastcgi_temp_path {dir}/fastcgi;
-    uwsgi_temp_path {dir}/uwsgi;
-    scgi_temp_path {dir}/scgi;
-    access_log off;
-
-    map $http_upgrade $connection_upgrade {{
-        default upgrade;
-        ''      close;
-    }}
-
-    upstream tunnel_nodes {{
-{servers}    }}
-
-    server {{
-        listen {listen};
-
-        proxy_http_version 1.1;
-        proxy_set_header Host $host;
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        proxy_set_header X-Forwarded-Proto $scheme;
-        proxy_set_header Upgrade $http_upgrade;
-        proxy_set_header Connection $connection_upgrade;
-        proxy_next_upstream error timeout;
-
-        location / {{
-            proxy_pass http://tunnel_nodes;
-        }}
-    }}
-}}
-"#
-    )
 }
