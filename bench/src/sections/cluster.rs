@@ -57,8 +57,9 @@ fn section() -> Section {
          `--advertise-url` their own address, the same server key and `--cluster-secret`, and \
          `--public-url` pointing at nginx. **Throughput**: the throughput section's endpoints, \
          load generator and connection count, through Debian's nginx (one worker, upstream \
-         round-robin over the nodes, WebSocket upgrade headers, as `cargo xtask run --nodes` \
-         configures it, access log off) in front of 1, 2 and 3 nodes, each endpoint after a \
+         round-robin over the nodes with kept-alive connections to them, WebSocket upgrade \
+         headers: the configuration of `cargo xtask run --nodes`, `tunnel_testkit::nginx`, with \
+         the access log off) in front of 1, 2 and 3 nodes, each endpoint after a \
          1 s warm-up. Baseline: the same endpoint on one node reached directly. **This \
          machine cannot show scaling**: every node, nginx, PostgreSQL and the load generator \
          share the same cores (see Machine), so more nodes only add processes competing for \
