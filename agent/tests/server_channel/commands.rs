@@ -86,11 +86,14 @@ async fn of_two_concurrent_stops_one_is_accepted_and_the_other_finds_no_session(
     .await;
     let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
 
-    // The agent sees both stops before it answers, accepts the first and says nothing more
-    // (it is leaving; it never answers the second).
+    // The agent waits until it has both stops, then accepts the first and says nothing more
+    // (it is leaving; it never answers the second). Waiting for both first makes sure both
+    // were sent, whatever time each request takes to find the session.
     let agent = async {
-        let first = accept_next(&mut ws).await;
+        let first = next_json(&mut ws).await;
         let second = next_json(&mut ws).await;
+        let ack = json!({"type": "ack", "command_id": first["command_id"]});
+        ws.send(Message::text(ack.to_string())).await.unwrap();
         (first, second)
     };
     let both = async {
