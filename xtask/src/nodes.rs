@@ -47,9 +47,9 @@ impl Node {
 }
 
 /// The server's cluster options of `node`, as environment variables (each option reads the
-/// variable of its name): the one list to adjust when the server's options change. In the
-/// environment rather than on the command line because the secret must not show in `ps`, and
-/// because a server without these options ignores variables it does not declare.
+/// variable of its name; docs/cluster.md): the one list to adjust when the server's options
+/// change. In the environment rather than on the command line because the secret must not
+/// show in `ps`.
 fn cluster_options(node: &Node, secret: &str, public_url: &str) -> [(&'static str, String); 4] {
     [
         // --node-id: this node's name in the cluster.
