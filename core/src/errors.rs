@@ -72,7 +72,7 @@ error_codes! {
     NotFound = 120, 404, "The resource does not exist.";
     ReferenceNotFound = 121, 400, "A resource named in the request body does not exist.";
     InUse = 122, 409, "The resource is still referenced by another resource.";
-    OwnerForbidden = 123, 403, "Only admins may create a credential owned by someone else.";
+    OwnerForbidden = 123, 403, "Only admins may create a credential or API key owned by someone else.";
     UnknownOwner = 124, 400, "The owner is not a user or bot of this account.";
     RouteNotFound = 130, 404, "No API operation exists at this path.";
     MethodNotAllowed = 131, 405, "The operation does not accept this HTTP method.";

@@ -7,6 +7,9 @@ use crate::ids::IdKind;
 /// Every event type the server emits, sorted. Tests check that each is emitted and that nothing
 /// else is.
 pub const CATALOGUE: &[&str] = &[
+    "api_key_created.v0",
+    "api_key_deleted.v0",
+    "api_key_updated.v0",
     "credential_created.v0",
     "credential_deleted.v0",
     "credential_updated.v0",

@@ -67,6 +67,8 @@ impl TextLimit {
 
 pub const CREDENTIAL_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const CREDENTIAL_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+pub const API_KEY_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
+pub const API_KEY_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 pub const SSH_CA_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const SSH_CA_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 pub const EVENT_SUBSCRIPTION_DESCRIPTION: TextLimit = TextLimit::chars("description", 255);

@@ -17,11 +17,19 @@ pub const TLS_EDGES: &str = "/edges/tls";
 pub const TUNNEL_GROUP_BACKENDS: &str = "/backends/tunnel_group";
 pub const EVENT_DESTINATIONS: &str = "/event_destinations";
 pub const EVENT_SUBSCRIPTIONS: &str = "/event_subscriptions";
+/// API keys (an extension, as ngrok's).
+pub const API_KEYS: &str = "/api_keys";
+/// Who the request's API key acts as (an extension).
+pub const ME: &str = "/me";
 /// The audit log (an extension).
 pub const EVENTS: &str = "/events";
 
 pub fn credential(id: &str) -> String {
     format!("{CREDENTIALS}/{id}")
+}
+
+pub fn api_key(id: &str) -> String {
+    format!("{API_KEYS}/{id}")
 }
 
 pub fn ssh_certificate_authority(id: &str) -> String {

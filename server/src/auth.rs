@@ -130,7 +130,8 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
 }
 
 /// The list operations: the collection paths, and the one list below a resource.
-const LIST_PATHS: [&str; 9] = [
+const LIST_PATHS: [&str; 10] = [
+    paths::API_KEYS,
     paths::CREDENTIALS,
     paths::SSH_CERTIFICATE_AUTHORITIES,
     paths::TUNNEL_SESSIONS,

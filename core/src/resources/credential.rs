@@ -1,9 +1,8 @@
 //! Tunnel credentials (authtokens with ACL bind rules).
 
-use super::{Validate, check_id, check_text, given, list_page};
+use super::{Validate, check_text, given, list_page};
 use crate::acl::validate_rules;
 use crate::errors::FieldError;
-use crate::ids::IdKind;
 use crate::limits::{CREDENTIAL_DESCRIPTION, CREDENTIAL_METADATA};
 use serde::{Deserialize, Serialize};
 
@@ -42,12 +41,7 @@ impl Validate for CredentialCreate {
             validate_rules(acl, &mut errors);
         }
         if let Some(owner) = given(&self.owner_id) {
-            let kind = if owner.starts_with(IdKind::Bot.prefix()) {
-                IdKind::Bot
-            } else {
-                IdKind::User
-            };
-            check_id(kind, "owner_id".into(), owner, &mut errors);
+            super::check_owner(owner, &mut errors);
         }
         errors
     }

@@ -5,6 +5,7 @@
 //! optional create fields treat `""`, `0` and `[]` as "not given"; update fields are `Option`s
 //! where absent and `null` both mean "unchanged".
 
+pub mod api_key;
 pub mod backend;
 pub mod credential;
 pub mod event;
@@ -77,6 +78,16 @@ pub(crate) fn check_text(
     if let Some(value) = value {
         errors.extend(limit.check(value));
     }
+}
+
+/// `owner_id` of a create request: a user (`usr_…`) or bot (`bot_…`) id.
+pub(crate) fn check_owner(owner: &str, errors: &mut Vec<FieldError>) {
+    let kind = if owner.starts_with(crate::ids::IdKind::Bot.prefix()) {
+        crate::ids::IdKind::Bot
+    } else {
+        crate::ids::IdKind::User
+    };
+    check_id(kind, "owner_id".into(), owner, errors);
 }
 
 pub(crate) fn check_id(

@@ -3,13 +3,11 @@
 //! disconnects the sessions the credential opened, a changed ACL those it no longer admits.
 
 use super::resource::{self, New, Resource as _, declare_resource};
-use super::{Change, text};
-use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use super::{Change, owner, text};
+use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::store::{Cause, CredentialChanges, CredentialRow};
 use axum::Router;
-use tunnel_core::errors::ErrorCode;
 use tunnel_core::paths;
 use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList, CredentialUpdate,
@@ -32,7 +30,7 @@ pub fn router() -> Router<AppState> {
 
 async fn create(new: New<'_, CredentialCreate>) -> ApiResult<Credential> {
     let (state, req) = (new.state, &new.request);
-    let owner_id = owner(state, new.caller, given(&req.owner_id)).await?;
+    let owner_id = owner(state, new.caller, given(&req.owner_id), "a credential").await?;
     let acl = req.acl.as_deref().unwrap_or_default();
     let created = state
         .store
@@ -67,34 +65,6 @@ async fn disconnect(state: &AppState, account_id: &str, id: &str, cause: &Cause)
     .await
     .unwrap_or(0);
     tracing::info!(credential_id = %id, sessions_closed = closed, "credential deleted");
-}
-
-/// The owner of a new credential (docs/accounts.md): the caller by default; only admins may
-/// name someone else, and that someone must be a principal of the account.
-async fn owner(state: &AppState, caller: &Caller, named: Option<&str>) -> ApiResult<String> {
-    let owner = match named {
-        Some(owner) if owner != caller.principal_id => owner,
-        _ => return Ok(caller.principal_id.clone()),
-    };
-    if !caller.is_admin {
-        return Err(ApiError::new(
-            ErrorCode::OwnerForbidden,
-            "Only admins may create a credential owned by someone else; leave owner_id out to own it yourself.",
-        )
-        .with_field("owner_id"));
-    }
-    if !state
-        .store
-        .principal_exists(&caller.account_id, owner)
-        .await?
-    {
-        return Err(ApiError::new(
-            ErrorCode::UnknownOwner,
-            format!("owner_id `{owner}` is not a user or bot of this account."),
-        )
-        .with_field("owner_id"));
-    }
-    Ok(owner.to_owned())
 }
 
 async fn update(change: Change<CredentialUpdate>) -> ApiResult<CredentialRow> {

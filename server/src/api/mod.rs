@@ -6,12 +6,14 @@
 //! check) and scopes everything by the caller's account.
 
 pub mod agent_channel;
+pub mod api_keys;
 pub mod backends;
 pub mod cluster;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;
 pub mod events;
+pub mod me;
 pub mod openapi;
 pub mod resource;
 pub mod ssh_cas;
@@ -33,6 +35,8 @@ use tunnel_core::errors::ErrorCode;
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(credentials::router())
+        .merge(api_keys::router())
+        .merge(me::router())
         .merge(ssh_cas::router())
         .merge(tunnel_sessions::router())
         .merge(tls_edges::router())
@@ -114,6 +118,7 @@ pub(crate) use id_field;
 
 id_field!(BodyId::body_id -> Option<String>:
     tunnel_core::resources::credential::CredentialUpdate,
+    tunnel_core::resources::api_key::ApiKeyUpdate,
     tunnel_core::resources::ssh_ca::SshCertificateAuthorityUpdate,
     tunnel_core::resources::tls_edge::TlsEdgeBackendReplace,
     tunnel_core::resources::event_subscription::EventSubscriptionUpdate,
@@ -152,6 +157,40 @@ fn check_body_id(body_id: &Option<String>, path_id: &str) -> Result<(), ApiError
         .with_field("id")),
         _ => Ok(()),
     }
+}
+
+/// The owner of a new credential or API key (docs/accounts.md), `what` naming it in errors: the
+/// caller by default; only admins may name someone else, and that someone must be a principal
+/// of the account.
+pub(crate) async fn owner(
+    state: &AppState,
+    caller: &Caller,
+    named: Option<&str>,
+    what: &str,
+) -> Result<String, ApiError> {
+    let owner = match named {
+        Some(owner) if owner != caller.principal_id => owner,
+        _ => return Ok(caller.principal_id.clone()),
+    };
+    if !caller.is_admin {
+        return Err(ApiError::new(
+            ErrorCode::OwnerForbidden,
+            format!("Only admins may create {what} owned by someone else; leave owner_id out to own it yourself."),
+        )
+        .with_field("owner_id"));
+    }
+    if !state
+        .store
+        .principal_exists(&caller.account_id, owner)
+        .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::UnknownOwner,
+            format!("owner_id `{owner}` is not a user or bot of this account."),
+        )
+        .with_field("owner_id"));
+    }
+    Ok(owner.to_owned())
 }
 
 /// An optional text field of a create request: absent, `null` and `""` all store `""`.

@@ -19,7 +19,7 @@ use crate::error::ApiResult;
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
-use crate::store::{Audit, Cause, PageQuery, Record};
+use crate::store::{Audit, Cause, PageQuery, Record, Scope};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
@@ -51,6 +51,12 @@ pub trait Resource: Send + Sync + 'static {
 
     /// Creates a resource from a request already validated; the wire form of what was created.
     fn create(new: New<'_, Self::Create>) -> impl Future<Output = ApiResult<Wire<Self>>> + Send;
+
+    /// Which rows of the account `caller` reaches: all of them, unless the resource is one a
+    /// member sees only of their own (API keys).
+    fn scope(caller: &Caller) -> Scope<'_> {
+        Scope::from(&caller.account_id)
+    }
 
     /// What else a delete does once the row is gone (credentials disconnect their sessions).
     fn deleted<'a>(
@@ -115,16 +121,18 @@ impl<C> New<'_, C> {
 /// Declares the [`Resource`] of an area: its type, paths, row and list page, create request and
 /// the function creating it (`async fn(New<'_, Create>) -> ApiResult<Wire>`), if it has a
 /// `PATCH` its update request and the function applying it (`async fn(Change<Update>) ->
-/// ApiResult<Row>`, making it [`Updatable`]), what else a delete does if anything, what live
-/// state completes its wire form if any, and the row→wire mapping. The mapping names only the resource's own
-/// fields: `uri`, `id`, `created_at`, `description` and `metadata`, which every resource has,
-/// are filled in here, after the own fields (which may still borrow the row).
+/// ApiResult<Row>`, making it [`Updatable`]), which rows a caller reaches if not the whole
+/// account, what else a delete does if anything, what live state completes its wire form if
+/// any, and the row→wire mapping. The mapping names only the resource's own fields: `uri`,
+/// `id`, `created_at`, `description` and `metadata`, which every resource has, are filled in
+/// here, after the own fields (which may still borrow the row).
 macro_rules! declare_resource {
     (
         $(#[$attr:meta])*
         $name:ident at $path:expr, $item:path;
         $row:ty => $page:ty, created from $create_ty:ty => $create:path;
         $(updated from $update_ty:ty => $update:path;)?
+        $(scope => $scope:path;)?
         $(deleted => $deleted:path;)?
         $(live => $live:path;)?
         wire($state:ident, $row_var:ident) => $wire:ident { $($field:ident: $value:expr),* $(,)? }
@@ -159,6 +167,10 @@ macro_rules! declare_resource {
             ) -> impl std::future::Future<Output = $crate::error::ApiResult<$wire>> + Send {
                 $create(new)
             }
+
+            $(fn scope(caller: &$crate::auth::Caller) -> $crate::store::Scope<'_> {
+                $scope(caller)
+            })?
 
             $(fn deleted<'a>(
                 state: &'a $crate::state::AppState,
@@ -242,30 +254,27 @@ pub async fn list<R: Resource>(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<R::Page>>> {
     let page = paging::parse(query.as_deref(), <R::Row as Record>::KIND)?;
-    let rows = state
-        .store
-        .list::<R::Row>(&caller.account_id, &page)
-        .await?;
+    let rows = state.store.list::<R::Row>(R::scope(&caller), &page).await?;
     let wire = |row| R::wire(&state, row);
     let mut page = Page::of_rows(&state, R::PATH, &page, rows, wire);
     R::live(&state, &caller.account_id, &mut page.items).await?;
     Ok(Json(page))
 }
 
-/// One resource of the caller's account (404 otherwise).
+/// One resource the caller reaches (404 otherwise).
 pub async fn read<R: Resource>(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Wire<R>>> {
-    let row = state.store.get::<R::Row>(&caller.account_id, &id).await?;
+    let row = state.store.get::<R::Row>(R::scope(&caller), &id).await?;
     let mut wire = [R::wire(&state, row)];
     R::live(&state, &caller.account_id, &mut wire).await?;
     let [wire] = wire;
     Ok(Json(wire))
 }
 
-/// Deletes one resource of the caller's account: 204, 404, or 409 while it is in use.
+/// Deletes one resource the caller reaches: 204, 404, or 409 while it is in use.
 pub async fn delete<R: Resource>(
     State(state): State<AppState>,
     caller: Caller,
@@ -275,7 +284,7 @@ pub async fn delete<R: Resource>(
     let audit = R::audit(&state, &cause);
     state
         .store
-        .delete::<R::Row>(&caller.account_id, &id, &audit)
+        .delete::<R::Row>(R::scope(&caller), &id, &audit)
         .await?;
     R::deleted(&state, &caller.account_id, &id, &cause).await;
     Ok(StatusCode::NO_CONTENT)
@@ -350,6 +359,7 @@ pub trait HasId {
 
 super::id_field!(HasId::id -> str:
     tunnel_core::resources::credential::Credential,
+    tunnel_core::resources::api_key::ApiKey,
     tunnel_core::resources::ssh_ca::SshCertificateAuthority,
     tunnel_core::resources::tunnel_session::TunnelSession,
     tunnel_core::resources::tls_edge::TlsEdge,

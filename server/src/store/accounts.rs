@@ -1,7 +1,7 @@
 //! Accounts, principals (users and bots) and their API keys.
 
 use super::records::exists;
-use super::{Result, Store, hash_secret, lookup_of, new_token};
+use super::{Result, Store, lookup_of};
 use sqlx::{AnyConnection, Row as _};
 use tunnel_core::ids::IdKind;
 
@@ -80,10 +80,10 @@ impl Store {
         account_id: &str,
         admin: bool,
     ) -> Result<NewPrincipal> {
-        let key = self.mint(IdKind::ApiKey);
-        let api_key = new_token(&key.0).expose();
         let principal_id = self.insert_principal(tx, kind, account_id, admin).await?;
-        insert_api_key(tx, &key, &api_key, &principal_id, account_id).await?;
+        let api_key = self
+            .insert_api_key(tx, account_id, &principal_id, None)
+            .await?;
         Ok(NewPrincipal {
             account_id: account_id.to_owned(),
             principal_id,
@@ -111,6 +111,16 @@ impl Store {
         rows.iter()
             .map(|r| Ok((r.try_get("id")?, r.try_get("name")?)))
             .collect()
+    }
+
+    /// The name of the account `account_id` (`None` when there is none).
+    pub async fn account_name(&self, account_id: &str) -> Result<Option<String>> {
+        Ok(
+            sqlx::query_scalar("SELECT name FROM accounts WHERE id = $1")
+                .bind(account_id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     /// A new user (or bot) of `account_id` with an API key; `None` when the account is unknown.
@@ -161,7 +171,6 @@ impl Store {
             Some(id) => id,
             None => self.insert_account(&mut tx, DEFAULT_ACCOUNT_NAME).await?,
         };
-        let key = self.mint(IdKind::ApiKey);
         let principal_id = self
             .insert_principal(&mut tx, IdKind::User, &account_id, true)
             .await?;
@@ -170,7 +179,8 @@ impl Store {
             .bind(lookup_of(api_key))
             .execute(&mut *tx)
             .await?;
-        insert_api_key(&mut tx, &key, api_key, &principal_id, &account_id).await?;
+        self.insert_api_key(&mut tx, &account_id, &principal_id, Some(api_key))
+            .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -228,27 +238,4 @@ impl Store {
         .await?;
         Ok(id)
     }
-}
-
-/// Stores the hash of `api_key` for `principal_id`, under the minted `(id, created_at)` of its
-/// record.
-async fn insert_api_key(
-    tx: &mut AnyConnection,
-    (key_id, created_at): &(String, String),
-    api_key: &str,
-    principal_id: &str,
-    account_id: &str,
-) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO api_keys (id, lookup, secret_hash, principal_id, account_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(key_id)
-    .bind(lookup_of(api_key))
-    .bind(hash_secret(api_key))
-    .bind(principal_id)
-    .bind(account_id)
-    .bind(created_at)
-    .execute(tx)
-    .await?;
-    Ok(())
 }

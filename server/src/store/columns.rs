@@ -76,6 +76,7 @@ macro_rules! record {
             table: $table:literal,
             kind: $kind:expr,
             $(used_by: $used:expr,)?
+            $(owner: $owner:literal,)?
             $(complete: $complete:path,)?
             columns: {
                 $($(#[$field_attr:meta])* $field:ident: $ty:ty = $column:ty,)*
@@ -113,6 +114,7 @@ macro_rules! record {
             const TABLE: &'static str = $table;
             const KIND: tunnel_core::ids::IdKind = $kind;
             $(const USED_BY: Option<$crate::store::records::UsedBy> = Some($used);)?
+            $(const OWNER: Option<&'static str> = Some($owner);)?
 
             fn decode(row: &sqlx::any::AnyRow) -> $crate::store::Result<$name> {
                 use $crate::store::columns::{Column, Text};

@@ -1,9 +1,9 @@
 //! Tunnel credentials (authtokens): rows, the token hash, authtoken authentication for the
 //! agent channel, and bulk seeding for benchmarks.
 
-use super::columns::{Column as _, Json, Text, Value, record};
+use super::columns::{Column as _, Json, Text, record};
 use super::records::{Changes, insert};
-use super::{Audit, Result, Store, hash_secret, lookup_of, new_token};
+use super::{Audit, Result, Store, new_token, token_columns};
 use crate::secret::Secret;
 use sqlx::Row as _;
 use tunnel_core::ids::IdKind;
@@ -42,14 +42,6 @@ pub struct AuthtokenCredential {
     pub account_id: String,
     /// The ACL rules (`tunnel_core::acl::Acl::parse` them); empty means unrestricted.
     pub acl: Vec<String>,
-}
-
-/// The columns of a credential that are not fields of its row: what is stored of its token.
-fn token_columns(token: &str) -> Vec<(&'static str, Value)> {
-    vec![
-        ("lookup", Value::Text(lookup_of(token))),
-        ("secret_hash", Value::Blob(hash_secret(token))),
-    ]
 }
 
 impl Store {

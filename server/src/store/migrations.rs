@@ -15,6 +15,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations/sqlite/0003_server_key_check.sql"),
     ),
     (4, include_str!("../../migrations/sqlite/0004_cluster.sql")),
+    (5, include_str!("../../migrations/sqlite/0005_api_keys.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -29,6 +30,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
         4,
         include_str!("../../migrations/postgres/0004_cluster.sql"),
+    ),
+    (
+        5,
+        include_str!("../../migrations/postgres/0005_api_keys.sql"),
     ),
 ];
 

@@ -23,6 +23,7 @@
 //! cluster's nodes (the connections themselves live in `agents::Registry`).
 
 mod accounts;
+mod api_keys;
 mod backends;
 mod columns;
 mod credentials;
@@ -40,6 +41,7 @@ mod tls_edges;
 mod transfer;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
+pub use api_keys::{ApiKeyRow, NewApiKey};
 pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
@@ -51,7 +53,7 @@ pub use event_destinations::{DestinationRow, SealedSecrets};
 pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};
 pub(crate) use events::unix_ms;
 pub use events::{Cause, EventFilter, EventRow, NewEvent};
-pub use records::{Audit, Record, UsedBy};
+pub use records::{Audit, Record, Scope, UsedBy};
 pub use sessions::{EndedEvent, LocatedSession, SessionRow};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
@@ -367,6 +369,15 @@ pub(crate) fn new_token(id: &str) -> SecretToken {
 /// What is stored of a secret: its SHA-256 (the secrets are 256-bit random, no KDF needed).
 pub(crate) fn hash_secret(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// The columns of a record with a secret (a credential, an API key) that are not fields of its
+/// row: what is stored of the secret.
+pub(crate) fn token_columns(token: &str) -> Vec<(&'static str, columns::Value)> {
+    vec![
+        ("lookup", columns::Value::Text(lookup_of(token))),
+        ("secret_hash", columns::Value::Blob(hash_secret(token))),
+    ]
 }
 
 /// The lookup part of a presented secret: the record's id suffix for our own format; for a

@@ -32,6 +32,9 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     const KIND: IdKind;
     /// What may reference a row; `None` when nothing can.
     const USED_BY: Option<UsedBy> = None;
+    /// The column naming the principal a row belongs to, for tables whose rows a member sees
+    /// only of their own (API keys); `None` when every principal of the account sees every row.
+    const OWNER: Option<&'static str> = None;
 
     /// The row of a `SELECT *` of the table.
     fn decode(row: &AnyRow) -> Result<Self>;
@@ -49,6 +52,53 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
         rows: Vec<Self>,
     ) -> impl Future<Output = Result<Vec<Self>>> + Send {
         async move { Ok(rows) }
+    }
+}
+
+/// Which rows of a table a generic read or write may touch: the account's, or of those only the
+/// ones of one principal (a member's own API keys). `owner` applies to tables with a
+/// [`Record::OWNER`] column and is ignored for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope<'a> {
+    pub account_id: &'a str,
+    pub owner: Option<&'a str>,
+}
+
+impl<'a> Scope<'a> {
+    /// Only the rows of `owner` in the account.
+    pub fn owned_by(account_id: &'a str, owner: &'a str) -> Scope<'a> {
+        Scope {
+            account_id,
+            owner: Some(owner),
+        }
+    }
+
+    /// `AND …` restricting a statement on `R` to this scope, numbering its parameters from
+    /// `$first`, and the values to bind, in order: the account, then the owner when it applies.
+    fn filter<R: Record>(&self, first: usize) -> (String, Vec<&'a str>) {
+        match (R::OWNER, self.owner) {
+            (Some(column), Some(owner)) => (
+                format!("account_id = ${first} AND {column} = ${}", first + 1),
+                vec![self.account_id, owner],
+            ),
+            _ => (format!("account_id = ${first}"), vec![self.account_id]),
+        }
+    }
+}
+
+/// The whole account.
+impl<'a> From<&'a str> for Scope<'a> {
+    fn from(account_id: &'a str) -> Scope<'a> {
+        Scope {
+            account_id,
+            owner: None,
+        }
+    }
+}
+
+impl<'a> From<&'a String> for Scope<'a> {
+    fn from(account_id: &'a String) -> Scope<'a> {
+        Scope::from(account_id.as_str())
     }
 }
 
@@ -111,7 +161,11 @@ impl<'a, R: Record> Audit<'a, R> {
 impl Store {
     /// One page of the account's rows, newest first, `limit + 1` of them so the caller knows
     /// whether more exist.
-    pub async fn list<R: Record>(&self, account_id: &str, page: &PageQuery) -> Result<Vec<R>> {
+    pub async fn list<'a, R: Record>(
+        &self,
+        scope: impl Into<Scope<'a>>,
+        page: &PageQuery,
+    ) -> Result<Vec<R>> {
         // Two statements rather than one with `(? IS NULL OR id < ?)`: SQLite plans a statement
         // once, and with that OR it cannot use `id < ?` as a range on the (account_id, id)
         // index, so it walked the index from the newest row and filtered; a deep page cost
@@ -119,15 +173,21 @@ impl Store {
         // bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
         // the same whatever the total (docs/api/README.md, lists and paging).
         let table = R::TABLE;
+        let (filter, values) = scope.into().filter::<R>(1);
+        let next = values.len() + 1;
         let sql = match page.before_id {
             Some(_) => format!(
-                "SELECT * FROM {table} WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
+                "SELECT * FROM {table} WHERE {filter} AND id < ${next} ORDER BY id DESC LIMIT ${}",
+                next + 1
             ),
             None => {
-                format!("SELECT * FROM {table} WHERE account_id = $1 ORDER BY id DESC LIMIT $2")
+                format!("SELECT * FROM {table} WHERE {filter} ORDER BY id DESC LIMIT ${next}")
             }
         };
-        let mut query = sqlx::query(&sql).bind(account_id);
+        let mut query = sqlx::query(&sql);
+        for value in values {
+            query = query.bind(value);
+        }
         if let Some(before_id) = page.before_id.as_deref() {
             query = query.bind(before_id);
         }
@@ -140,22 +200,24 @@ impl Store {
         R::complete(&mut conn, rows).await
     }
 
-    /// The row `id` of the account ([`Error::NotFound`] otherwise).
-    pub async fn get<R: Record>(&self, account_id: &str, id: &str) -> Result<R> {
-        fetch(&mut *self.pool.acquire().await?, account_id, id).await
+    /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
+    pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
+        fetch(&mut *self.pool.acquire().await?, scope, id).await
     }
 
-    /// Deletes the row `id` of the account, recording its last wire form: [`Error::NotFound`]
+    /// Deletes the row `id` in `scope`, recording its last wire form: [`Error::NotFound`]
     /// when there is none, [`Error::InUse`] while something references it. The check, the
     /// delete and the event share one write transaction, so no reference can appear in between.
-    pub async fn delete<R: Record>(
+    pub async fn delete<'a, R: Record>(
         &self,
-        account_id: &str,
+        scope: impl Into<Scope<'a>>,
         id: &str,
         audit: &Audit<'_, R>,
     ) -> Result<()> {
+        let scope = scope.into();
+        let account_id = scope.account_id;
         let mut tx = self.write_tx().await?;
-        let before = fetch::<R>(&mut tx, account_id, id).await?;
+        let before = fetch::<R>(&mut tx, scope, id).await?;
         if let Some(used_by) = R::USED_BY {
             let users: i64 = sqlx::query_scalar(used_by.count)
                 .bind(id)
@@ -212,17 +274,18 @@ impl Store {
         Ok(())
     }
 
-    /// Applies `set` to the row `id` of the account and records the change: the row as it is
-    /// now.
-    pub(super) async fn apply<R: Record>(
+    /// Applies `set` to the row `id` in `scope` and records the change: the row as it is now.
+    pub(super) async fn apply<'a, R: Record>(
         &self,
-        account_id: &str,
+        scope: impl Into<Scope<'a>>,
         id: &str,
         set: Changes,
         audit: &Audit<'_, R>,
     ) -> Result<R> {
+        let scope = scope.into();
+        let account_id = scope.account_id;
         let mut tx = self.write_tx().await?;
-        let before = fetch::<R>(&mut tx, account_id, id).await?;
+        let before = fetch::<R>(&mut tx, scope, id).await?;
         update::<R>(&mut tx, account_id, id, set).await?;
         let after = self
             .record_update(&mut tx, account_id, &before, "updated", audit)
@@ -249,18 +312,23 @@ impl Store {
     }
 }
 
-/// The row `id` of the account, read in `conn` ([`Error::NotFound`] otherwise).
-pub(super) async fn fetch<R: Record>(
+/// The row `id` in `scope`, read in `conn` ([`Error::NotFound`] otherwise).
+pub(super) async fn fetch<'a, R: Record>(
     conn: &mut AnyConnection,
-    account_id: &str,
+    scope: impl Into<Scope<'a>>,
     id: &str,
 ) -> Result<R> {
+    let (filter, values) = scope.into().filter::<R>(1);
     let sql = format!(
-        "SELECT * FROM {} WHERE account_id = $1 AND id = $2",
-        R::TABLE
+        "SELECT * FROM {} WHERE {filter} AND id = ${}",
+        R::TABLE,
+        values.len() + 1
     );
-    let found = sqlx::query(&sql)
-        .bind(account_id)
+    let mut query = sqlx::query(&sql);
+    for value in values {
+        query = query.bind(value);
+    }
+    let found = query
         .bind(id)
         .fetch_optional(&mut *conn)
         .await?

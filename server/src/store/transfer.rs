@@ -89,16 +89,12 @@ const TABLES: &[Table] = &[
             ("created_at", Text),
         ],
     ),
-    Table::plain(
+    Table::resource(
         "api_keys",
-        "id",
         &[
-            ("id", Text),
             ("lookup", Text),
             ("secret_hash", Bytes),
             ("principal_id", Text),
-            ("account_id", Text),
-            ("created_at", Text),
         ],
     ),
     Table::resource(

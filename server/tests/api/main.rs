@@ -15,6 +15,7 @@ mod common;
 mod support;
 
 // API areas.
+mod api_keys;
 mod backends;
 mod credentials;
 mod event_destinations;

@@ -230,7 +230,13 @@ impl Call {
         }
         match self.path.strip_prefix(BASE) {
             Some(rest) => format!("/api{rest}"),
-            None if self.path.starts_with("/api") || !self.path.starts_with('/') => {
+            // `/api`, `/api/…` or `/api?…` as given; `/api_keys` is a path under `/api`.
+            None if !self.path.starts_with('/')
+                || self
+                    .path
+                    .strip_prefix("/api")
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?'])) =>
+            {
                 self.path.clone()
             }
             None => format!("/api{}", self.path),

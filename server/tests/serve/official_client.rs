@@ -3,7 +3,8 @@
 //! session carrying the labels), creates TLS edges with its create body (every edge module it
 //! knows, `null` or `backend` set) and replaces the backend module with its wrapped body
 //! (`{"id", "module": {…}}`), decoding every answer with its own types; and adds, lists, gets,
-//! updates and removes a subscription's event sources with its own requests.
+//! updates and removes a subscription's event sources with its own requests; and creates, pages
+//! through, updates and deletes API keys, the deleted key then refused.
 //!
 //! Two things the client does are not this API's and are bridged here, outside the server:
 //! - it sends its version as `Ngrok-Version: 2`, where this API requires `Service-Version: 2`
@@ -14,10 +15,11 @@
 use axum::Router;
 use axum::extract::Request;
 use axum::response::IntoResponse as _;
+use futures_util::TryStreamExt as _;
 use ngrok_api::types::{
-    EdgeBackendReplace, EndpointBackendMutate, EventSourceCreate, EventSourceItem,
-    EventSourceReplace, EventSourceUpdate, EventSubscriptionCreate, TLSEdgeCreate,
-    TunnelGroupBackendCreate,
+    APIKey, APIKeyCreate, APIKeyUpdate, EdgeBackendReplace, EndpointBackendMutate,
+    EventSourceCreate, EventSourceItem, EventSourceReplace, EventSourceUpdate,
+    EventSubscriptionCreate, FilteredPaging, TLSEdgeCreate, TunnelGroupBackendCreate,
 };
 use ngrok_api::{ClientBuilder, Error};
 use serde_json::json;
@@ -235,4 +237,55 @@ async fn the_official_client_library_adds_lists_and_removes_event_sources() {
     }
     let read = c.event_subscriptions().get(&subscription.id).await.unwrap();
     assert_eq!(read.sources.len(), 1);
+}
+
+#[tokio::test]
+async fn the_official_client_library_creates_lists_updates_and_revokes_api_keys() {
+    let (addr, _state, _account, key) = serve().await;
+    let c = client(addr, &key);
+    let keys = c.api_keys();
+    let created = keys
+        .create(&APIKeyCreate {
+            description: "made by the official client".into(),
+            metadata: "{}".into(),
+            owner_id: None,
+        })
+        .await
+        .unwrap();
+    let token = created
+        .token
+        .clone()
+        .expect("the key in the creation answer");
+    assert!(created.owner_id.is_some());
+    // Its own paging stream finds it, without the key.
+    let listed: Vec<APIKey> = keys
+        .list(FilteredPaging::default())
+        .keys()
+        .await
+        .try_collect()
+        .await
+        .unwrap();
+    let found = listed.iter().find(|k| k.id == created.id).expect("listed");
+    assert_eq!(found.token, None);
+    let updated = keys
+        .update(&APIKeyUpdate {
+            id: created.id.clone(),
+            description: Some("renamed".into()),
+            metadata: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (updated.description.as_str(), updated.metadata.as_str()),
+        ("renamed", "{}")
+    );
+    assert_eq!(keys.get(&created.id).await.unwrap().description, "renamed");
+    // The new key works through the client, then no longer once deleted.
+    let with_new = client(addr, &token);
+    assert!(with_new.api_keys().get(&created.id).await.is_ok());
+    keys.delete(&created.id).await.unwrap();
+    match with_new.api_keys().get(&created.id).await {
+        Err(Error::Ngrok(e)) => assert_eq!(e.error_code, "ERR_TUNNEL_104", "{}", e.msg),
+        other => panic!("expected a 401: {other:?}"),
+    }
 }

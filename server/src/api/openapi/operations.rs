@@ -42,6 +42,7 @@ const fn op(
 }
 
 const CRED: &str = "/credentials/{id}";
+const KEY: &str = "/api_keys/{id}";
 const SSHCA: &str = "/ssh_certificate_authorities/{id}";
 const TS: &str = "/tunnel_sessions/{id}";
 const TS_RESTART: &str = "/tunnel_sessions/{id}/restart";
@@ -67,6 +68,12 @@ pub const OPERATIONS: &[Operation] = &[
     op("get", CRED, "getCredential", "Get Tunnel Credential", "Credentials", None, 200, Some("Credential")),
     op("patch", CRED, "updateCredential", "Update Tunnel Credential", "Credentials", Some("CredentialUpdate"), 200, Some("Credential")),
     op("delete", CRED, "deleteCredential", "Delete Tunnel Credential (disconnects its sessions)", "Credentials", None, 204, None),
+    op("post", paths::API_KEYS, "createApiKey", "Create API Key (an extension; the only response with the key)", "API keys", Some("ApiKeyCreate"), 201, Some("ApiKey")),
+    op("get", paths::API_KEYS, "listApiKeys", "List API Keys (an extension; a member's own, every key of the account for an admin)", "API keys", None, 200, Some("ApiKeyList")),
+    op("get", KEY, "getApiKey", "Get API Key", "API keys", None, 200, Some("ApiKey")),
+    op("patch", KEY, "updateApiKey", "Update API Key", "API keys", Some("ApiKeyUpdate"), 200, Some("ApiKey")),
+    op("delete", KEY, "deleteApiKey", "Delete API Key (revoked at once)", "API keys", None, 204, None),
+    op("get", paths::ME, "getMe", "Get the caller (an extension: the user or bot of the API key, its account, admin flag)", "API keys", None, 200, Some("Me")),
     op("post", paths::SSH_CERTIFICATE_AUTHORITIES, "createSshCertificateAuthority", "Create SSH Certificate Authority", "SSH certificate authorities", Some("SshCertificateAuthorityCreate"), 201, Some("SshCertificateAuthority")),
     op("get", paths::SSH_CERTIFICATE_AUTHORITIES, "listSshCertificateAuthorities", "List SSH Certificate Authorities", "SSH certificate authorities", None, 200, Some("SshCertificateAuthorityList")),
     op("get", SSHCA, "getSshCertificateAuthority", "Get SSH Certificate Authority", "SSH certificate authorities", None, 200, Some("SshCertificateAuthority")),

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tunnel_core::ErrorCode;
+use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList, ApiKeyUpdate, Me};
 use tunnel_core::resources::backend::{
     TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
 };
@@ -88,6 +89,15 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         metadata: "m".into(),
         token: s("token"),
         acl: vec!["bind:example.com".into()],
+        owner_id: "usr_".into(),
+    };
+    let api_key = ApiKey {
+        id: "ak_".into(),
+        uri: "uri".into(),
+        created_at: "t".into(),
+        description: "d".into(),
+        metadata: "m".into(),
+        token: s("token"),
         owner_id: "usr_".into(),
     };
     let ssh_ca = SshCertificateAuthority {
@@ -219,6 +229,35 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
                 description: s("d"),
                 metadata: s("m"),
                 acl: Some(vec!["*".into()]),
+            }),
+        ),
+        ("ApiKey", to_value(&api_key)),
+        ("ApiKeyList", list::<ApiKeyList>(api_key)),
+        (
+            "ApiKeyCreate",
+            to_value(ApiKeyCreate {
+                description: s("d"),
+                metadata: s("m"),
+                owner_id: s("usr_"),
+            }),
+        ),
+        (
+            "ApiKeyUpdate",
+            to_value(ApiKeyUpdate {
+                id: s("ak_"),
+                description: s("d"),
+                metadata: s("m"),
+            }),
+        ),
+        (
+            "Me",
+            to_value(Me {
+                principal_id: "usr_".into(),
+                principal_kind: "user".into(),
+                is_admin: true,
+                account_id: "acct_".into(),
+                account_name: "default".into(),
+                api_key_id: "ak_".into(),
             }),
         ),
         ("SshCertificateAuthority", to_value(&ssh_ca)),

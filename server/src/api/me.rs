@@ -1,0 +1,45 @@
+//! `GET /me` (docs/api/api_keys.md, an extension): who the request's API key acts as, so a
+//! client (the console) can show it and leave out what the caller may not do.
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use tunnel_core::errors::ErrorCode;
+use tunnel_core::ids::IdKind;
+use tunnel_core::paths;
+use tunnel_core::resources::api_key::Me;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route(paths::ME, get(me))
+}
+
+async fn me(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Me>> {
+    // The key was just found with its account; an account that is gone meanwhile is a 401
+    // like a key that is gone.
+    let account_name = state
+        .store
+        .account_name(&caller.account_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidApiKey,
+                "The API key is unknown or revoked.",
+            )
+        })?;
+    let principal_kind = if caller.principal_id.starts_with(IdKind::Bot.prefix()) {
+        "bot"
+    } else {
+        "user"
+    };
+    Ok(Json(Me {
+        principal_kind: principal_kind.to_owned(),
+        principal_id: caller.principal_id,
+        is_admin: caller.is_admin,
+        account_id: caller.account_id,
+        account_name,
+        api_key_id: caller.api_key_id,
+    }))
+}
