@@ -4,7 +4,7 @@
 
 use crate::api::Api;
 use crate::pages::sign_in::sign_in;
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -96,6 +96,8 @@ impl Drop for WebhookReceiver {
 
 /// How long a started program may take to listen on its port.
 const START: Duration = Duration::from_secs(30);
+/// How many ports a server is started on before its failure to listen is reported.
+const BIND_ATTEMPTS: u32 = 3;
 
 /// A `tunnel-server` on a free loopback port with a temporary SQLite database (or, when the run
 /// names a shared PostgreSQL cluster with `TUNNEL_TEST_POSTGRES`, a fresh database of its own on
@@ -103,6 +105,8 @@ const START: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct Server {
     pub addr: SocketAddr,
+    /// The database URL, for the operator commands a test runs beside the server.
+    database: String,
     process: ProcessGuard,
     _data: tempfile::TempDir,
 }
@@ -110,8 +114,7 @@ pub struct Server {
 impl Server {
     pub fn start(extra_args: &[&str]) -> Result<Server> {
         let data = tempfile::tempdir()?;
-        let port = free_port()?;
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+        let mut addr: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse()?;
         let console = workspace_root().join("dist");
         if !console.join("index.html").exists() {
             bail!(
@@ -123,22 +126,62 @@ impl Server {
             "sqlite://{}",
             data.path().join("tunnel.db").display()
         ));
-        let mut command = serve_command(&binary("tunnel-server")?, addr, &url);
-        command
-            .arg("--console-dir")
-            .arg(&console)
-            .args(extra_args)
-            .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY);
-        if let Some(key) = database.server_key() {
-            command.env("TUNNEL_SERVER_KEY", key);
-        }
-        let mut process = ProcessGuard::spawn("tunnel-server", command)?;
-        process.wait_for_port(addr, START)?;
+        // The port is free when picked but may be taken before the server binds it (by another
+        // test's process, or as the local port of an outgoing connection): a server that exits
+        // before listening gets a new port, a few times.
+        let mut attempt = 1;
+        let (addr, process) = loop {
+            let mut command = serve_command(&binary("tunnel-server")?, addr, &url);
+            command
+                .arg("--console-dir")
+                .arg(&console)
+                .args(extra_args)
+                .env("TUNNEL_BOOTSTRAP_API_KEY", ADMIN_KEY);
+            if let Some(key) = database.server_key() {
+                command.env("TUNNEL_SERVER_KEY", key);
+            }
+            let mut process = ProcessGuard::spawn("tunnel-server", command)?;
+            match process.wait_for_port(addr, START) {
+                // Listening, and ours: a server that lost the port has exited by now.
+                Ok(()) if process.is_running() => break (addr, process),
+                Ok(()) | Err(_) if attempt < BIND_ATTEMPTS && !process.is_running() => {
+                    attempt += 1;
+                    addr = format!("127.0.0.1:{}", free_port()?).parse()?;
+                }
+                Ok(()) => bail!("tunnel-server exited right after starting"),
+                Err(e) => return Err(e),
+            }
+        };
         Ok(Server {
             addr,
+            database: url,
             process,
             _data: data,
         })
+    }
+
+    /// A new member (a user, not an admin) of `account`, made with the operator command
+    /// `tunnel-server user create` on the server's database while it runs: `(user_id, api_key)`.
+    pub fn member(&self, account: &str) -> Result<(String, String)> {
+        let output = Command::new(binary("tunnel-server")?)
+            .args(["user", "create", "--account", account, "--database"])
+            .arg(&self.database)
+            .stdin(Stdio::null())
+            .output()?;
+        if !output.status.success() {
+            bail!(
+                "tunnel-server user create failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let created: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+        let field = |name: &str| {
+            created[name]
+                .as_str()
+                .map(str::to_owned)
+                .with_context(|| format!("no {name} in {created}"))
+        };
+        Ok((field("user_id")?, field("api_key")?))
     }
 
     pub fn url(&self) -> String {

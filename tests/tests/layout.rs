@@ -93,6 +93,14 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
     )
     .await?;
 
+    let key = api
+        .create(
+            "/api_keys",
+            json!({"description": "k".repeat(255), "metadata": "m".repeat(4096)}),
+        )
+        .await?;
+    let key_id = id(&key);
+
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
 
@@ -108,10 +116,17 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             ),
             ("/tls-edges", "long host edge"),
             (&*format!("/tls-edges/{edge_id}"), "Backend module"),
+            ("/api-keys", "this console"),
+            (&*format!("/api-keys/{key_id}"), "Shown only once"),
         ];
         for (route, text) in pages_to_check {
             let shot = format!("layout-{width}{}", route.replace('/', "-"));
             check_no_sideways_scroll(&browser, server, route, text, &shot).await?;
+        }
+        if width == 1280 {
+            // Every section, who is signed in, the theme and sign-out fit in one row.
+            let height = header_height(client).await?;
+            assert!(height < 70.0, "the desktop header is {height} px tall");
         }
     }
 

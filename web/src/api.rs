@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tunnel_core::ErrorBody;
 use tunnel_core::paths::{OPERATION_ID_HEADER, SUPPORTED_VERSION, VERSION_HEADER};
-use tunnel_core::resources::credential::CredentialList;
+use tunnel_core::resources::api_key::Me;
 
 /// A failed call: the decoded error body when the server sent one, or a network problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,9 +211,9 @@ pub enum SignInProblem {
 }
 
 /// Checks a sign-in before the console is entered: the base URL's form, then one
-/// authenticated request (the first credential), so a wrong URL or key is reported on the
-/// sign-in screen instead of on every page after it.
-pub async fn check_sign_in(auth: &Auth) -> Result<(), SignInProblem> {
+/// authenticated request (`GET /me`, who the key acts as), so a wrong URL or key is reported on
+/// the sign-in screen instead of on every page after it.
+pub async fn check_sign_in(auth: &Auth) -> Result<Me, SignInProblem> {
     let base = auth.base();
     let form_ok = (base.starts_with('/') && !base.starts_with("//"))
         || ((base.starts_with("http://") || base.starts_with("https://"))
@@ -227,15 +227,8 @@ pub async fn check_sign_in(auth: &Auth) -> Result<(), SignInProblem> {
                 .to_owned(),
         ));
     }
-    let path = format!(
-        "{}{}",
-        tunnel_core::paths::CREDENTIALS,
-        tunnel_core::paths::list_query(Some(1), None)
-    );
-    match send_as(auth, Method::GET, &path, None).await {
-        Ok(text) => serde_json::from_str::<CredentialList>(&text)
-            .map(drop)
-            .map_err(|_| not_this_api(base)),
+    match send_as(auth, Method::GET, tunnel_core::paths::ME, None).await {
+        Ok(text) => serde_json::from_str::<Me>(&text).map_err(|_| not_this_api(base)),
         Err(e) if e.status == 0 => Err(SignInProblem::BaseUrl(e.message)),
         Err(e) if e.status == 401 => Err(SignInProblem::ApiKey(format!(
             "The API refused this key: {}",

@@ -3,7 +3,7 @@
 //! Code map:
 //! - [`api`]: the one HTTP client (headers, error decoding, 401 → sign-in).
 //! - [`session`]: where the sign-in is stored (`sessionStorage`, opt-in `localStorage`).
-//! - [`state`]: app-wide signals (sign-in, toasts, the names cache).
+//! - [`state`]: app-wide signals (sign-in and who it is, toasts, the names cache).
 //! - [`theme`]: light / dark / system theme.
 //! - [`components`]: the one list, fetch and submit helpers, fields, the ACL editor, dialogs,
 //!   toasts, pager.
@@ -27,7 +27,7 @@ pub mod theme;
 use crate::components::toast::Toasts;
 use crate::pages::signin::SignIn;
 use crate::pages::{
-    activity, credentials, event_destinations, event_subscriptions, ssh_cas, tls_edges,
+    activity, api_keys, credentials, event_destinations, event_subscriptions, ssh_cas, tls_edges,
     tunnel_sessions,
 };
 use crate::routes::segment;
@@ -37,6 +37,7 @@ use leptos_router::components::{A, Redirect, Route, Router, Routes};
 use leptos_router::hooks::use_location;
 use leptos_router::{ParamSegment, StaticSegment};
 use std::time::Duration;
+use tunnel_core::resources::api_key::Me;
 use wasm_bindgen::JsCast;
 
 /// Mounts the console on `<body>` (called by `main.rs`), replacing the static loading shell of
@@ -96,7 +97,7 @@ fn Console() -> impl IntoView {
                         {routes::SECTIONS.iter().map(|(href, label)| view! { <A href=*href>{*label}</A> }).collect_view()}
                     </nav>
                     <div class="topbar-end">
-                        <span class="api-base" title="API base URL">{base}</span>
+                        <WhoAmI base=Signal::derive(base) />
                         <theme::ThemeSwitch />
                         <button type="button" class="signout"
                             on:click=move |_| app.sign_out(Some("Signed out. The API key was removed from this browser.".into()))>
@@ -126,10 +127,56 @@ fn Console() -> impl IntoView {
                     <Route path=(StaticSegment(segment::EVENT_DESTINATIONS), id) view=event_destinations::EventDestinationDetail />
                     <Route path=StaticSegment(segment::ACTIVITY) view=activity::ActivityPage />
                     <Route path=(StaticSegment(segment::ACTIVITY), id) view=activity::ActivityEvent />
+                    <Route path=StaticSegment(segment::API_KEYS) view=api_keys::ApiKeyList />
+                    <Route path=(StaticSegment(segment::API_KEYS), StaticSegment(segment::NEW)) view=api_keys::ApiKeyNew />
+                    <Route path=(StaticSegment(segment::API_KEYS), id) view=api_keys::ApiKeyDetail />
                 </Routes>
             </main>
             <p id="route-announcer" class="sr-only" aria-live="polite" aria-atomic="true">{move || announcer.get()}</p>
         </Router>
+    }
+}
+
+/// Who is signed in (`GET /me`): whether an admin, and the account; the user or bot id and the
+/// API base URL on hover. A resumed sign-in (a reload) reads it again; until it is known, only
+/// the base URL shows.
+#[component]
+fn WhoAmI(base: Signal<String>) -> impl IntoView {
+    let app = use_app();
+    let api = crate::api::use_api();
+    Effect::new(move |_| {
+        if app.auth.with(Option::is_some) && app.me.with_untracked(Option::is_none) {
+            leptos::task::spawn_local(async move {
+                // A 401 signs out (the client does); any other failure leaves it unknown.
+                if let Ok(me) = api.get::<Me>(tunnel_core::paths::ME).await {
+                    app.me.try_set(Some(me));
+                }
+            });
+        }
+    });
+    move || match app.me.get() {
+        Some(me) => {
+            let role = if me.is_admin { "admin" } else { "member" };
+            let title = format!(
+                "Signed in as {} {} ({role}) of account {} ({}), through {}",
+                me.principal_kind,
+                me.principal_id,
+                me.account_name,
+                me.account_id,
+                base.get()
+            );
+            // The id is long and says little at a glance: the role and account show, the whole
+            // of it is on hover and for screen readers.
+            view! {
+                <span class="whoami" title=title.clone() aria-label=title>
+                    {role} " · " <span class="account">{me.account_name}</span>
+                </span>
+            }
+            .into_any()
+        }
+        None => {
+            view! { <span class="api-base" title="API base URL">{base.get()}</span> }.into_any()
+        }
     }
 }
 

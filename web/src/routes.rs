@@ -17,6 +17,7 @@ pub mod segment {
     pub const EVENT_SUBSCRIPTIONS: &str = "event-subscriptions";
     pub const EVENT_DESTINATIONS: &str = "event-destinations";
     pub const ACTIVITY: &str = "activity";
+    pub const API_KEYS: &str = "api-keys";
     /// The create page under a section (`/credentials/new`).
     pub const NEW: &str = "new";
     /// The root of the console (the router's empty path), which redirects to the first
@@ -39,6 +40,12 @@ pub const EVENT_DESTINATIONS: &str = "/event-destinations";
 pub const EVENT_DESTINATION_NEW: &str = "/event-destinations/new";
 /// The audit log; its filters are the query (`activity_filtered`).
 pub const ACTIVITY: &str = "/activity";
+pub const API_KEYS: &str = "/api-keys";
+pub const API_KEY_NEW: &str = "/api-keys/new";
+
+pub fn api_key(id: &str) -> String {
+    format!("{API_KEYS}/{id}")
+}
 
 pub fn credential(id: &str) -> String {
     format!("{CREDENTIALS}/{id}")
@@ -123,13 +130,14 @@ pub fn for_id(id: &str) -> Option<String> {
         IdKind::EventDestination => event_destination(id),
         IdKind::EventSubscription => event_subscription(id),
         IdKind::Event => activity_event(id),
+        IdKind::ApiKey => api_key(id),
         _ => return None,
     };
     Some(route)
 }
 
 /// The sections of the main navigation: (route, label).
-pub const SECTIONS: [(&str, &str); 7] = [
+pub const SECTIONS: [(&str, &str); 8] = [
     (CREDENTIALS, "Credentials"),
     (SSH_CAS, "SSH CAs"),
     (TUNNEL_SESSIONS, "Sessions"),
@@ -137,6 +145,7 @@ pub const SECTIONS: [(&str, &str); 7] = [
     (EVENT_SUBSCRIPTIONS, "Events"),
     (EVENT_DESTINATIONS, "Destinations"),
     (ACTIVITY, "Activity"),
+    (API_KEYS, "API keys"),
 ];
 
 /// The product name, the last part of every title.
@@ -169,6 +178,9 @@ pub fn title(path: &str) -> String {
         (s::EVENT_DESTINATIONS, Some(id)) => format!("Event destination {id}"),
         (s::ACTIVITY, None) => "Activity".to_owned(),
         (s::ACTIVITY, Some(id)) => format!("Event {id}"),
+        (s::API_KEYS, None) => "API keys".to_owned(),
+        (s::API_KEYS, Some(s::NEW)) => "New API key".to_owned(),
+        (s::API_KEYS, Some(id)) => format!("API key {id}"),
         (s::ROOT, None) => return PRODUCT.to_owned(),
         _ => "Page not found".to_owned(),
     };
@@ -214,6 +226,7 @@ mod tests {
             (EVENT_SUBSCRIPTIONS, segment::EVENT_SUBSCRIPTIONS),
             (EVENT_DESTINATIONS, segment::EVENT_DESTINATIONS),
             (ACTIVITY, segment::ACTIVITY),
+            (API_KEYS, segment::API_KEYS),
         ];
         for (path, segment) in sections {
             assert_eq!(path, format!("/{segment}"));
@@ -223,6 +236,7 @@ mod tests {
             (SSH_CA_NEW, SSH_CAS),
             (EVENT_SUBSCRIPTION_NEW, EVENT_SUBSCRIPTIONS),
             (EVENT_DESTINATION_NEW, EVENT_DESTINATIONS),
+            (API_KEY_NEW, API_KEYS),
         ] {
             assert_eq!(new, format!("{section}/{}", segment::NEW));
         }
@@ -248,6 +262,7 @@ mod tests {
     fn ids_link_to_their_pages() {
         assert_eq!(for_id("cr_1").as_deref(), Some("/credentials/cr_1"));
         assert_eq!(for_id("ed_1").as_deref(), Some("/event-destinations/ed_1"));
+        assert_eq!(for_id("ak_1").as_deref(), Some("/api-keys/ak_1"));
         assert_eq!(for_id("usr_1"), None);
         assert_eq!(for_id("nothing"), None);
     }

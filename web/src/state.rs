@@ -6,6 +6,7 @@
 use crate::session::{self, Auth};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
+use tunnel_core::resources::api_key::Me;
 
 /// One short message about a completed (or failed) action.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,9 @@ pub struct Toast {
 #[derive(Debug, Clone, Copy)]
 pub struct AppState {
     pub auth: RwSignal<Option<Auth>>,
+    /// Who the key acts as (`GET /me`): read at sign-in, and again when a stored sign-in is
+    /// resumed; `None` until known. Pages leave out what only admins may do by it.
+    pub me: RwSignal<Option<Me>>,
     /// Shown on the sign-in screen (e.g. why the user was signed out).
     pub notice: RwSignal<Option<String>>,
     pub toasts: RwSignal<Vec<Toast>>,
@@ -31,6 +35,7 @@ impl AppState {
     pub fn new(auth: Option<Auth>) -> AppState {
         AppState {
             auth: RwSignal::new(auth),
+            me: RwSignal::new(None),
             notice: RwSignal::new(None),
             toasts: RwSignal::new(Vec::new()),
             next_toast: RwSignal::new(0),
@@ -42,11 +47,18 @@ impl AppState {
         self.auth.get_untracked()
     }
 
-    /// Signs in for this tab (and remembers when asked).
-    pub fn sign_in(&self, auth: Auth, remember: bool) {
+    /// Signs in for this tab (and remembers when asked), as `me`.
+    pub fn sign_in(&self, auth: Auth, remember: bool, me: Me) {
         session::save(&auth, remember);
         self.notice.set(None);
+        self.me.set(Some(me));
         self.auth.set(Some(auth));
+    }
+
+    /// Whether the signed-in principal is known to be an admin (`false` while unknown, so
+    /// admin-only controls appear once it is known rather than vanish).
+    pub fn is_admin(&self) -> bool {
+        self.me.with(|me| me.as_ref().is_some_and(|me| me.is_admin))
     }
 
     /// Forgets the key everywhere and returns to the sign-in screen, with `notice` shown there.
@@ -54,6 +66,7 @@ impl AppState {
         session::clear();
         // Another key may see other resources: forget the names fetched with this one.
         self.names.set(BTreeMap::new());
+        self.me.set(None);
         self.notice.set(notice);
         self.auth.set(None);
     }

@@ -6,6 +6,7 @@
 //! holds what every page uses: finding fields by label, clicking buttons, waiting for text.
 
 pub mod activity;
+pub mod api_keys;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;

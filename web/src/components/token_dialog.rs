@@ -1,6 +1,6 @@
-//! The once-only secret dialog: the API returns a credential's authtoken only in the creation
-//! response, and an event destination's signing secret only when it is created or rotated, so
-//! the console shows each once, with a copy button and a plain warning.
+//! The once-only secret dialog: the API returns a credential's authtoken and an API key only in
+//! the creation response, and an event destination's signing secret only when it is created or
+//! rotated, so the console shows each once, with a copy button and a plain warning.
 
 use super::copy_then;
 use super::dialog::Modal;
@@ -14,6 +14,8 @@ pub enum ShownOnce {
     Authtoken,
     /// An event destination's signing secret (created or rotated).
     SigningSecret,
+    /// A new API key.
+    ApiKey,
 }
 
 impl ShownOnce {
@@ -21,6 +23,7 @@ impl ShownOnce {
         match self {
             ShownOnce::Authtoken => "Your new authtoken",
             ShownOnce::SigningSecret => "Your new signing secret",
+            ShownOnce::ApiKey => "Your new API key",
         }
     }
 
@@ -28,6 +31,7 @@ impl ShownOnce {
         match self {
             ShownOnce::Authtoken => "Authtoken",
             ShownOnce::SigningSecret => "Signing secret",
+            ShownOnce::ApiKey => "API key",
         }
     }
 
@@ -38,6 +42,9 @@ impl ShownOnce {
             }
             ShownOnce::SigningSecret => {
                 " Your webhook receiver checks each delivery's signature with it. The API shows it only when the destination is created or the secret rotated; if you lose it, rotate the secret."
+            }
+            ShownOnce::ApiKey => {
+                " Send it as `Authorization: Bearer <key>`. The API shows a key only once, when it is created. If you lose it, create a new key and delete this one."
             }
         }
     }

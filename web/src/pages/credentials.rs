@@ -91,8 +91,11 @@ pub fn CredentialNew() -> impl IntoView {
             <TextField name="metadata" label="Metadata" value=metadata error=create.message(live, "metadata") multiline=true
                 hint="Machine-readable data, e.g. JSON. At most 4096 bytes." />
             <AclEditor rules=rules server_error=create.error_signal() />
-            <TextField name="owner_id" label="Owner (admins only)" value=owner error=create.message(live, "owner_id")
-                placeholder="usr_… or bot_…" hint="Leave empty to own it yourself. Only admins may name someone else." />
+            // Only admins may name another owner: members are not offered the field.
+            {move || app.is_admin().then(|| view! {
+                <TextField name="owner_id" label="Owner" value=owner error=create.message(live, "owner_id")
+                    placeholder="usr_… or bot_…" hint="Leave empty to own it yourself. As an admin you may name another user or bot of the account." />
+            })}
             {create.failure("The credential was not created")}
             <div class="actions">
                 <A href=routes::CREDENTIALS attr:class="button">"Cancel"</A>

@@ -6,6 +6,7 @@
 //! This module holds what several pages share: the detail-page frame and small text helpers.
 
 pub mod activity;
+pub mod api_keys;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;

@@ -6,6 +6,7 @@ use crate::components::submit::Submit;
 use crate::session::{self, Auth, DEFAULT_BASE_URL};
 use crate::state::use_app;
 use leptos::prelude::*;
+use tunnel_core::resources::api_key::Me;
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -31,9 +32,11 @@ pub fn SignIn() -> impl IntoView {
     let check = Submit::new(
         |auth: &Auth| {
             let auth = auth.clone();
-            async move { check_sign_in(&auth).await.map(|()| auth) }
+            async move { check_sign_in(&auth).await.map(|me| (auth, me)) }
         },
-        move |auth: &Auth| app.sign_in(auth.clone(), remember.get_untracked()),
+        move |(auth, me): &(Auth, Me)| {
+            app.sign_in(auth.clone(), remember.get_untracked(), me.clone())
+        },
     );
     // A refused check lands on the field at fault, with focus there.
     Effect::new(move |_| {

@@ -4,6 +4,7 @@ use super::dom::document;
 use super::dom::*;
 use leptos::prelude::*;
 use leptos::task::tick;
+use tunnel_core::resources::api_key::Me;
 use tunnel_web::pages::signin::SignIn;
 use tunnel_web::session::{self, Auth, STORAGE_KEY};
 use tunnel_web::state::AppState;
@@ -90,6 +91,18 @@ async fn sign_in_checks_the_base_url_and_the_key_before_entering() {
     );
 }
 
+/// Who a key acts as, as `GET /me` answers.
+fn me() -> Me {
+    Me {
+        principal_id: "usr_1".into(),
+        principal_kind: "user".into(),
+        is_admin: true,
+        account_id: "acct_1".into(),
+        account_name: "default".into(),
+        api_key_id: "ak_1".into(),
+    }
+}
+
 #[wasm_bindgen_test]
 async fn the_key_stays_in_session_storage_unless_remembered() {
     let (root, state, _handle) = signed_out_sign_in().await;
@@ -99,6 +112,7 @@ async fn the_key_stays_in_session_storage_unless_remembered() {
             api_key: KEY.into(),
         },
         false,
+        me(),
     );
     assert!(stored(tab()).is_some_and(|s| s.contains(KEY)));
     assert_eq!(stored(local()), None, "not remembered unless asked");
@@ -107,6 +121,10 @@ async fn the_key_stays_in_session_storage_unless_remembered() {
     state.sign_out(Some("bye".into()));
     assert_eq!((stored(tab()), stored(local())), (None, None));
     assert!(state.auth.get_untracked().is_none());
+    assert!(
+        state.me.get_untracked().is_none(),
+        "who was signed in is forgotten"
+    );
     tick().await;
     assert_eq!(text(&root, ".notice"), "bye");
 
@@ -117,6 +135,7 @@ async fn the_key_stays_in_session_storage_unless_remembered() {
             api_key: KEY.into(),
         },
         true,
+        me(),
     );
     assert!(stored(local()).is_some_and(|s| s.contains(KEY)));
     tab().remove_item(STORAGE_KEY).unwrap();

@@ -1,0 +1,205 @@
+//! API keys (`docs/api/api_keys.md`): list (a member's own, every key for an admin), create
+//! (the key shown once; an owner for admins), detail with edit and delete. Deleting the key this
+//! console is signed in with says so first and signs out after.
+
+use super::{detail_page, identity_props, non_empty, short_time, title_or};
+use crate::components::confirm::ConfirmedDelete;
+use crate::components::field::TextField;
+use crate::components::list::{ListPage, RowName};
+use crate::components::submit::Submit;
+use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::routes;
+use crate::state::{AppState, use_app};
+use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::components::A;
+use leptos_router::hooks::use_navigate;
+use tunnel_core::Validate;
+use tunnel_core::paths;
+use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList as Page, ApiKeyUpdate};
+
+#[component]
+pub fn ApiKeyList() -> impl IntoView {
+    let app = use_app();
+    ListPage::new(paths::API_KEYS, routes::api_key)
+        .title("API keys")
+        .create(routes::API_KEY_NEW, "New API key")
+        .lead("Keys that people and scripts use to call the API, each acting as its owner. Admins see every key of the account; members their own.")
+        .columns(&["API key", "Owner", "Created"])
+        .empty("No API keys. Create one for a script or a teammate.")
+        .untitled("Untitled API key")
+        .rows::<Page, _, _>(move |k: ApiKey| {
+            let note = usage_note(app, &k);
+            let cells = view! {
+                <td><code class="id">{k.owner_id}</code>{note.map(|n| view! { " " <span class="badge">{n}</span> })}</td>
+                <td class="time">{short_time(&k.created_at)}</td>
+            };
+            (RowName::new(k.id, k.description), cells)
+        })
+}
+
+/// "this console" for the key the console is signed in with, "yours" for another key of the
+/// signed-in principal.
+fn usage_note(app: AppState, key: &ApiKey) -> Option<&'static str> {
+    app.me.with_untracked(|me| {
+        let me = me.as_ref()?;
+        if me.api_key_id == key.id {
+            Some("this console")
+        } else if me.principal_id == key.owner_id {
+            Some("yours")
+        } else {
+            None
+        }
+    })
+}
+
+#[component]
+pub fn ApiKeyNew() -> impl IntoView {
+    let app = use_app();
+    let navigate = use_navigate();
+    let description = RwSignal::new(String::new());
+    let metadata = RwSignal::new(String::new());
+    let owner = RwSignal::new(String::new());
+    let created = RwSignal::new(None::<ApiKey>);
+    let request = Memo::new(move |_| ApiKeyCreate {
+        description: non_empty(description.get()),
+        metadata: non_empty(metadata.get()),
+        owner_id: non_empty(owner.get().trim().to_owned()),
+    });
+    let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let create = Submit::post(paths::API_KEYS, move |k: &ApiKey| {
+        app.toast(format!("API key {} created.", k.id), false);
+        created.try_set(Some(k.clone()));
+    });
+    let valid = move || live.with(Vec::is_empty);
+    let close_key = Callback::new(move |_| {
+        if let Some(k) = created.get_untracked() {
+            navigate(&routes::api_key(&k.id), NavigateOptions::default());
+        }
+    });
+    view! {
+        <p class="crumbs"><A href=routes::API_KEYS>"API keys"</A>" / new"</p>
+        <h1>"New API key"</h1>
+        <form class="card form" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate>
+            <TextField name="description" label="Description" value=description error=create.message(live, "description")
+                hint="Who or what uses this key, e.g. \"CI deploys\". At most 255 bytes." />
+            <TextField name="metadata" label="Metadata" value=metadata error=create.message(live, "metadata") multiline=true
+                hint="Machine-readable data, e.g. JSON. At most 4096 bytes." />
+            {move || app.is_admin().then(|| view! {
+                <TextField name="owner_id" label="Owner" value=owner error=create.message(live, "owner_id")
+                    placeholder="usr_… or bot_…" hint="Leave empty for a key of your own. As an admin you may make a key for another user or bot of the account." />
+            })}
+            {create.failure("The API key was not created")}
+            <div class="actions">
+                <A href=routes::API_KEYS attr:class="button">"Cancel"</A>
+                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                    {move || if create.busy() { "Creating…" } else { "Create API key" }}
+                </button>
+            </div>
+        </form>
+        {move || created.get().and_then(|k| k.token).map(|token| view! {
+            <TokenDialog token=token on_close=close_key kind=ShownOnce::ApiKey />
+        })}
+    }
+}
+
+#[component]
+pub fn ApiKeyDetail() -> impl IntoView {
+    detail_page(routes::API_KEYS, "API keys", paths::api_key, api_key_view)
+}
+
+/// A loaded key: its properties, the editor (on demand) and delete.
+fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
+    let app = use_app();
+    let editing = RwSignal::new(false);
+    let id = key.id.clone();
+    let this_console = app
+        .me
+        .with_untracked(|me| me.as_ref().is_some_and(|me| me.api_key_id == id));
+    let delete = if this_console {
+        // The next request with it would be a 401 anyway: sign out now, saying why.
+        ConfirmedDelete::new(paths::api_key(&id), move || {
+            app.sign_out(Some(
+                "You deleted the API key this console was signed in with. Sign in with another key."
+                    .into(),
+            ))
+        })
+    } else {
+        ConfirmedDelete::back_to_list(
+            paths::api_key(&id),
+            format!("API key {id} deleted; requests made with it now fail."),
+            routes::API_KEYS,
+        )
+    };
+    let warning = if this_console {
+        format!(
+            "This console is signed in with API key {id}: deleting it revokes it at once and signs you out of this browser. This cannot be undone."
+        )
+    } else {
+        format!(
+            "API key {id} will be revoked at once: every script or person using it gets 401 from the next request. This cannot be undone."
+        )
+    };
+    let edit_key = key.clone();
+    view! {
+        <div class="page-head">
+            <h1>{title_or(&key.description, "API key")}</h1>
+            <div class="actions">
+                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
+                    {move || if editing.get() { "Close editor" } else { "Edit" }}
+                </button>
+                {delete.button("Delete")}
+            </div>
+        </div>
+        {delete.failure("The API key was not deleted")}
+        {this_console.then(|| view! { <p class="hint">"This console is signed in with this key."</p> })}
+        <dl class="props card">
+            {identity_props(key.id.clone(), key.uri.clone(), &key.created_at)}
+            <dt>"Owner"</dt><dd class="mono">{key.owner_id.clone()}</dd>
+            <dt>"Description"</dt><dd>{key.description.clone()}</dd>
+            <dt>"Metadata"</dt><dd><pre class="mono">{key.metadata.clone()}</pre></dd>
+            <dt>"Key"</dt><dd>"Shown only once, when the key was created."</dd>
+        </dl>
+        {move || editing.get().then(|| view! { <ApiKeyEdit key=edit_key.clone() editing=editing reload=reload /> })}
+        {delete.dialog("Delete this API key?", warning, "Delete API key")}
+    }
+}
+
+#[component]
+fn ApiKeyEdit(key: ApiKey, editing: RwSignal<bool>, reload: RwSignal<u32>) -> impl IntoView {
+    let app = use_app();
+    let description = RwSignal::new(key.description.clone());
+    let metadata = RwSignal::new(key.metadata.clone());
+    let path = paths::api_key(&key.id);
+    let original = StoredValue::new(key);
+    // Only changed fields are sent: PATCH leaves the others as they are.
+    let request = Memo::new(move |_| {
+        original.with_value(|o| ApiKeyUpdate {
+            id: None,
+            description: Some(description.get()).filter(|d| *d != o.description),
+            metadata: Some(metadata.get()).filter(|m| *m != o.metadata),
+        })
+    });
+    let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none());
+    let save = Submit::patch(path, move |_: &ApiKey| {
+        app.toast("API key saved.", false);
+        editing.try_set(false);
+        reload.try_update(|r| *r += 1);
+    });
+    let valid = move || live.with(Vec::is_empty);
+    view! {
+        <form class="card form" on:submit=save.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-label="Edit API key">
+            <h2>"Edit"</h2>
+            <TextField name="description" label="Description" value=description error=save.message(live, "description") />
+            <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
+            {save.failure("The API key was not saved")}
+            <div class="actions">
+                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
+                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
+                </button>
+            </div>
+        </form>
+    }
+}
