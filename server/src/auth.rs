@@ -121,9 +121,14 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .into_iter()
         .chain(EVENT_FILTERS)
         .collect();
-    let accepted: &[&str] = match (is_list, relative == paths::EVENTS) {
-        (true, true) => &events,
-        (true, false) => &paging::LIST_PARAMS,
+    let searchable: Vec<&str> = paging::LIST_PARAMS
+        .into_iter()
+        .chain([paging::SEARCH_PARAM])
+        .collect();
+    let accepted: &[&str] = match (is_list, relative) {
+        (true, paths::EVENTS) => &events,
+        (true, DELIVERIES) => &paging::LIST_PARAMS,
+        (true, _) => &searchable,
         (false, _) => &[],
     };
     paging::check_query_names(Some(query), accepted)
@@ -140,6 +145,8 @@ const LIST_PATHS: [&str; 10] = [
     paths::EVENT_DESTINATIONS,
     paths::EVENT_SUBSCRIPTIONS,
     paths::EVENTS,
-    // The deliveries of a destination, as its route is written (the matched path).
-    "/event_destinations/{id}/deliveries",
+    DELIVERIES,
 ];
+
+/// The deliveries of a destination, as its route is written (the matched path).
+const DELIVERIES: &str = "/event_destinations/{id}/deliveries";

@@ -14,6 +14,9 @@ use tunnel_core::paths;
 
 /// The query parameters a list accepts.
 pub const LIST_PARAMS: [&str; 2] = ["limit", "before_id"];
+/// The search parameter (an extension) the lists of resources and sessions also accept; the
+/// audit log and a destination's deliveries have filters of their own instead.
+pub const SEARCH_PARAM: &str = "q";
 
 /// Refuses any query parameter not in `accepted` (the first unknown one is named).
 pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
@@ -53,6 +56,7 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
     let mut page = PageQuery {
         limit: DEFAULT_PAGE_SIZE,
         before_id: None,
+        q: None,
     };
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match name.as_ref() {
@@ -76,24 +80,42 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
                 })?;
                 page.before_id = Some(value.into_owned());
             }
+            SEARCH_PARAM if !value.is_empty() => {
+                if value.chars().count() > MAX_SEARCH_CHARS {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidQueryParameter,
+                        format!("q must be at most {MAX_SEARCH_CHARS} characters."),
+                    )
+                    .with_field("q"));
+                }
+                page.q = Some(value.into_owned());
+            }
             _ => {}
         }
     }
     Ok(page)
 }
 
-/// The absolute uri of the next page, `None` on the last page. `list_path` may carry a query of
-/// its own (a list's filters), which the next page keeps.
+/// The longest search (`q`), in characters: longer than any field it could be found in but
+/// metadata, and a bound on what one search asks of the index.
+pub const MAX_SEARCH_CHARS: usize = 255;
+
+/// The absolute uri of the next page of `page`, `None` on the last page. `list_path` may carry a
+/// query of its own (a list's filters), which the next page keeps, as it keeps the search.
 pub fn next_page_uri(
     state: &AppState,
     list_path: &str,
-    limit: u32,
+    page: &PageQuery,
     more: bool,
     last_id: Option<&str>,
 ) -> Option<String> {
     match (more, last_id) {
         (true, Some(last)) => {
-            let paging = paths::list_query(Some(limit), Some(last));
+            let mut paging = paths::list_query(Some(page.limit), Some(last));
+            if let Some(q) = &page.q {
+                let q: String = form_urlencoded::byte_serialize(q.as_bytes()).collect();
+                paging.push_str(&format!("&q={q}"));
+            }
             let paging = match list_path.contains('?') {
                 true => paging.replacen('?', "&", 1),
                 false => paging,

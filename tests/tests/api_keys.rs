@@ -60,6 +60,18 @@ async fn an_admin_creates_edits_and_revokes_an_api_key() -> anyhow::Result<()> {
     pages::wait_for_text(client, "requests made with it now fail").await?;
     let (status, _) = with_key.get("/me").await?;
     assert_eq!(status, 401, "the deleted key is refused at once");
+
+    // Opened directly (a fresh load, who is signed in not yet known when the key arrives), the
+    // page of the key in use still says so, and so does its list row.
+    let own = me["api_key_id"].as_str().unwrap();
+    client
+        .goto(&format!("{}/api-keys/{own}", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "This console is signed in with this key.").await?;
+    client
+        .goto(&format!("{}/api-keys", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "this console").await?;
     browser.close().await?;
     Ok(())
 }

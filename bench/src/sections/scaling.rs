@@ -17,18 +17,24 @@ use std::time::{Duration, Instant};
 
 pub const NAME: &str = "scaling";
 
-/// First page, middle page and last full page latencies (ms, sequential, one connection).
+/// First page, middle page and last full page latencies, and a selective search's (ms,
+/// sequential, one connection).
 #[derive(Debug, Clone)]
 pub struct ListLatencies {
     pub first: Vec<f64>,
     pub middle: Vec<f64>,
     pub deep: Vec<f64>,
+    /// `q` = the last 8 characters of the middle credential's id: one match among them all.
+    pub search: Vec<f64>,
 }
 
 const LIST_SAMPLES: usize = 50;
 
 /// Warm-up requests before each series.
 const LIST_WARMUP: usize = 5;
+
+/// How much of the middle id the search gives: enough to match that credential alone.
+const SEARCH_CHARS: usize = 8;
 
 pub async fn list_latencies(server: &Server) -> Result<ListLatencies> {
     let page = |before: Option<&str>| match before {
@@ -44,10 +50,15 @@ pub async fn list_latencies(server: &Server) -> Result<ListLatencies> {
         series.push(sequential(server.addr, &page(before), LIST_WARMUP, LIST_SAMPLES).await?);
     }
     let [first, middle, deep] = <[Vec<f64>; 3]>::try_from(series).expect("three series");
+    let middle_id = &server.db.middle_id;
+    let q = &middle_id[middle_id.len() - SEARCH_CHARS..];
+    let search = server.get(&format!("/credentials?limit=100&q={q}"));
+    let search = sequential(server.addr, &search, LIST_WARMUP, LIST_SAMPLES).await?;
     Ok(ListLatencies {
         first,
         middle,
         deep,
+        search,
     })
 }
 
@@ -76,7 +87,10 @@ pub async fn measure(
          credentials (bulk-loaded by `tunnel-server dev seed-credentials`), 50 sequential \
          requests on one connection after 5 warm-up ones: the first page, a middle page \
          (`before_id` = the middle credential) and the last full page (`before_id` = the \
-         101st oldest). Baseline: the same page with 1 k credentials.",
+         101st oldest). Baseline: the same page with 1 k credentials. And a search \
+         (`q` = the last 8 characters of the middle credential's id, which match it alone, \
+         answered from the trigram index), against the plain first page of the same \
+         database.",
     );
     let kinds: Vec<Kind> = dbs
         .kinds()
@@ -197,6 +211,34 @@ pub async fn measure(
             }
         }
     }
+    // The search beside the plain list: at every size, against the first page of the same
+    // database.
+    let mut all_sizes = vec![SMALL];
+    all_sizes.extend(&sizes);
+    for &count in &all_sizes {
+        for (p, label) in percentiles {
+            for &kind in &kinds {
+                let latencies = match count {
+                    SMALL => small.get(&kind),
+                    _ => measured.get(&(kind, count)),
+                };
+                let Some(l) = latencies else {
+                    continue;
+                };
+                let (a, b) = (percentile(&l.search, p), percentile(&l.first, p));
+                let row = Row::new(
+                    format!(
+                        "{} credentials, search `q` (one match), {label}",
+                        thousands(count)
+                    ),
+                    ms(a),
+                    format!("{} (first page, same size)", ms(b)),
+                    Some(a / b),
+                );
+                s.rows.push(if by_kind { row.on(kind) } else { row });
+            }
+        }
+    }
     for &count in &sizes {
         let sqlite = seeds
             .get(&(Kind::Sqlite, count))
@@ -244,7 +286,7 @@ pub async fn measure(
 }
 
 fn latencies_json(l: &ListLatencies) -> serde_json::Value {
-    serde_json::json!({"first_ms": l.first, "middle_ms": l.middle, "deep_ms": l.deep})
+    serde_json::json!({"first_ms": l.first, "middle_ms": l.middle, "deep_ms": l.deep, "search_ms": l.search})
 }
 
 fn thousands(n: u64) -> String {

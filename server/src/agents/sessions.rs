@@ -16,7 +16,7 @@ use super::journal;
 use super::registry::{LiveSession, Registry};
 use super::updates::UpdateProgress;
 use crate::config::Config;
-use crate::store::{Cause, LocatedSession, Result, SessionRow, Store, unix_ms};
+use crate::store::{Cause, LocatedSession, PageQuery, Result, SessionRow, Store, unix_ms};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tunnel_core::acl::Bind;
@@ -66,19 +66,17 @@ impl Sessions {
         self.store.open_session(&row, started).await
     }
 
-    /// One page of the account's live sessions, newest first, and whether more follow.
+    /// One page of the account's live sessions (those holding the page's search, if any),
+    /// newest first, and whether more follow.
     pub async fn list(
         &self,
         account_id: &str,
-        limit: u32,
-        before_id: Option<&str>,
+        page: &PageQuery,
     ) -> Result<(Vec<TunnelSession>, bool)> {
-        let mut rows = self
-            .store
-            .live_sessions_page(account_id, limit, before_id)
-            .await?;
-        let more = rows.len() > limit as usize;
-        rows.truncate(limit as usize);
+        let mut rows = self.store.live_sessions_page(account_id, page).await?;
+        let limit = page.limit as usize;
+        let more = rows.len() > limit;
+        rows.truncate(limit);
         Ok((rows.into_iter().map(|s| self.shown(s.row)).collect(), more))
     }
 

@@ -314,7 +314,7 @@ impl<P: ListPage> Page<P> {
         P::Item: HasId,
     {
         let last = items.last().map(HasId::id);
-        let next_page_uri = paging::next_page_uri(state, list_path, page.limit, more, last);
+        let next_page_uri = paging::next_page_uri(state, list_path, page, more, last);
         Page {
             uri: state.uri(list_path),
             items,

@@ -68,10 +68,7 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<TunnelSessionList>>> {
     let page = paging::parse(query.as_deref(), IdKind::TunnelSession)?;
-    let (sessions, more) = state
-        .sessions()
-        .list(&caller.account_id, page.limit, page.before_id.as_deref())
-        .await?;
+    let (sessions, more) = state.sessions().list(&caller.account_id, &page).await?;
     let path = paths::TUNNEL_SESSIONS;
     Ok(Json(Page::new(&state, path, &page, sessions, more)))
 }

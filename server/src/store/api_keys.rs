@@ -16,6 +16,7 @@ record! {
         table: "api_keys",
         kind: IdKind::ApiKey,
         owner: "principal_id",
+        search: ["id", "description", "metadata", "principal_id"],
         columns: {
             principal_id: String = Text,
         }

@@ -21,6 +21,7 @@ record! {
             count: "SELECT COUNT(*) FROM tls_edges WHERE backend_id = $1",
             by: "the backend of a TLS edge; remove that backend module first",
         },
+        search: ["id", "description", "metadata", "labels"],
         columns: {
             labels: BTreeMap<String, String> = Json,
             /// The account the backend belongs to.

@@ -77,6 +77,7 @@ macro_rules! record {
             kind: $kind:expr,
             $(used_by: $used:expr,)?
             $(owner: $owner:literal,)?
+            search: [$($search:literal),* $(,)?],
             $(complete: $complete:path,)?
             columns: {
                 $($(#[$field_attr:meta])* $field:ident: $ty:ty = $column:ty,)*
@@ -115,6 +116,7 @@ macro_rules! record {
             const KIND: tunnel_core::ids::IdKind = $kind;
             $(const USED_BY: Option<$crate::store::records::UsedBy> = Some($used);)?
             $(const OWNER: Option<&'static str> = Some($owner);)?
+            const SEARCH: &'static [&'static str] = &[$($search),*];
 
             fn decode(row: &sqlx::any::AnyRow) -> $crate::store::Result<$name> {
                 use $crate::store::columns::{Column, Text};

@@ -13,6 +13,7 @@ record! {
     pub struct CredentialRow {
         table: "credentials",
         kind: IdKind::Credential,
+        search: ["id", "description", "metadata", "acl", "owner_id"],
         columns: {
             acl: Vec<String> = Json,
             owner_id: String = Text,

@@ -19,6 +19,7 @@ record! {
             count: "SELECT COUNT(*) FROM event_subscription_destinations WHERE destination_id = $1",
             by: "used by an event subscription; remove it from the subscription first",
         },
+        search: ["id", "description", "metadata", "format", "target"],
         columns: {
             format: String = Text,
             target: EventTarget = Json,

@@ -13,6 +13,7 @@ record! {
     pub struct SubscriptionRow {
         table: "event_subscriptions",
         kind: IdKind::EventSubscription,
+        search: ["id", "description", "metadata", "sources"],
         complete: with_destinations,
         columns: {
             /// Event types, in the order given.

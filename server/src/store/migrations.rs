@@ -16,6 +16,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
     ),
     (4, include_str!("../../migrations/sqlite/0004_cluster.sql")),
     (5, include_str!("../../migrations/sqlite/0005_api_keys.sql")),
+    (6, include_str!("../../migrations/sqlite/0006_search.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -35,6 +36,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../migrations/postgres/0005_api_keys.sql"),
     ),
+    (6, include_str!("../../migrations/postgres/0006_search.sql")),
 ];
 
 impl Store {

@@ -35,6 +35,7 @@ mod event_subscriptions;
 mod events;
 mod migrations;
 mod records;
+mod search;
 mod sessions;
 mod ssh_cas;
 mod tls_edges;
@@ -86,6 +87,8 @@ pub const QUIET_LOG_TARGETS: &str = "sqlx=warn";
 pub struct PageQuery {
     pub limit: u32,
     pub before_id: Option<String>,
+    /// The search (`q`): only rows whose searched text holds it; `None` for every row.
+    pub q: Option<String>,
 }
 
 /// The handle on the database, cheap to clone.

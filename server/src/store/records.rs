@@ -35,6 +35,9 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// The column naming the principal a row belongs to, for tables whose rows a member sees
     /// only of their own (API keys); `None` when every principal of the account sees every row.
     const OWNER: Option<&'static str> = None;
+    /// The columns a search (`q`) looks in, in the order migration 6 indexes them
+    /// (`super::search`).
+    const SEARCH: &'static [&'static str];
 
     /// The row of a `SELECT *` of the table.
     fn decode(row: &AnyRow) -> Result<Self>;
@@ -159,37 +162,44 @@ impl<'a, R: Record> Audit<'a, R> {
 }
 
 impl Store {
-    /// One page of the account's rows, newest first, `limit + 1` of them so the caller knows
-    /// whether more exist.
+    /// One page of the rows in `scope` (those holding the page's search, if any), newest first,
+    /// `limit + 1` of them so the caller knows whether more exist.
     pub async fn list<'a, R: Record>(
         &self,
         scope: impl Into<Scope<'a>>,
         page: &PageQuery,
     ) -> Result<Vec<R>> {
-        // Two statements rather than one with `(? IS NULL OR id < ?)`: SQLite plans a statement
+        // The statement has `id < ?` only for a later page, never `(? IS NULL OR id < ?)`: SQLite plans a statement
         // once, and with that OR it cannot use `id < ?` as a range on the (account_id, id)
         // index, so it walked the index from the newest row and filtered; a deep page cost
         // O(rows newer than before_id) (34× the first page at 100 k credentials, `cargo xtask
         // bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
         // the same whatever the total (docs/api/README.md, lists and paging).
         let table = R::TABLE;
-        let (filter, values) = scope.into().filter::<R>(1);
-        let next = values.len() + 1;
-        let sql = match page.before_id {
-            Some(_) => format!(
-                "SELECT * FROM {table} WHERE {filter} AND id < ${next} ORDER BY id DESC LIMIT ${}",
-                next + 1
-            ),
-            None => {
-                format!("SELECT * FROM {table} WHERE {filter} ORDER BY id DESC LIMIT ${next}")
-            }
-        };
+        let (mut filter, values) = scope.into().filter::<R>(1);
+        let mut next = values.len() + 1;
+        if page.before_id.is_some() {
+            filter.push_str(&format!(" AND id < ${next}"));
+            next += 1;
+        }
+        let mut searched = None;
+        if let Some(q) = page.q.as_deref() {
+            let (condition, value) =
+                super::search::condition(self.dialect, table, "", R::SEARCH, next, q);
+            filter.push_str(&format!(" AND {condition}"));
+            searched = Some(value);
+            next += 1;
+        }
+        let sql = format!("SELECT * FROM {table} WHERE {filter} ORDER BY id DESC LIMIT ${next}");
         let mut query = sqlx::query(&sql);
         for value in values {
             query = query.bind(value);
         }
         if let Some(before_id) = page.before_id.as_deref() {
             query = query.bind(before_id);
+        }
+        if let Some(q) = searched {
+            query = query.bind(q);
         }
         let mut conn = self.pool.acquire().await?;
         let rows = query

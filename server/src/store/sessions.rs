@@ -11,10 +11,14 @@
 //! agree on the time.
 
 use super::events::NewEvent;
-use super::{Result, Store, WriteTx, now_rfc3339};
+use super::{PageQuery, Result, Store, WriteTx, now_rfc3339, search};
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
 use tunnel_core::resources::tunnel_session::TunnelSession;
+
+/// The columns a search of the sessions (`q`) looks in: the session's wire form holds its ip,
+/// os, agent version, metadata and credential (`super::search`).
+pub(super) const SEARCH: &[&str] = &["id", "credential_id", "session"];
 
 /// A session as the directory holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,24 +289,30 @@ impl Store {
             .pop())
     }
 
-    /// One page of the account's live sessions, newest first: `limit + 1` of them at most, so
-    /// the caller knows whether more follow.
+    /// One page of the account's live sessions (those holding the page's search, if any),
+    /// newest first: `limit + 1` of them at most, so the caller knows whether more follow.
     pub async fn live_sessions_page(
         &self,
         account_id: &str,
-        limit: u32,
-        before_id: Option<&str>,
+        page: &PageQuery,
     ) -> Result<Vec<LocatedSession>> {
-        match before_id {
-            Some(before) => {
-                self.live_sessions(account_id, "AND s.id < $2", Some(limit + 1), &[before])
-                    .await
-            }
-            None => {
-                self.live_sessions(account_id, "", Some(limit + 1), &[])
-                    .await
-            }
+        // `id < ?` only for a later page (see `Store::list`).
+        let mut filter = String::new();
+        let mut binds: Vec<String> = Vec::new();
+        if let Some(before) = &page.before_id {
+            binds.push(before.clone());
+            filter.push_str(&format!(" AND s.id < ${}", binds.len() + 1));
         }
+        if let Some(q) = page.q.as_deref() {
+            let param = binds.len() + 2;
+            let (condition, value) =
+                search::condition(self.dialect, "tunnel_sessions", "s.", SEARCH, param, q);
+            filter.push_str(&format!(" AND {condition}"));
+            binds.push(value);
+        }
+        let binds: Vec<&str> = binds.iter().map(String::as_str).collect();
+        self.live_sessions(account_id, &filter, Some(page.limit + 1), &binds)
+            .await
     }
 
     /// The live sessions of the account opened with `credential_id`.

@@ -11,6 +11,7 @@ record! {
     pub struct SshCaRow {
         table: "ssh_certificate_authorities",
         kind: IdKind::SshCertificateAuthority,
+        search: ["id", "description", "metadata", "key_type"],
         columns: {
             key_type: String = Text,
             public_key: String = Text,

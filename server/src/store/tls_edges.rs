@@ -14,6 +14,7 @@ record! {
     pub struct TlsEdgeRow {
         table: "tls_edges",
         kind: IdKind::TlsEdge,
+        search: ["id", "description", "metadata", "hostports"],
         columns: {
             hostports: Vec<String> = Json,
             /// The backend module: `(backend_id, enabled)`.

@@ -310,8 +310,12 @@ impl Store {
             .iter()
             .map(|row: &AnyRow| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_>>()?;
+        // SQLite's search indexes are virtual tables with shadow tables of their own
+        // (`<table>_search…`), rebuilt by the target's triggers as rows arrive: not moved.
         found.retain(|(table, _)| {
-            table != "schema_migrations" && !LIVE_TABLES.contains(&table.as_str())
+            table != "schema_migrations"
+                && !LIVE_TABLES.contains(&table.as_str())
+                && !table.contains("_search")
         });
         found.sort();
         let mut known: Vec<(String, String)> = TABLES

@@ -33,3 +33,4 @@ mod limits;
 mod links;
 mod paging;
 mod references;
+mod search;

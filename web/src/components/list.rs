@@ -15,6 +15,7 @@
 use super::copy::CopyButton;
 use super::loading::{Load, fetch_into, render_load};
 use super::pager::{Pager, PagerNav};
+use super::search::{SearchBox, use_search, with_search};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use serde::de::DeserializeOwned;
@@ -59,6 +60,8 @@ pub struct ListPage {
     empty: &'static str,
     untitled: &'static str,
     reload: Option<RwSignal<u32>>,
+    /// The search box's label, for a list that can be searched.
+    search: Option<&'static str>,
 }
 
 impl ListPage {
@@ -81,6 +84,16 @@ impl ListPage {
             empty: "",
             untitled: "",
             reload: None,
+            search: None,
+        }
+    }
+
+    /// A search box (labelled `label`) over the list: the search is in the console's URL and
+    /// goes to the API as `q`; a new search starts at the first page.
+    pub fn search(self, label: &'static str) -> ListPage {
+        ListPage {
+            search: Some(label),
+            ..self
         }
     }
 
@@ -145,9 +158,17 @@ impl ListPage {
         V: IntoView + 'static,
     {
         let reload = self.reload.unwrap_or_else(|| RwSignal::new(0));
+        let mut list = self;
+        let mut searched = None;
+        if list.search.is_some() {
+            let (base, q) = (list.api_path, use_search());
+            list.api_path = Signal::derive(move || with_search(&base.get(), &q.get()));
+            searched = Some(q);
+        }
         view! {
-            {self.head()}
-            {resource_list::<P, R, V>(self, reload, row)}
+            {list.head()}
+            {list.search.map(|label| view! { <SearchBox label=label /> })}
+            {resource_list::<P, R, V>(list, searched, reload, row)}
         }
     }
 
@@ -169,8 +190,14 @@ impl ListPage {
     }
 }
 
-/// The list itself, under the page's heading: `reload` refetches the current page.
-fn resource_list<P, R, V>(page: ListPage, reload: RwSignal<u32>, row: R) -> impl IntoView
+/// The list itself, under the page's heading (and search box: `searched` is its search):
+/// `reload` refetches the current page.
+fn resource_list<P, R, V>(
+    page: ListPage,
+    searched: Option<Memo<String>>,
+    reload: RwSignal<u32>,
+    row: R,
+) -> impl IntoView
 where
     P: ApiPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
     P::Item: Clone,
@@ -180,14 +207,16 @@ where
     // A new path (other filters) is a new list: a fresh pager, at the first page.
     move || {
         let path = page.api_path.get();
-        path_list::<P, R, V>(page, path, reload, row.clone())
+        let q = searched.map(|q| q.get_untracked()).unwrap_or_default();
+        path_list::<P, R, V>(page, path, q, reload, row.clone())
     }
 }
 
-/// The list at one API path.
+/// The list at one API path (with the search `q`, empty when none).
 fn path_list<P, R, V>(
     page: ListPage,
     api_path: String,
+    q: String,
     reload: RwSignal<u32>,
     row: R,
 ) -> impl IntoView
@@ -223,8 +252,12 @@ where
     view! {
         <div class="list-area" class:list-loading=move || page.with(|p| matches!(p, Load::Loading))>
             {move || {
-                let row = row.clone();
+                let (row, q) = (row.clone(), q.clone());
                 render_load(page.get(), reload, move |p: P| {
+                    if p.items().is_empty() && !q.is_empty() {
+                        let text = format!("Nothing matches “{q}”.");
+                        return view! { <p class="empty" role="status">{text}</p> }.into_any();
+                    }
                     if p.items().is_empty() {
                         return view! { <p class="empty">{empty}</p> }.into_any();
                     }

@@ -1,6 +1,7 @@
 //! Reusable pieces of the console. They live in the lib so the browser tests can mount them.
 //!
-//! - [`list`]: the one list page (fetch, pager, states, table and row links) and `PAGE_SIZE`.
+//! - [`list`]: the one list page (fetch, pager, states, table and row links) and `PAGE_SIZE`;
+//!   [`search`]: its search box, the search kept in the URL.
 //! - [`loading`]: the one fetch helper and the loading / ready / failed states.
 //! - [`submit`]: the one way to send a change (busy, server errors, success), on `Action`.
 //! - [`confirm`]: confirmation dialogs and the delete flow of the detail pages.
@@ -20,6 +21,7 @@ pub mod list;
 pub mod loading;
 pub mod names;
 pub mod pager;
+pub mod search;
 pub mod submit;
 pub mod text;
 pub mod time;

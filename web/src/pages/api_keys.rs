@@ -22,6 +22,7 @@ use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList as Page, 
 pub fn ApiKeyList() -> impl IntoView {
     let app = use_app();
     ListPage::new(paths::API_KEYS, routes::api_key)
+        .search("Search API keys")
         .title("API keys")
         .create(routes::API_KEY_NEW, "New API key")
         .lead("Keys that people and scripts use to call the API, each acting as its owner. Admins see every key of the account; members their own.")
@@ -29,9 +30,13 @@ pub fn ApiKeyList() -> impl IntoView {
         .empty("No API keys. Create one for a script or a teammate.")
         .untitled("Untitled API key")
         .rows::<Page, _, _>(move |k: ApiKey| {
-            let note = usage_note(app, &k);
+            // Reactive: after a reload the rows may arrive before who is signed in is known.
+            let (key_id, owner) = (k.id.clone(), k.owner_id.clone());
+            let note = move || {
+                usage_note(app, &key_id, &owner).map(|n| view! { " " <span class="badge">{n}</span> })
+            };
             let cells = view! {
-                <td><code class="id">{k.owner_id}</code>{note.map(|n| view! { " " <span class="badge">{n}</span> })}</td>
+                <td><code class="id">{k.owner_id}</code>{note}</td>
                 <td class="time">{short_time(&k.created_at)}</td>
             };
             (RowName::new(k.id, k.description), cells)
@@ -39,13 +44,13 @@ pub fn ApiKeyList() -> impl IntoView {
 }
 
 /// "this console" for the key the console is signed in with, "yours" for another key of the
-/// signed-in principal.
-fn usage_note(app: AppState, key: &ApiKey) -> Option<&'static str> {
-    app.me.with_untracked(|me| {
+/// signed-in principal (tracked: `None` until who is signed in is known).
+fn usage_note(app: AppState, key_id: &str, owner_id: &str) -> Option<&'static str> {
+    app.me.with(|me| {
         let me = me.as_ref()?;
-        if me.api_key_id == key.id {
+        if me.api_key_id == key_id {
             Some("this console")
-        } else if me.principal_id == key.owner_id {
+        } else if me.principal_id == owner_id {
             Some("yours")
         } else {
             None
@@ -113,32 +118,39 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
     let editing = RwSignal::new(false);
     let id = key.id.clone();
-    let this_console = app
-        .me
-        .with_untracked(|me| me.as_ref().is_some_and(|me| me.api_key_id == id));
-    let delete = if this_console {
-        // The next request with it would be a 401 anyway: sign out now, saying why.
-        ConfirmedDelete::new(paths::api_key(&id), move || {
+    // Tracked: after a reload the key may arrive before who is signed in is known.
+    let key_id = id.clone();
+    let this_console = Memo::new(move |_| {
+        app.me
+            .with(|me| me.as_ref().is_some_and(|me| me.api_key_id == key_id))
+    });
+    let navigate = use_navigate();
+    let deleted_id = id.clone();
+    let delete = ConfirmedDelete::new(paths::api_key(&id), move || {
+        if this_console.get_untracked() {
+            // The next request with it would be a 401 anyway: sign out now, saying why.
             app.sign_out(Some(
                 "You deleted the API key this console was signed in with. Sign in with another key."
                     .into(),
-            ))
-        })
-    } else {
-        ConfirmedDelete::back_to_list(
-            paths::api_key(&id),
-            format!("API key {id} deleted; requests made with it now fail."),
-            routes::API_KEYS,
-        )
-    };
-    let warning = if this_console {
-        format!(
-            "This console is signed in with API key {id}: deleting it revokes it at once and signs you out of this browser. This cannot be undone."
-        )
-    } else {
-        format!(
-            "API key {id} will be revoked at once: every script or person using it gets 401 from the next request. This cannot be undone."
-        )
+            ));
+        } else {
+            app.toast(
+                format!("API key {deleted_id} deleted; requests made with it now fail."),
+                false,
+            );
+            navigate(routes::API_KEYS, NavigateOptions::default());
+        }
+    });
+    let warning = move || {
+        if this_console.get() {
+            format!(
+                "This console is signed in with API key {id}: deleting it revokes it at once and signs you out of this browser. This cannot be undone."
+            )
+        } else {
+            format!(
+                "API key {id} will be revoked at once: every script or person using it gets 401 from the next request. This cannot be undone."
+            )
+        }
     };
     let edit_key = key.clone();
     view! {
@@ -152,7 +164,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
             </div>
         </div>
         {delete.failure("The API key was not deleted")}
-        {this_console.then(|| view! { <p class="hint">"This console is signed in with this key."</p> })}
+        {move || this_console.get().then(|| view! { <p class="hint">"This console is signed in with this key."</p> })}
         <dl class="props card">
             {identity_props(key.id.clone(), key.uri.clone(), &key.created_at)}
             <dt>"Owner"</dt><dd class="mono">{key.owner_id.clone()}</dd>
@@ -161,7 +173,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
             <dt>"Key"</dt><dd>"Shown only once, when the key was created."</dd>
         </dl>
         {move || editing.get().then(|| view! { <ApiKeyEdit key=edit_key.clone() editing=editing reload=reload /> })}
-        {delete.dialog("Delete this API key?", warning, "Delete API key")}
+        {move || delete.dialog("Delete this API key?", warning(), "Delete API key")}
     }
 }
 

@@ -23,6 +23,7 @@ use tunnel_core::resources::credential::{
 #[component]
 pub fn CredentialList() -> impl IntoView {
     ListPage::new(paths::CREDENTIALS, routes::credential)
+        .search("Search credentials")
         .title("Credentials")
         .create(routes::CREDENTIAL_NEW, "New credential")
         .lead("Authtokens that tunnel agents use to start sessions, each limited by its ACL.")

@@ -57,6 +57,7 @@ fn create_request(description: String, metadata: String, url: String) -> EventDe
 #[component]
 pub fn EventDestinationList() -> impl IntoView {
     ListPage::new(paths::EVENT_DESTINATIONS, routes::event_destination)
+        .search("Search destinations")
         .title("Event destinations")
         .create(routes::EVENT_DESTINATION_NEW, "New destination")
         .lead("Where event subscriptions send events: webhooks, each signed with its own secret.")

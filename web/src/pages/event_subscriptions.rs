@@ -33,6 +33,7 @@ pub const NO_SOURCES: &str = "No event types yet: nothing is delivered until you
 #[component]
 pub fn EventSubscriptionList() -> impl IntoView {
     ListPage::new(paths::EVENT_SUBSCRIPTIONS, routes::event_subscription)
+        .search("Search subscriptions")
         .title("Event subscriptions")
         .create(routes::EVENT_SUBSCRIPTION_NEW, "New subscription")
         .columns(&["Event subscription", "Sources", "Destinations", "Created"])

@@ -27,6 +27,7 @@ use tunnel_core::ssh::{DEFAULT_RSA_KEY_SIZE, EllipticCurve, KeySpec, KeyType, RS
 #[component]
 pub fn SshCaList() -> impl IntoView {
     ListPage::new(paths::SSH_CERTIFICATE_AUTHORITIES, routes::ssh_ca)
+        .search("Search SSH CAs")
         .title("SSH certificate authorities")
         .create(routes::SSH_CA_NEW, "New SSH CA")
         .columns(&["SSH certificate authority", "Key type", "Created"])

@@ -39,6 +39,7 @@ fn split_list(text: &str) -> Vec<String> {
 pub fn TlsEdgeList() -> impl IntoView {
     let reload = RwSignal::new(0);
     let list = ListPage::new(paths::TLS_EDGES, routes::tls_edge)
+        .search("Search TLS edges")
         .title("TLS edges")
         .lead("Pick an edge to set the tunnel-group backend that serves its traffic.")
         .columns(&["TLS edge", "Host:ports", "Backend", "Created"])

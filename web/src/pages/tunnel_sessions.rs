@@ -81,6 +81,7 @@ pub fn TunnelSessionList() -> impl IntoView {
         "Started",
     ];
     ListPage::new(paths::TUNNEL_SESSIONS, routes::tunnel_session)
+        .search("Search sessions")
         .title("Tunnel sessions")
         .hint("Online agents; refreshed every 3 s while this page is visible.")
         .columns(columns)

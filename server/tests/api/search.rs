@@ -1,0 +1,302 @@
+//! Searching lists (`q`, docs/api/README.md, searching): every list of resources and sessions
+//! finds, case-insensitively, the items whose id, description, metadata or own fields hold the
+//! text, through the trigram indexes (3 characters and more) and without them (1 or 2); the
+//! search is literal text; it pages with `next_page_uri` keeping it; the index follows updates
+//! and deletes; members search only what they reach; the audit log and deliveries refuse it.
+
+use crate::common::TestApp;
+use crate::support::session;
+use serde_json::{Value, json};
+use tunnel_core::resources::credential::Credential;
+
+/// The ids a list answers for `path` (its items under `field`), and its `next_page_uri`.
+async fn found(app: &TestApp, path: &str, field: &str) -> (Vec<String>, Option<String>) {
+    let resp = app.get(path).send(app).await;
+    assert_eq!(resp.status, 200, "GET {path}: {}", resp.text);
+    let ids = resp.json[field]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["id"].as_str().unwrap().to_owned())
+        .collect();
+    let next = resp.json["next_page_uri"].as_str().map(str::to_owned);
+    (ids, next)
+}
+
+async fn ids(app: &TestApp, path: &str, field: &str) -> Vec<String> {
+    found(app, path, field).await.0
+}
+
+async fn credential(app: &TestApp, body: Value) -> String {
+    app.created::<Credential>("/credentials", body).await.id
+}
+
+#[tokio::test]
+async fn credentials_are_found_by_every_field_case_insensitively() {
+    let app = TestApp::new().await;
+    let laptop = credential(
+        &app,
+        json!({"description": "Ops-Laptop", "metadata": "{\"team\":\"Platform\"}"}),
+    )
+    .await;
+    let edge = credential(
+        &app,
+        json!({"description": "edge", "acl": ["bind:*.Example.org", "bind:env=prod"]}),
+    )
+    .await;
+    let percent = credential(&app, json!({"description": "100% done_now"})).await;
+    let members = app
+        .created_by::<Credential>(
+            &app.user_key,
+            "/credentials",
+            json!({"description": "mine"}),
+        )
+        .await
+        .id;
+    let everything = [&members, &percent, &edge, &laptop];
+    let all = |list: &[&String]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+
+    for (q, expected) in [
+        ("laptop", vec![&laptop]),
+        ("OPS-LAP", vec![&laptop]),
+        ("platform", vec![&laptop]),
+        ("example.ORG", vec![&edge]),
+        ("env=prod", vec![&edge]),
+        // Literal text: `%` and `_` are not wildcards, `"` is not syntax.
+        ("100%", vec![&percent]),
+        ("e_n", vec![&percent]),
+        ("%", vec![&percent]),
+        ("\"team\"", vec![&laptop]),
+        // One or two characters, without the index (none that a random id could hold).
+        ("S-", vec![&laptop]),
+        ("-q", vec![]),
+        ("nothing like it", vec![]),
+    ] {
+        let path = format!("/credentials?q={}", urlencode(q));
+        assert_eq!(
+            ids(&app, &path, "credentials").await,
+            all(&expected),
+            "q={q:?}"
+        );
+    }
+    // Ids and owners are searched too.
+    let tail = &laptop[laptop.len() - 8..];
+    assert_eq!(
+        ids(&app, &format!("/credentials?q={tail}"), "credentials").await,
+        std::slice::from_ref(&laptop)
+    );
+    assert_eq!(
+        ids(
+            &app,
+            &format!("/credentials?q={}", app.user_id),
+            "credentials"
+        )
+        .await,
+        std::slice::from_ref(&members)
+    );
+    assert_eq!(
+        ids(&app, "/credentials?q=cr_", "credentials").await,
+        all(&everything)
+    );
+    // An empty search is no search.
+    assert_eq!(ids(&app, "/credentials?q=", "credentials").await.len(), 4);
+}
+
+#[tokio::test]
+async fn a_search_pages_with_its_next_page_uri_and_follows_updates_and_deletes() {
+    let app = TestApp::new().await;
+    let mut wanted = Vec::new();
+    for i in 0..7 {
+        wanted.push(credential(&app, json!({"description": format!("batch-{i} keep")})).await);
+        credential(&app, json!({"description": format!("other-{i}")})).await;
+    }
+    wanted.reverse();
+    let (first, next) = found(&app, "/credentials?q=KEEP&limit=3", "credentials").await;
+    let next = next.expect("a second page");
+    assert!(
+        next.contains("q=KEEP") && next.contains("limit=3"),
+        "{next}"
+    );
+    let (second, next) = found(&app, &next, "credentials").await;
+    let (third, last) = found(&app, &next.unwrap(), "credentials").await;
+    assert_eq!(last, None);
+    assert_eq!([first, second, third].concat(), wanted);
+
+    // An update moves a credential in and out of a search; a delete takes it out.
+    let moved = &wanted[0];
+    app.patched::<Value>(
+        &format!("/credentials/{moved}"),
+        json!({"description": "renamed"}),
+    )
+    .await;
+    assert!(
+        !ids(&app, "/credentials?q=keep", "credentials")
+            .await
+            .contains(moved)
+    );
+    assert_eq!(
+        ids(&app, "/credentials?q=renamed", "credentials").await,
+        std::slice::from_ref(moved)
+    );
+    app.deleted(&format!("/credentials/{moved}")).await;
+    assert!(
+        ids(&app, "/credentials?q=renamed", "credentials")
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn every_resource_list_searches_its_own_fields() {
+    let app = TestApp::new().await;
+    let ecdsa = app
+        .create(
+            "/ssh_certificate_authorities",
+            json!({"private_key_type": "ecdsa"}),
+        )
+        .await;
+    app.create("/ssh_certificate_authorities", json!({})).await;
+    assert_eq!(
+        ids(
+            &app,
+            "/ssh_certificate_authorities?q=ECDSA",
+            "ssh_certificate_authorities"
+        )
+        .await,
+        [ecdsa["id"].as_str().unwrap()]
+    );
+    let backend = app
+        .create(
+            "/backends/tunnel_group",
+            json!({"labels": {"region": "eu-west"}}),
+        )
+        .await;
+    app.create("/backends/tunnel_group", json!({})).await;
+    assert_eq!(
+        ids(&app, "/backends/tunnel_group?q=eu-west", "backends").await,
+        [backend["id"].as_str().unwrap()]
+    );
+    let edge = app
+        .create("/edges/tls", json!({"hostports": ["shop.example.com:443"]}))
+        .await;
+    app.create("/edges/tls", json!({})).await;
+    assert_eq!(
+        ids(&app, "/edges/tls?q=shop.example", "tls_edges").await,
+        [edge["id"].as_str().unwrap()]
+    );
+    let destination = app
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": "https://hooks.example.com/billing"}}}),
+        )
+        .await;
+    app.create(
+        "/event_destinations",
+        json!({"target": {"webhook": {"url": "https://hooks.example.com/other"}}}),
+    )
+    .await;
+    assert_eq!(
+        ids(&app, "/event_destinations?q=billing", "event_destinations").await,
+        [destination["id"].as_str().unwrap()]
+    );
+    let subscription = app
+        .create(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "tls_edge_created.v0"}]}),
+        )
+        .await;
+    app.create("/event_subscriptions", json!({})).await;
+    assert_eq!(
+        ids(
+            &app,
+            "/event_subscriptions?q=tls_edge_created",
+            "event_subscriptions"
+        )
+        .await,
+        [subscription["id"].as_str().unwrap()]
+    );
+    // API keys: by description and owner, and a member finds only what they reach.
+    let key = app
+        .create(
+            "/api_keys",
+            json!({"description": "deploy bot", "owner_id": app.user_id}),
+        )
+        .await;
+    assert_eq!(
+        ids(&app, "/api_keys?q=DEPLOY", "keys").await,
+        [key["id"].as_str().unwrap()]
+    );
+    let admins = app
+        .get(&format!("/api_keys?q={}", app.admin_id))
+        .key(&app.user_key)
+        .send(&app)
+        .await;
+    assert_eq!(admins.status, 200);
+    assert_eq!(
+        admins.json["keys"],
+        json!([]),
+        "a member does not find the admin's keys"
+    );
+    // Another account's resources are never found.
+    let theirs = app
+        .get("/edges/tls?q=shop")
+        .key(&app.other_key)
+        .send(&app)
+        .await;
+    assert_eq!(theirs.json["tls_edges"], json!([]));
+}
+
+#[tokio::test]
+async fn sessions_are_found_by_ip_os_version_metadata_and_credential() {
+    let app = TestApp::new().await;
+    let mut ids_by_n = Vec::new();
+    for n in 0..4 {
+        let mut live = session(&app, n, &app.account_id, &format!("cr_{n}abc"));
+        live.session.ip = format!("10.0.{n}.7");
+        live.session.os = if n == 2 {
+            "windows".into()
+        } else {
+            "linux".into()
+        };
+        live.session.agent_version = format!("3.{n}.1");
+        live.session.metadata = format!("rack-{n}");
+        ids_by_n.push(live.session.id.clone());
+        app.state.sessions().register(live).await.unwrap();
+    }
+    for (q, n) in [
+        ("10.0.1.", 1),
+        ("WINDOWS", 2),
+        ("3.3.1", 3),
+        ("rack-0", 0),
+        ("cr_1abc", 1),
+    ] {
+        assert_eq!(
+            ids(&app, &format!("/tunnel_sessions?q={q}"), "tunnel_sessions").await,
+            [ids_by_n[n].clone()],
+            "q={q}"
+        );
+    }
+    let (page, next) = found(&app, "/tunnel_sessions?q=linux&limit=2", "tunnel_sessions").await;
+    assert_eq!(page, [ids_by_n[3].clone(), ids_by_n[1].clone()]);
+    let (rest, _) = found(&app, &next.unwrap(), "tunnel_sessions").await;
+    assert_eq!(rest, [ids_by_n[0].clone()]);
+}
+
+#[tokio::test]
+async fn a_search_is_bounded_and_only_where_it_is_offered() {
+    let app = TestApp::new().await;
+    app.get(&format!("/credentials?q={}", "a".repeat(256)))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_116", "q");
+    app.get(&format!("/credentials?q={}", "é".repeat(255)))
+        .send(&app)
+        .await;
+    for path in ["/events?q=x", "/credentials/cr_1?q=x"] {
+        app.get(path).send(&app).await.error(400, "ERR_TUNNEL_115");
+    }
+}
+
+fn urlencode(q: &str) -> String {
+    form_urlencoded::byte_serialize(q.as_bytes()).collect()
+}
