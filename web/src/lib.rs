@@ -4,7 +4,7 @@
 //! - [`api`]: the one HTTP client (headers, error decoding, 401 → sign-in).
 //! - [`session`]: where the sign-in is stored (`sessionStorage`, opt-in `localStorage`).
 //! - [`state`]: app-wide signals (sign-in and who it is, toasts, the names cache).
-//! - [`theme`]: light / dark / system theme.
+//! - [`theme`]: light / dark / system theme. [`keyboard`]: the keyboard shortcuts.
 //! - [`components`]: the one list, fetch and submit helpers, fields, the ACL editor, dialogs,
 //!   toasts, pager.
 //! - [`pages`]: one module per API area (the audit log's is `activity`), plus sign-in.
@@ -18,6 +18,7 @@
 
 pub mod api;
 pub mod components;
+pub mod keyboard;
 pub mod pages;
 pub mod routes;
 pub mod session;
@@ -74,12 +75,14 @@ fn Console() -> impl IntoView {
             .with(|a| a.as_ref().map(|a| a.base().to_owned()).unwrap_or_default())
     };
     let menu_open = RwSignal::new(false);
+    let shortcuts_open = RwSignal::new(false);
     let announcer = RwSignal::new(String::new());
     // The routes are spelt with the segments of `routes`, so no route string lives here.
     let id = ParamSegment(routes::ID_PARAM);
     view! {
         <Router>
             <RouteChanges menu_open=menu_open announcer=announcer />
+            <keyboard::Shortcuts open=shortcuts_open />
             // `rel=external` keeps the router out: this link only moves focus.
             <a class="skip-link" href="#main" rel="external" on:click=|ev: leptos::ev::MouseEvent| {
                 ev.prevent_default();
@@ -98,6 +101,7 @@ fn Console() -> impl IntoView {
                     </nav>
                     <div class="topbar-end">
                         <WhoAmI base=Signal::derive(base) />
+                        <keyboard::ShortcutsButton open=shortcuts_open />
                         <theme::ThemeSwitch />
                         <button type="button" class="signout"
                             on:click=move |_| app.sign_out(Some("Signed out. The API key was removed from this browser.".into()))>
@@ -169,7 +173,7 @@ fn WhoAmI(base: Signal<String>) -> impl IntoView {
             // of it is on hover and for screen readers.
             view! {
                 <span class="whoami" title=title.clone() aria-label=title>
-                    {role} " · " <span class="account">{me.account_name}</span>
+                    {role} <span class="account">" · " {me.account_name}</span>
                 </span>
             }
             .into_any()

@@ -1,0 +1,127 @@
+//! The keyboard shortcuts, used as a keyboard user does: `j` / `k` move between the rows and
+//! Enter opens one, `g` then a letter goes to a section, `/` focuses the search (where letters
+//! are typed, not taken as shortcuts), `n` opens the create page, `?` lists them all, and they
+//! can be turned off there, which a reload keeps.
+
+use fantoccini::key::Key;
+use serde_json::json;
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::Stack;
+use tunnel_e2e::pages::{self, eventually, lists};
+
+async fn path(client: &fantoccini::Client) -> anyhow::Result<String> {
+    let url = client.current_url().await?;
+    Ok(match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    })
+}
+
+async fn wait_path(client: &fantoccini::Client, wanted: &str) -> anyhow::Result<()> {
+    eventually(&format!("the page {wanted}"), || async {
+        Ok((path(client).await? == wanted).then_some(()))
+    })
+    .await
+}
+
+/// Takes the focus off any field, as clicking the page's background would.
+async fn blur(client: &fantoccini::Client) -> anyhow::Result<()> {
+    client
+        .execute(
+            "document.activeElement && document.activeElement.blur();",
+            vec![],
+        )
+        .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let mut made = Vec::new();
+    for description in ["kb alpha", "kb beta", "kb gamma"] {
+        made.push(id(&stack
+            .api
+            .create("/credentials", json!({"description": description}))
+            .await?));
+    }
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    pages::wait_for_text(client, "kb gamma").await?;
+    blur(client).await?;
+
+    // Rows: newest first.
+    pages::press(client, "j").await?;
+    assert!(
+        pages::focused(client).await?.contains("kb gamma"),
+        "{}",
+        pages::focused(client).await?
+    );
+    pages::press(client, "j").await?;
+    assert!(pages::focused(client).await?.contains("kb beta"));
+    pages::press(client, "k").await?;
+    assert!(pages::focused(client).await?.contains("kb gamma"));
+    browser.screenshot("keyboard-row-focus").await?;
+    pages::press(client, Key::Enter).await?;
+    wait_path(client, &format!("/credentials/{}", made[2])).await?;
+
+    // Sections.
+    pages::wait_for_text(client, "Recent activity").await?;
+    blur(client).await?;
+    pages::press(client, "g").await?;
+    pages::press(client, "k").await?;
+    wait_path(client, "/api-keys").await?;
+    pages::press(client, "g").await?;
+    pages::press(client, "c").await?;
+    wait_path(client, "/credentials").await?;
+
+    // Search: `/` focuses it, and letters typed there are text, not shortcuts.
+    lists::row_ids(client).await?;
+    pages::wait_for_text(client, "kb alpha").await?;
+    pages::press(client, "/").await?;
+    assert!(
+        pages::focused(client)
+            .await?
+            .starts_with("input#list-search")
+    );
+    pages::press(client, "gk beta").await?;
+    pages::wait_for_text(client, "Nothing matches “gk beta”.").await?;
+    assert_eq!(path(client).await?, "/credentials?q=gk%20beta");
+
+    // New.
+    blur(client).await?;
+    pages::press(client, "n").await?;
+    wait_path(client, "/credentials/new").await?;
+
+    // The list of shortcuts, where they are turned off; a reload keeps that.
+    blur(client).await?;
+    pages::press(client, "?").await?;
+    pages::wait_for_text(client, "Keyboard shortcuts").await?;
+    pages::wait_focus_in_dialog(client, "the shortcuts dialog").await?;
+    browser.screenshot("keyboard-shortcuts").await?;
+    pages::field(client, "Single-key shortcuts on")
+        .await?
+        .click()
+        .await?;
+    pages::press(client, Key::Escape).await?;
+    client.refresh().await?;
+    pages::wait_for_text(client, "New credential").await?;
+    blur(client).await?;
+    pages::press(client, "g").await?;
+    pages::press(client, "k").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(path(client).await?, "/credentials/new", "shortcuts are off");
+    // The top bar's button still opens the list, where they go back on.
+    pages::click_button(client, "?").await?;
+    pages::field(client, "Single-key shortcuts on")
+        .await?
+        .click()
+        .await?;
+    pages::click_in_dialog(client, "Close").await?;
+    blur(client).await?;
+    pages::press(client, "g").await?;
+    pages::press(client, "k").await?;
+    wait_path(client, "/api-keys").await?;
+    browser.close().await?;
+    Ok(())
+}
