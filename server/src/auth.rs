@@ -87,12 +87,7 @@ impl FromRequestParts<AppState> for Caller {
             .store
             .authenticate_api_key(key)
             .await?
-            .ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::InvalidApiKey,
-                    "The API key is unknown or revoked.",
-                )
-            })?;
+            .ok_or_else(unknown_api_key)?;
         check_query(parts)?;
         Ok(Caller {
             account_id: owner.account_id,
@@ -101,6 +96,14 @@ impl FromRequestParts<AppState> for Caller {
             api_key_id: owner.api_key_id,
         })
     }
+}
+
+/// The 401 of a key that no account holds (never issued, or deleted).
+pub fn unknown_api_key() -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidApiKey,
+        "The API key is unknown or revoked.",
+    )
 }
 
 /// Unknown query parameters are a 400 (docs/api/README.md, lists and paging): list operations

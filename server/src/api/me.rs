@@ -1,13 +1,12 @@
 //! `GET /me` (docs/api/api_keys.md, an extension): who the request's API key acts as, so a
 //! client (the console) can show it and leave out what the caller may not do.
 
-use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::auth::{Caller, unknown_api_key};
+use crate::error::ApiResult;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use tunnel_core::errors::ErrorCode;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::Me;
@@ -23,12 +22,7 @@ async fn me(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Me>
         .store
         .account_name(&caller.account_id)
         .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::InvalidApiKey,
-                "The API key is unknown or revoked.",
-            )
-        })?;
+        .ok_or_else(unknown_api_key)?;
     let principal_kind = if caller.principal_id.starts_with(IdKind::Bot.prefix()) {
         "bot"
     } else {
