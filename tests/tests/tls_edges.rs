@@ -1,4 +1,5 @@
-//! Flow 5: the backend module of a TLS edge: pick a backend, disable it, delete the module.
+//! Flow 5: the backend module of a TLS edge: pick a backend, disable it, delete the module;
+//! then the edge itself, its uri and metadata shown, deleted from its page.
 
 use tunnel_e2e::harness::Stack;
 use tunnel_e2e::pages::{self, lists, tls_edges};
@@ -50,6 +51,21 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
     pages::wait_for_text(client, "No backend module").await?;
     let (status, _) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;
     assert_eq!(status, 404);
+
+    // The edge's own properties, then the edge deleted from its page.
+    let (_, edge) = api.get(&format!("/edges/tls/{edge_id}")).await?;
+    pages::wait_for_text(client, edge["uri"].as_str().unwrap()).await?;
+    pages::wait_for_text(client, "Metadata").await?;
+    pages::click_button(client, "Delete").await?;
+    pages::wait_for_text(client, "Delete this TLS edge?").await?;
+    pages::click_in_dialog(client, "Delete TLS edge").await?;
+    pages::wait_for_text(client, &format!("TLS edge {edge_id} deleted.")).await?;
+    let (status, _) = api.get(&format!("/edges/tls/{edge_id}")).await?;
+    assert_eq!(status, 404);
+    let (status, _) = api
+        .get(&format!("/backends/tunnel_group/{backend_id}"))
+        .await?;
+    assert_eq!(status, 200, "the backend stays");
     browser.close().await?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! The query's names are the API's own filter names (`EVENT_FILTERS`): the page passes its query
 //! on to `GET /events` as it is, and the API repeats it in `next_page_uri`.
 
-use super::{crumbs, short_time, use_detail};
+use super::{crumbs, use_detail, when};
 use crate::components::activity::{actor_view, changes_view, object_view};
 use crate::components::copy::{CopyButton, CopyValue};
 use crate::components::list::{ListPage, RowName};
@@ -175,7 +175,7 @@ fn event_view(e: Event) -> impl IntoView {
         <h1><code>{e.event_type.clone()}</code></h1>
         <dl class="props card">
             <dt>"ID"</dt><dd><CopyValue value=e.id.clone() what="ID" /></dd>
-            <dt>"When"</dt><dd><RelativeTime ts=e.occurred_at.clone() />" · " {short_time(&e.occurred_at)}</dd>
+            <dt>"When"</dt><dd>{when(&e.occurred_at)}</dd>
             <dt>"Actor"</dt><dd>{actor_view(&e.actor)}</dd>
             {api_key.map(|k| view! { <dt>"API key"</dt><dd><code class="id">{k}</code></dd> })}
             {operation.map(|o| view! { <dt>"Operation"</dt><dd><CopyValue value=o what="operation ID" /></dd> })}

@@ -2,11 +2,12 @@
 //! (the key shown once; an owner for admins), detail with edit and delete. Deleting the key this
 //! console is signed in with says so first and signs out after.
 
-use super::{detail_page, identity_props, non_empty, short_time, title_or};
+use super::{detail_page, identity_props, non_empty, title_or};
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
+use crate::components::time::RelativeTime;
 use crate::components::token_dialog::{ShownOnce, TokenDialog};
 use crate::routes;
 use crate::state::{AppState, use_app};
@@ -37,7 +38,7 @@ pub fn ApiKeyList() -> impl IntoView {
             };
             let cells = view! {
                 <td><code class="id">{k.owner_id}</code>{note}</td>
-                <td class="time">{short_time(&k.created_at)}</td>
+                <td><RelativeTime ts=k.created_at.clone() /></td>
             };
             (RowName::new(k.id, k.description), cells)
         })

@@ -1,12 +1,13 @@
 //! Credentials (`docs/api/credentials.md`): list with pagination, create (ACL editor, token
 //! shown once), detail with edit, the ACL tester and delete.
 
-use super::{detail_page, identity_props, non_empty, short_time, title_or};
+use super::{detail_page, identity_props, non_empty, title_or};
 use crate::components::acl_editor::{AclEditor, AclTester};
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
+use crate::components::time::RelativeTime;
 use crate::components::token_dialog::TokenDialog;
 use crate::routes;
 use crate::state::use_app;
@@ -34,7 +35,7 @@ pub fn CredentialList() -> impl IntoView {
             let cells = view! {
                 <td><AclSummary rules=c.acl /></td>
                 <td><code class="id">{c.owner_id}</code></td>
-                <td class="time">{short_time(&c.created_at)}</td>
+                <td><RelativeTime ts=c.created_at.clone() /></td>
             };
             (RowName::new(c.id, c.description), cells)
         })

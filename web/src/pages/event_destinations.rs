@@ -5,7 +5,7 @@
 //! subscription form uses them: the picker of existing destinations, and an inline form that
 //! creates a webhook destination and selects it.
 
-use super::{detail_page, identity_props, non_empty, short_time};
+use super::{detail_page, identity_props, non_empty};
 use crate::components::confirm::{ConfirmDialog, ConfirmedDelete};
 use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
@@ -68,7 +68,7 @@ pub fn EventDestinationList() -> impl IntoView {
             let url = webhook_url(&d);
             let cells = view! {
                 <td><code class="value">{url}</code></td>
-                <td class="time">{short_time(&d.created_at)}</td>
+                <td><RelativeTime ts=d.created_at.clone() /></td>
             };
             (RowName::new(d.id, d.description), cells)
         })

@@ -5,7 +5,7 @@
 //! delivers nothing yet, rather than refusing it.
 
 use super::event_destinations::DestinationsPicker;
-use super::{detail_page, identity_props, non_empty, short_time, title_or};
+use super::{detail_page, identity_props, non_empty, title_or};
 use crate::api::{ApiError, Method, use_api};
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::{TextField, message_for};
@@ -13,6 +13,7 @@ use crate::components::list::{ListPage, RowName};
 use crate::components::names::RefName;
 use crate::components::submit::Submit;
 use crate::components::text::message;
+use crate::components::time::RelativeTime;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
@@ -50,7 +51,7 @@ pub fn EventSubscriptionList() -> impl IntoView {
                 <td><ul class="inline-list">{s.destinations.into_iter().map(|d| view! {
                     <li><RefName path=paths::event_destination(&d.id) id=d.id /></li>
                 }).collect_view()}</ul></td>
-                <td class="time">{short_time(&s.created_at)}</td>
+                <td><RelativeTime ts=s.created_at.clone() /></td>
             };
             (RowName::new(s.id, s.description), cells)
         })

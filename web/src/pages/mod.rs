@@ -18,10 +18,17 @@ pub mod tunnel_sessions;
 use crate::components::activity::RecentActivity;
 use crate::components::copy::CopyValue;
 use crate::components::loading::{Load, fetch_into, render_load};
+use crate::components::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use serde::de::DeserializeOwned;
+
+/// A time on a detail page: relative ("3 min ago", the exact local and UTC time on hover),
+/// then the exact UTC time. Lists show only the relative part.
+pub fn when(ts: &str) -> impl IntoView + use<> {
+    view! { <RelativeTime ts=ts.to_owned() />" · " {short_time(ts)} }
+}
 
 /// A timestamp as the user reads it: the RFC 3339 text without the fraction.
 pub fn short_time(ts: &str) -> String {
@@ -92,7 +99,7 @@ pub fn identity_props(id: String, uri: String, created_at: &str) -> impl IntoVie
     view! {
         <dt>"ID"</dt><dd><CopyValue value=id what="ID" /></dd>
         <dt>"URI"</dt><dd><CopyValue value=uri what="URI" /></dd>
-        <dt>"Created"</dt><dd>{short_time(created_at)}</dd>
+        <dt>"Created"</dt><dd>{when(created_at)}</dd>
     }
 }
 

@@ -2,7 +2,7 @@
 //! only the valid curve or size), detail with the public key and a copy button, edit
 //! description and metadata, delete.
 
-use super::{detail_page, identity_props, non_empty, short_time, title_or};
+use super::{detail_page, identity_props, non_empty, title_or};
 use crate::api::ApiError;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy_then;
@@ -10,6 +10,7 @@ use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
+use crate::components::time::RelativeTime;
 use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
@@ -34,8 +35,7 @@ pub fn SshCaList() -> impl IntoView {
         .empty("No SSH certificate authorities yet.")
         .untitled("Untitled SSH CA")
         .rows::<Page, _, _>(|c: Ca| {
-            let created = short_time(&c.created_at);
-            let cells = view! { <td>{c.key_type}</td><td class="time">{created}</td> };
+            let cells = view! { <td>{c.key_type}</td><td><RelativeTime ts=c.created_at /></td> };
             (RowName::new(c.id, c.description), cells)
         })
 }

@@ -3,16 +3,16 @@
 //! default) and delete the module. Tunnel-group backends (`docs/api/backends.md`) can be
 //! created here too, so the flow needs nothing else.
 
-use super::{detail_page, non_empty, short_time, title_or};
+use super::{detail_page, identity_props, non_empty, title_or};
 use crate::api::Method;
 use crate::components::confirm::ConfirmedDelete;
-use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, list_message_for, message_for};
 use crate::components::list::{ListPage, RowName, first_page};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::names::RefName;
 use crate::components::submit::Submit;
+use crate::components::time::RelativeTime;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
@@ -58,7 +58,7 @@ pub fn TlsEdgeList() -> impl IntoView {
             let cells = view! {
                 <td><ul class="inline-list">{e.hostports.into_iter().map(|h| view! { <li><code>{h}</code></li> }).collect_view()}</ul></td>
                 <td>{backend}</td>
-                <td class="time">{short_time(&e.created_at)}</td>
+                <td><RelativeTime ts=e.created_at.clone() /></td>
             };
             (RowName::new(e.id, e.description), cells)
         });
@@ -113,14 +113,30 @@ pub fn TlsEdgeDetail() -> impl IntoView {
         "TLS edges",
         paths::tls_edge,
         move |e: TlsEdge, reload| {
+            let id = e.id.clone();
+            let delete = ConfirmedDelete::back_to_list(
+                paths::tls_edge(&id),
+                format!("TLS edge {id} deleted."),
+                routes::TLS_EDGES,
+            );
             view! {
-                <h1>{title_or(&e.description, &e.id)}</h1>
+                <div class="page-head">
+                    <h1>{title_or(&e.description, &e.id)}</h1>
+                    {delete.button("Delete")}
+                </div>
+                {delete.failure("The TLS edge was not deleted")}
                 <dl class="props card">
-                    <dt>"ID"</dt><dd><CopyValue value=e.id.clone() what="ID" /></dd>
+                    {identity_props(e.id.clone(), e.uri.clone(), &e.created_at)}
                     <dt>"Host:ports"</dt><dd class="mono">{e.hostports.join(", ")}</dd>
-                    <dt>"Created"</dt><dd>{short_time(&e.created_at)}</dd>
+                    <dt>"Description"</dt><dd>{e.description.clone()}</dd>
+                    <dt>"Metadata"</dt><dd><pre class="mono">{e.metadata.clone()}</pre></dd>
                 </dl>
                 <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends reload=reload />
+                {delete.dialog(
+                    "Delete this TLS edge?",
+                    format!("TLS edge {id} and its backend module will be deleted; the backend itself stays. This cannot be undone."),
+                    "Delete TLS edge",
+                )}
             }
         },
     );

@@ -12,12 +12,14 @@
 //! `agent_update_target` extension); otherwise the page says why (up to date, or update checks
 //! disabled on the agent) instead of letting the agent refuse after a confirmation.
 
-use super::{crumbs, short_time, use_detail};
+use super::{crumbs, use_detail, when};
 use crate::api::use_api;
 use crate::components::activity::RecentActivity;
+use crate::components::copy::CopyValue;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
 use crate::components::names::RefName;
+use crate::components::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
@@ -96,7 +98,7 @@ pub fn TunnelSessionList() -> impl IntoView {
                 <td>{s.agent_version}</td>
                 <td><code>{s.ip}</code></td>
                 <td>{s.region}</td>
-                <td class="time">{short_time(&s.started_at)}</td>
+                <td><RelativeTime ts=s.started_at.clone() /></td>
             };
             (RowName::new(s.id, title), cells)
         })
@@ -152,14 +154,15 @@ fn SessionProps(session: TunnelSession) -> impl IntoView {
     view! {
         <h1 class="mono">{session.id.clone()}</h1>
         <dl class="props card">
-            <dt>"URI"</dt><dd class="mono">{session.uri}</dd>
+            <dt>"ID"</dt><dd><CopyValue value=session.id.clone() what="ID" /></dd>
+            <dt>"URI"</dt><dd><CopyValue value=session.uri what="URI" /></dd>
             <dt>"Agent version"</dt><dd>{session.agent_version}</dd>
             <dt>"Update target"</dt><dd class="update-target">{update_target}</dd>
             <dt>"OS"</dt><dd>{session.os}</dd>
             <dt>"IP"</dt><dd class="mono">{session.ip}</dd>
             <dt>"Region"</dt><dd>{session.region}</dd>
             <dt>"Transport"</dt><dd>{session.transport}</dd>
-            <dt>"Started"</dt><dd>{short_time(&session.started_at)}</dd>
+            <dt>"Started"</dt><dd>{when(&session.started_at)}</dd>
             <dt>"Credential"</dt><dd><A href=routes::credential(&session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{session.metadata}</pre></dd>
         </dl>
