@@ -107,8 +107,8 @@ pub fn unknown_api_key() -> ApiError {
 }
 
 /// Unknown query parameters are a 400 (docs/api/README.md, lists and paging): list operations
-/// accept `limit` and `before_id` (the events list its filters too), every other operation
-/// none.
+/// accept `limit` and `before_id`, with the search `q` (resources and sessions) or the audit
+/// log's filters; every other operation none.
 fn check_query(parts: &Parts) -> Result<(), ApiError> {
     let Some(query) = parts.uri.query() else {
         return Ok(());
@@ -130,8 +130,8 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .collect();
     let accepted: &[&str] = match (is_list, relative) {
         (true, paths::EVENTS) => &events,
-        (true, DELIVERIES) => &paging::LIST_PARAMS,
-        (true, _) => &searchable,
+        (true, list) if paging::takes_search(list) => &searchable,
+        (true, _) => &paging::LIST_PARAMS,
         (false, _) => &[],
     };
     paging::check_query_names(Some(query), accepted)
@@ -148,8 +148,5 @@ const LIST_PATHS: [&str; 10] = [
     paths::EVENT_DESTINATIONS,
     paths::EVENT_SUBSCRIPTIONS,
     paths::EVENTS,
-    DELIVERIES,
+    paging::DELIVERIES,
 ];
-
-/// The deliveries of a destination, as its route is written (the matched path).
-const DELIVERIES: &str = "/event_destinations/{id}/deliveries";

@@ -17,6 +17,14 @@ pub const LIST_PARAMS: [&str; 2] = ["limit", "before_id"];
 /// The search parameter (an extension) the lists of resources and sessions also accept; the
 /// audit log and a destination's deliveries have filters of their own instead.
 pub const SEARCH_PARAM: &str = "q";
+/// The deliveries of a destination, as its route is written (the matched path).
+pub const DELIVERIES: &str = "/event_destinations/{id}/deliveries";
+
+/// Whether the list at `list_path` (relative to the API prefix, as its route is written) takes
+/// the search: every list but the audit log and a destination's deliveries.
+pub fn takes_search(list_path: &str) -> bool {
+    list_path != paths::EVENTS && list_path != DELIVERIES
+}
 
 /// Refuses any query parameter not in `accepted` (the first unknown one is named).
 pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
@@ -84,9 +92,9 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
                 if value.chars().count() > MAX_SEARCH_CHARS {
                     return Err(ApiError::new(
                         ErrorCode::InvalidQueryParameter,
-                        format!("q must be at most {MAX_SEARCH_CHARS} characters."),
+                        format!("{SEARCH_PARAM} must be at most {MAX_SEARCH_CHARS} characters."),
                     )
-                    .with_field("q"));
+                    .with_field(SEARCH_PARAM));
                 }
                 page.q = Some(value.into_owned());
             }

@@ -176,30 +176,18 @@ impl Store {
         // bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
         // the same whatever the total (docs/api/README.md, lists and paging).
         let table = R::TABLE;
-        let (mut filter, values) = scope.into().filter::<R>(1);
-        let mut next = values.len() + 1;
-        if page.before_id.is_some() {
-            filter.push_str(&format!(" AND id < ${next}"));
-            next += 1;
-        }
-        let mut searched = None;
-        if let Some(q) = page.q.as_deref() {
-            let (condition, value) =
-                super::search::condition(self.dialect, table, "", R::SEARCH, next, q);
-            filter.push_str(&format!(" AND {condition}"));
-            searched = Some(value);
-            next += 1;
-        }
-        let sql = format!("SELECT * FROM {table} WHERE {filter} ORDER BY id DESC LIMIT ${next}");
+        let (scoped, values) = scope.into().filter::<R>(1);
+        let (paged, page_values) =
+            page_filter(self.dialect, table, "", R::SEARCH, page, values.len() + 1);
+        let next = values.len() + page_values.len() + 1;
+        let sql =
+            format!("SELECT * FROM {table} WHERE {scoped}{paged} ORDER BY id DESC LIMIT ${next}");
         let mut query = sqlx::query(&sql);
         for value in values {
             query = query.bind(value);
         }
-        if let Some(before_id) = page.before_id.as_deref() {
-            query = query.bind(before_id);
-        }
-        if let Some(q) = searched {
-            query = query.bind(q);
+        for value in page_values {
+            query = query.bind(value);
         }
         let mut conn = self.pool.acquire().await?;
         let rows = query
@@ -320,6 +308,33 @@ impl Store {
         }
         Ok(after)
     }
+}
+
+/// What a list statement adds for one page beyond its scope (` AND …`, or nothing for the first
+/// page of every row): `id < before_id` for a later page, then the search, on `table` whose
+/// columns are qualified with `qualifier` and searched in `columns`; parameters numbered from
+/// `$first`, and the values to bind, in order. Shared by the resource lists and the sessions'.
+pub(super) fn page_filter(
+    dialect: super::Dialect,
+    table: &str,
+    qualifier: &str,
+    columns: &[&str],
+    page: &PageQuery,
+    first: usize,
+) -> (String, Vec<String>) {
+    let (mut filter, mut values) = (String::new(), Vec::new());
+    if let Some(before_id) = &page.before_id {
+        filter.push_str(&format!(" AND {qualifier}id < ${first}"));
+        values.push(before_id.clone());
+    }
+    if let Some(q) = page.q.as_deref() {
+        let param = first + values.len();
+        let (condition, value) =
+            super::search::condition(dialect, table, qualifier, columns, param, q);
+        filter.push_str(&format!(" AND {condition}"));
+        values.push(value);
+    }
+    (filter, values)
 }
 
 /// The row `id` in `scope`, read in `conn` ([`Error::NotFound`] otherwise).

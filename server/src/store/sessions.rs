@@ -11,7 +11,8 @@
 //! agree on the time.
 
 use super::events::NewEvent;
-use super::{PageQuery, Result, Store, WriteTx, now_rfc3339, search};
+use super::records::page_filter;
+use super::{PageQuery, Result, Store, WriteTx, now_rfc3339};
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
 use tunnel_core::resources::tunnel_session::TunnelSession;
@@ -296,20 +297,8 @@ impl Store {
         account_id: &str,
         page: &PageQuery,
     ) -> Result<Vec<LocatedSession>> {
-        // `id < ?` only for a later page (see `Store::list`).
-        let mut filter = String::new();
-        let mut binds: Vec<String> = Vec::new();
-        if let Some(before) = &page.before_id {
-            binds.push(before.clone());
-            filter.push_str(&format!(" AND s.id < ${}", binds.len() + 1));
-        }
-        if let Some(q) = page.q.as_deref() {
-            let param = binds.len() + 2;
-            let (condition, value) =
-                search::condition(self.dialect, "tunnel_sessions", "s.", SEARCH, param, q);
-            filter.push_str(&format!(" AND {condition}"));
-            binds.push(value);
-        }
+        // `$1` is the account (`live_sessions`).
+        let (filter, binds) = page_filter(self.dialect, "tunnel_sessions", "s.", SEARCH, page, 2);
         let binds: Vec<&str> = binds.iter().map(String::as_str).collect();
         self.live_sessions(account_id, &filter, Some(page.limit + 1), &binds)
             .await

@@ -107,7 +107,7 @@ pub fn build(base_url: &str) -> Value {
         if is_list(op) {
             parameters.push(json!({"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": tunnel_core::limits::MAX_PAGE_SIZE, "default": tunnel_core::limits::DEFAULT_PAGE_SIZE}}));
             parameters.push(json!({"name": "before_id", "in": "query", "description": "Id of the last item of the previous page (from next_page_uri).", "schema": {"type": "string"}}));
-            if !op.path.contains("deliveries") && op.path != tunnel_core::paths::EVENTS {
+            if crate::paging::takes_search(op.path) {
                 parameters.push(json!({"name": crate::paging::SEARCH_PARAM, "in": "query", "description": "An extension: only items whose text holds this, case-insensitively (docs/api/README.md, searching).", "x-extension": true, "schema": {"type": "string", "maxLength": crate::paging::MAX_SEARCH_CHARS}}));
             }
         }
