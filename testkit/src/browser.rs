@@ -3,6 +3,7 @@
 //! [`Chromedriver::start`] runs the driver under a [`ProcessGuard`]; each
 //! [`Chromedriver::session`] is a fresh Chromium (cold cache) with an empty profile in a
 //! temporary directory and the flags of [`CHROMIUM_FLAGS`], plus whatever the caller adds.
+//! Downloads go, without asking, to the profile's [`DOWNLOADS`] directory.
 //! Dropping the driver kills it and every Chromium it started (one process group).
 
 use crate::process::{ProcessGuard, free_addr};
@@ -28,6 +29,9 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-quic",
     "--window-size=1280,900",
 ];
+
+/// Where a session's downloads land, inside its profile directory.
+pub const DOWNLOADS: &str = "downloads";
 
 /// How long chromedriver may take to listen.
 const DRIVER_START: Duration = Duration::from_secs(30);
@@ -77,7 +81,14 @@ impl Chromedriver {
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
-            serde_json::json!({"binary": CHROMIUM, "args": args}),
+            serde_json::json!({
+                "binary": CHROMIUM,
+                "args": args,
+                "prefs": {
+                    "download.default_directory": profile.path().join(DOWNLOADS),
+                    "download.prompt_for_download": false,
+                },
+            }),
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = fantoccini::ClientBuilder::new(connector)

@@ -288,6 +288,13 @@ impl Browser {
         Ok(())
     }
 
+    /// The directory the browser downloads into (exports).
+    pub fn downloads(&self) -> PathBuf {
+        self._profile
+            .path()
+            .join(tunnel_testkit::browser::DOWNLOADS)
+    }
+
     /// Saves a screenshot under `target/e2e-screenshots/<name>.png`.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
         let dir = workspace_root().join("target/e2e-screenshots");

@@ -1,5 +1,6 @@
 //! Keyboard shortcuts (docs/console.md, keyboard): `/` search, `n` new, `g` then a letter to a
-//! section, `j` / `k` to move between the rows of a list (Enter opens the focused one), `?`
+//! section, `j` / `k` to move between the rows of a list (Enter opens the focused one), `x` to
+//! select the focused row (on a list with bulk actions), `?`
 //! the list of shortcuts. They are single characters, so they are ignored while the user types
 //! in a field, while a dialog is open, and with Ctrl, Alt or Meta held; and the user can turn
 //! them off (kept in `localStorage`), since a speech-input user may trigger them by accident.
@@ -31,11 +32,12 @@ const GO: [(&str, &str); 8] = [
 ];
 
 /// Every shortcut as the list shows it: (keys, what it does).
-pub const SHORTCUTS: [(&str, &str); 13] = [
+pub const SHORTCUTS: [(&str, &str); 14] = [
     ("/", "Search the list"),
     ("n", "New (on a page that creates)"),
     ("j / k", "Next / previous row of the list"),
     ("Enter", "Open the focused row"),
+    ("x", "Select or unselect the focused row"),
     ("g c", "Go to Credentials"),
     ("g h", "Go to SSH CAs"),
     ("g s", "Go to Sessions"),
@@ -105,6 +107,27 @@ fn move_row(by: i32) {
     let _ = links[next].focus();
 }
 
+/// Toggles the checkbox of the row holding the focus (a click, so Shift+click ranges and the
+/// bar follow as with the mouse). Whether there was one.
+fn toggle_focused_row() -> bool {
+    let Some(row) = document()
+        .and_then(|d| d.active_element())
+        .and_then(|el| el.closest("main table tbody tr").ok().flatten())
+    else {
+        return false;
+    };
+    let Some(check) = row
+        .query_selector("input.row-select")
+        .ok()
+        .flatten()
+        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok())
+    else {
+        return false;
+    };
+    check.click();
+    true
+}
+
 /// The shortcuts, listening on the window, and their list (a dialog, opened by `?` or by
 /// [`ShortcutsButton`]). Mounted once, inside the router.
 #[component]
@@ -147,6 +170,7 @@ pub fn Shortcuts(open: RwSignal<bool>) -> impl IntoView {
                 move_row(-1);
                 true
             }
+            "x" => toggle_focused_row(),
             "g" => {
                 pending_g.set_value(Some(now));
                 true

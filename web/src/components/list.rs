@@ -7,14 +7,19 @@
 //! button. Pages give only the other cells. Pickers (a select of another area's resources)
 //! fetch [`first_page`] with the same page size.
 //!
+//! A list may offer actions on many rows ([`ListPage::bulk`]: a checkbox column and the bar of
+//! [`super::bulk`]) and an export of all its pages ([`ListPage::export`]).
+//!
 //! The API path may change ([`ListPage::at`]): the Activity page's filters are part of it, and
 //! a detail page lists its own sub-resources (a destination's deliveries). A new path starts
 //! again at its first page. A list without a title is a section of another page, which gives
 //! its own heading.
 
+use super::bulk::{BulkAction, BulkBar, Noun, SelectAllCell, SelectCell, Selection};
 use super::copy::CopyButton;
+use super::export::ExportButtons;
 use super::loading::{Load, fetch_into, render_load};
-use super::pager::{Pager, PagerNav};
+use super::pager::{Pager, PagerNav, first_page_of};
 use super::search::{SearchBox, use_search, with_search};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -25,12 +30,10 @@ use tunnel_core::resources::ListPage as ApiPage;
 /// usually fills the table.
 pub const PAGE_SIZE: u32 = 100;
 
-/// The request path of the first page of the API list at `api_path` (pickers show one page).
+/// The request path of the first page of the API list at `api_path` (pickers show one page;
+/// an export starts there).
 pub fn first_page(api_path: &str) -> String {
-    format!(
-        "{api_path}{}",
-        tunnel_core::paths::list_query(Some(PAGE_SIZE), None)
-    )
+    first_page_of(api_path, PAGE_SIZE)
 }
 
 /// How a row names its resource: the id and the description (may be empty).
@@ -62,6 +65,12 @@ pub struct ListPage {
     reload: Option<RwSignal<u32>>,
     /// The search box's label, for a list that can be searched.
     search: Option<&'static str>,
+    /// What the rows are called (bulk actions and export need it).
+    noun: Noun,
+    /// Actions on the selected rows; none: no checkboxes.
+    bulk: &'static [BulkAction],
+    /// The export's file name stem, for a list that can be exported.
+    export: Option<&'static str>,
 }
 
 impl ListPage {
@@ -85,6 +94,37 @@ impl ListPage {
             untitled: "",
             reload: None,
             search: None,
+            noun: Noun {
+                one: "item",
+                many: "items",
+            },
+            bulk: &[],
+            export: None,
+        }
+    }
+
+    /// What one row and several rows are called ("credential", "credentials").
+    pub fn noun(self, one: &'static str, many: &'static str) -> ListPage {
+        ListPage {
+            noun: Noun { one, many },
+            ..self
+        }
+    }
+
+    /// Checkboxes on the rows, and `actions` on the selected ones.
+    pub fn bulk(self, actions: &'static [BulkAction]) -> ListPage {
+        ListPage {
+            bulk: actions,
+            ..self
+        }
+    }
+
+    /// "Export CSV" and "Export JSON" of the whole list (every page, with the search), to a
+    /// file named `stem-<date>.csv`.
+    pub fn export(self, stem: &'static str) -> ListPage {
+        ListPage {
+            export: Some(stem),
+            ..self
         }
     }
 
@@ -165,9 +205,17 @@ impl ListPage {
             list.api_path = Signal::derive(move || with_search(&base.get(), &q.get()));
             searched = Some(q);
         }
+        let tools = (list.search.is_some() || list.export.is_some()).then(|| {
+            view! {
+                <div class="list-tools">
+                    {list.search.map(|label| view! { <SearchBox label=label /> })}
+                    {list.export.map(|stem| view! { <ExportButtons api_path=list.api_path field=P::FIELD stem=stem /> })}
+                </div>
+            }
+        });
         view! {
             {list.head()}
-            {list.search.map(|label| view! { <SearchBox label=label /> })}
+            {tools}
             {resource_list::<P, R, V>(list, searched, reload, row)}
         }
     }
@@ -231,19 +279,33 @@ where
         empty,
         untitled,
         detail,
+        noun,
+        bulk,
         ..
     } = page;
     let pager = Pager::new();
     let page = fetch_into::<P>(move || pager.path(&api_path, PAGE_SIZE), reload);
+    let selection = Selection::new();
+    let selectable = !bulk.is_empty();
+    // A selection belongs to one page.
+    Effect::new(move |_| {
+        pager.current.track();
+        selection.clear();
+    });
     let next = Signal::derive(move || {
         page.with(|p| p.ready().and_then(|p| p.next_page_uri().map(str::to_owned)))
     });
     let has_rows = move || page.with(|p| p.ready().is_some_and(|p| !p.items().is_empty()));
-    let tr = move |item: P::Item, row: &R| {
+    let tr = move |item: P::Item, row: &R, shown: &mut Vec<(String, String)>| {
         let (RowName { id, name }, cells) = row(item);
         let (href, data_id) = (detail(&id), id.clone());
+        shown.push((id.clone(), name.clone()));
+        let select = selectable.then(|| {
+            view! { <SelectCell selection=selection id=id.clone() name=name.clone() /> }
+        });
         view! {
             <tr data-id=data_id>
+                {select}
                 <NameCell href=href name=name id=id untitled=untitled />
                 {cells}
             </tr>
@@ -259,18 +321,26 @@ where
                         return view! { <p class="empty" role="status">{text}</p> }.into_any();
                     }
                     if p.items().is_empty() {
+                        selection.show(Vec::new());
                         return view! { <p class="empty">{empty}</p> }.into_any();
                     }
+                    let mut shown = Vec::new();
+                    let rows = p.items().iter().cloned().map(|item| tr(item, &row, &mut shown)).collect_view();
+                    selection.show(shown);
                     view! {
                         <div class="table-wrap"><table>
-                            <thead><tr>{columns.iter().map(|c| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
-                            <tbody>{p.items().iter().cloned().map(|item| tr(item, &row)).collect_view()}</tbody>
+                            <thead><tr>
+                                {selectable.then(|| view! { <SelectAllCell selection=selection /> })}
+                                {columns.iter().map(|c| view! { <th scope="col">{*c}</th> }).collect_view()}
+                            </tr></thead>
+                            <tbody>{rows}</tbody>
                         </table></div>
                     }
                     .into_any()
                 })
             }}
         </div>
+        {selectable.then(|| view! { <BulkBar selection=selection actions=bulk noun=noun reload=reload /> })}
         // Paging only makes sense under rows (or to go back from an empty last page).
         <Show when=move || has_rows() || pager.has_previous()>
             <PagerNav pager=pager next=next />

@@ -1,7 +1,8 @@
 //! Reusable pieces of the console. They live in the lib so the browser tests can mount them.
 //!
 //! - [`list`]: the one list page (fetch, pager, states, table and row links) and `PAGE_SIZE`;
-//!   [`search`]: its search box, the search kept in the URL.
+//!   [`search`]: its search box, the search kept in the URL; [`bulk`]: selecting rows and
+//!   acting on them; [`export`]: every page of a list to a CSV or JSON file.
 //! - [`loading`]: the one fetch helper and the loading / ready / failed states.
 //! - [`submit`]: the one way to send a change (busy, server errors, success), on `Action`.
 //! - [`confirm`]: confirmation dialogs and the delete flow of the detail pages.
@@ -12,10 +13,12 @@
 
 pub mod acl_editor;
 pub mod activity;
+pub mod bulk;
 pub mod confirm;
 pub mod copy;
 pub mod dialog;
 pub mod error_view;
+pub mod export;
 pub mod field;
 pub mod list;
 pub mod loading;

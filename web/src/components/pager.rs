@@ -4,6 +4,18 @@
 use crate::api::page_query;
 use leptos::prelude::*;
 
+/// The request path of the first page (`page_size` items) of the list at `base`, which may
+/// carry a query of its own (filters, the search).
+pub fn first_page_of(base: &str, page_size: u32) -> String {
+    let (path, filters) = base.split_once('?').unwrap_or((base, ""));
+    let first = tunnel_core::paths::list_query(Some(page_size), None);
+    if filters.is_empty() {
+        format!("{path}{first}")
+    } else {
+        format!("{path}{first}&{filters}")
+    }
+}
+
 /// Where the list is: the query of the current page and the queries of the pages before it.
 #[derive(Debug, Clone, Copy)]
 pub struct Pager {
@@ -43,16 +55,11 @@ impl Pager {
     /// `next_page_uri`, so later pages need only that query.
     pub fn path(&self, base: &str, page_size: u32) -> String {
         let query = self.current.get();
-        let (path, filters) = base.split_once('?').unwrap_or((base, ""));
-        if !query.is_empty() {
-            return format!("{path}{query}");
+        if query.is_empty() {
+            return first_page_of(base, page_size);
         }
-        let first = tunnel_core::paths::list_query(Some(page_size), None);
-        if filters.is_empty() {
-            format!("{path}{first}")
-        } else {
-            format!("{path}{first}&{filters}")
-        }
+        let (path, _) = base.split_once('?').unwrap_or((base, ""));
+        format!("{path}{query}")
     }
 
     /// The page number shown to the user (1-based).

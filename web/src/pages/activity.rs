@@ -47,6 +47,8 @@ pub fn ActivityPage() -> impl IntoView {
     });
     let filtered = move || current.with(|f| f.iter().any(|v| !v.is_empty()));
     let list = ListPage::at(api_path, routes::activity_event)
+        .noun("event", "events")
+        .export("events")
         .columns(&["Event", "When", "Actor", "Object", "Changes"])
         .empty("No events match.")
         .untitled("Event")

@@ -3,6 +3,7 @@
 //! console is signed in with says so first and signs out after.
 
 use super::{detail_page, identity_props, non_empty, title_or};
+use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName};
@@ -19,11 +20,20 @@ use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList as Page, ApiKeyUpdate};
 
+/// What the list does to selected rows.
+const BULK: &[BulkAction] = &[BulkAction::delete(
+    paths::api_key,
+    "will be revoked at once: the next request with any of them is refused. Revoking this console's own key signs you out. This cannot be undone.",
+)];
+
 #[component]
 pub fn ApiKeyList() -> impl IntoView {
     let app = use_app();
     ListPage::new(paths::API_KEYS, routes::api_key)
         .search("Search API keys")
+        .noun("API key", "API keys")
+        .bulk(BULK)
+        .export("api-keys")
         .title("API keys")
         .create(routes::API_KEY_NEW, "New API key")
         .lead("Keys that people and scripts use to call the API, each acting as its owner. Admins see every key of the account; members their own.")

@@ -3,6 +3,7 @@
 
 use super::{detail_page, identity_props, non_empty, title_or};
 use crate::components::acl_editor::{AclEditor, AclTester};
+use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName};
@@ -21,10 +22,19 @@ use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList as Page, CredentialUpdate,
 };
 
+/// What the list does to selected rows.
+const BULK: &[BulkAction] = &[BulkAction::delete(
+    paths::credential,
+    "will be deleted, and every tunnel session using their authtokens disconnected. This cannot be undone.",
+)];
+
 #[component]
 pub fn CredentialList() -> impl IntoView {
     ListPage::new(paths::CREDENTIALS, routes::credential)
         .search("Search credentials")
+        .noun("credential", "credentials")
+        .bulk(BULK)
+        .export("credentials")
         .title("Credentials")
         .create(routes::CREDENTIAL_NEW, "New credential")
         .lead("Authtokens that tunnel agents use to start sessions, each limited by its ACL.")

@@ -58,6 +58,8 @@ fn create_request(description: String, metadata: String, url: String) -> EventDe
 pub fn EventDestinationList() -> impl IntoView {
     ListPage::new(paths::EVENT_DESTINATIONS, routes::event_destination)
         .search("Search destinations")
+        .noun("event destination", "event destinations")
+        .export("event-destinations")
         .title("Event destinations")
         .create(routes::EVENT_DESTINATION_NEW, "New destination")
         .lead("Where event subscriptions send events: webhooks, each signed with its own secret.")

@@ -7,6 +7,7 @@
 use super::event_destinations::DestinationsPicker;
 use super::{detail_page, identity_props, non_empty, title_or};
 use crate::api::{ApiError, Method, use_api};
+use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::{TextField, message_for};
 use crate::components::list::{ListPage, RowName};
@@ -31,10 +32,19 @@ use tunnel_core::{FieldError, Validate};
 /// Shown on the form and the detail page of a subscription without sources: not an error.
 pub const NO_SOURCES: &str = "No event types yet: nothing is delivered until you add one.";
 
+/// What the list does to selected rows.
+const BULK: &[BulkAction] = &[BulkAction::delete(
+    paths::event_subscription,
+    "will be deleted: the events they chose are no longer delivered. This cannot be undone.",
+)];
+
 #[component]
 pub fn EventSubscriptionList() -> impl IntoView {
     ListPage::new(paths::EVENT_SUBSCRIPTIONS, routes::event_subscription)
         .search("Search subscriptions")
+        .noun("event subscription", "event subscriptions")
+        .bulk(BULK)
+        .export("event-subscriptions")
         .title("Event subscriptions")
         .create(routes::EVENT_SUBSCRIPTION_NEW, "New subscription")
         .columns(&["Event subscription", "Sources", "Destinations", "Created"])

@@ -4,6 +4,7 @@
 
 use super::{detail_page, identity_props, non_empty, title_or};
 use crate::api::ApiError;
+use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy_then;
 use crate::components::error_view::ErrorView;
@@ -25,10 +26,19 @@ use tunnel_core::resources::ssh_ca::{
 };
 use tunnel_core::ssh::{DEFAULT_RSA_KEY_SIZE, EllipticCurve, KeySpec, KeyType, RSA_KEY_SIZES};
 
+/// What the list does to selected rows.
+const BULK: &[BulkAction] = &[BulkAction::delete(
+    paths::ssh_certificate_authority,
+    "will be deleted. This cannot be undone.",
+)];
+
 #[component]
 pub fn SshCaList() -> impl IntoView {
     ListPage::new(paths::SSH_CERTIFICATE_AUTHORITIES, routes::ssh_ca)
         .search("Search SSH CAs")
+        .noun("SSH CA", "SSH CAs")
+        .bulk(BULK)
+        .export("ssh-certificate-authorities")
         .title("SSH certificate authorities")
         .create(routes::SSH_CA_NEW, "New SSH CA")
         .columns(&["SSH certificate authority", "Key type", "Created"])

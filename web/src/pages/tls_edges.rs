@@ -40,6 +40,8 @@ pub fn TlsEdgeList() -> impl IntoView {
     let reload = RwSignal::new(0);
     let list = ListPage::new(paths::TLS_EDGES, routes::tls_edge)
         .search("Search TLS edges")
+        .noun("TLS edge", "TLS edges")
+        .export("tls-edges")
         .title("TLS edges")
         .lead("Pick an edge to set the tunnel-group backend that serves its traffic.")
         .columns(&["TLS edge", "Host:ports", "Backend", "Created"])

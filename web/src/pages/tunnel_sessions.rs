@@ -15,6 +15,7 @@
 use super::{crumbs, use_detail, when};
 use crate::api::use_api;
 use crate::components::activity::RecentActivity;
+use crate::components::bulk::BulkAction;
 use crate::components::copy::CopyValue;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
@@ -70,6 +71,31 @@ fn refresh_while_visible(reload: RwSignal<u32>) {
     });
 }
 
+fn restart_path(id: &str) -> String {
+    paths::tunnel_session_command(id, AgentCommand::Restart)
+}
+
+fn stop_path(id: &str) -> String {
+    paths::tunnel_session_command(id, AgentCommand::Stop)
+}
+
+/// What the list does to selected rows.
+const BULK: &[BulkAction] = &[
+    BulkAction::post(
+        "Restart",
+        "restarted",
+        restart_path,
+        "will be restarted: each agent reconnects at once with a new session.",
+    ),
+    BulkAction::post(
+        "Stop",
+        "stopped",
+        stop_path,
+        "will be stopped: each agent exits and does not come back until it is started again.",
+    )
+    .dangerous(),
+];
+
 #[component]
 pub fn TunnelSessionList() -> impl IntoView {
     let reload = RwSignal::new(0);
@@ -84,6 +110,9 @@ pub fn TunnelSessionList() -> impl IntoView {
     ];
     ListPage::new(paths::TUNNEL_SESSIONS, routes::tunnel_session)
         .search("Search sessions")
+        .noun("tunnel session", "tunnel sessions")
+        .bulk(BULK)
+        .export("tunnel-sessions")
         .title("Tunnel sessions")
         .hint("Online agents; refreshed every 3 s while this page is visible.")
         .columns(columns)

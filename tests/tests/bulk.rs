@@ -1,0 +1,251 @@
+//! Acting on many rows from the console: credentials selected with a click, a Shift+click range
+//! and the keyboard (`x`), deleted in one confirmed run with each row's result; a row that
+//! fails shows the API's error and can be retried; two live agents restarted and then stopped
+//! from the sessions list in one run each.
+
+use fantoccini::Client;
+use serde_json::json;
+use std::time::Duration;
+use tunnel_e2e::api::{Api, id};
+use tunnel_e2e::harness::{Agent, Stack};
+use tunnel_e2e::pages::{self, bulk, credentials, eventually, lists, tunnel_sessions};
+
+async fn bar_says(client: &Client, text: &str) -> anyhow::Result<()> {
+    eventually(&format!("the bar saying {text:?}"), || async {
+        Ok((bulk::bar_text(client).await?.as_deref() == Some(text)).then_some(()))
+    })
+    .await
+}
+
+async fn credential_ids(api: &Api) -> anyhow::Result<Vec<String>> {
+    api.ids("/credentials", "credentials").await
+}
+
+#[tokio::test]
+async fn credentials_are_selected_and_deleted_together() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
+    let mut made = Vec::new();
+    for n in 0..5 {
+        made.push(id(&api
+            .create("/credentials", json!({"description": format!("bulk {n}")}))
+            .await?));
+    }
+    // Newest first, as the list shows them.
+    made.reverse();
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    eventually("every row", || async {
+        Ok((lists::row_ids(client).await? == made).then_some(()))
+    })
+    .await?;
+    assert_eq!(
+        bulk::bar_text(client).await?,
+        None,
+        "no bar without a selection"
+    );
+
+    // A click, then a Shift+click three rows further: the four rows between are selected.
+    bulk::click_row_box(client, &made[0], false).await?;
+    bar_says(client, "1 credential selected").await?;
+    bulk::click_row_box(client, &made[3], true).await?;
+    bar_says(client, "4 credentials selected").await?;
+    assert_eq!(bulk::selected_ids(client).await?, made[..4]);
+    let all = client
+        .execute(
+            "const b = document.querySelector('input.select-all'); return [b.checked, b.indeterminate];",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        all,
+        json!([false, true]),
+        "the heading's box shows a partial selection"
+    );
+    // Shift+click back up unselects the range from the last click.
+    bulk::click_row_box(client, &made[2], true).await?;
+    bar_says(client, "2 credentials selected").await?;
+    assert_eq!(bulk::selected_ids(client).await?, made[..2]);
+    browser.screenshot("bulk-selected").await?;
+
+    // Delete them: one confirmation naming the count, then each row's result.
+    bulk::act(
+        client,
+        "Delete",
+        "Delete 2 credentials?",
+        "Delete 2 credentials",
+    )
+    .await?;
+    let results = bulk::results(client).await?;
+    assert_eq!(
+        results,
+        made[..2]
+            .iter()
+            .map(|id| (id.clone(), "done".to_owned(), "deleted".to_owned()))
+            .collect::<Vec<_>>()
+    );
+    pages::wait_for_text(client, "2 credentials deleted").await?;
+    browser.screenshot("bulk-done").await?;
+    pages::click_in_dialog(client, "Close").await?;
+    eventually("the list without them", || async {
+        Ok((lists::row_ids(client).await? == made[2..]).then_some(()))
+    })
+    .await?;
+    assert_eq!(
+        bulk::bar_text(client).await?,
+        None,
+        "what succeeded left the selection"
+    );
+    let mut left = credential_ids(api).await?;
+    left.sort();
+    let mut expected = made[2..].to_vec();
+    expected.sort();
+    assert_eq!(left, expected, "the API agrees");
+
+    // The keyboard: j focuses the first row, x selects it, x again unselects it.
+    client
+        .execute("document.activeElement.blur();", vec![])
+        .await?;
+    pages::press(client, "j").await?;
+    pages::press(client, "x").await?;
+    bar_says(client, "1 credential selected").await?;
+    assert_eq!(bulk::selected_ids(client).await?, made[2..3]);
+    pages::press(client, "x").await?;
+    eventually("no selection", || async {
+        Ok(bulk::bar_text(client).await?.is_none().then_some(()))
+    })
+    .await?;
+
+    // All of the page through the heading's box; one is deleted behind the console's back, so
+    // its row fails with the API's error, and retrying sends it again.
+    client
+        .find(fantoccini::Locator::Css("input.select-all"))
+        .await?
+        .click()
+        .await?;
+    bar_says(client, "3 credentials selected").await?;
+    let (status, _) = api
+        .call(
+            hyper::Method::DELETE,
+            &format!("/credentials/{}", made[3]),
+            None,
+        )
+        .await?;
+    assert_eq!(status, 204);
+    bulk::act(
+        client,
+        "Delete",
+        "Delete 3 credentials?",
+        "Delete 3 credentials",
+    )
+    .await?;
+    let results = bulk::results(client).await?;
+    let failed: Vec<_> = results.iter().filter(|r| r.1 == "failed").collect();
+    assert_eq!(failed.len(), 1, "{results:?}");
+    assert_eq!(failed[0].0, made[3]);
+    assert!(
+        failed[0].2.contains("ERR_TUNNEL_"),
+        "the error's code is shown: {:?}",
+        failed[0].2
+    );
+    pages::wait_for_text(client, "2 of 3 credentials deleted").await?;
+    pages::click_in_dialog(client, "Retry the failed ones (1)").await?;
+    let retried = bulk::results(client).await?;
+    assert_eq!(
+        retried.iter().filter(|r| r.1 == "failed").count(),
+        1,
+        "{retried:?}"
+    );
+    pages::click_in_dialog(client, "Close").await?;
+    pages::wait_for_text(client, "No credentials yet.").await?;
+    assert!(credential_ids(api).await?.is_empty());
+    browser.close().await?;
+    Ok(())
+}
+
+/// Ids of the sessions online now, sorted.
+async fn sessions(api: &Api) -> anyhow::Result<Vec<String>> {
+    let mut ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
+    ids.sort();
+    Ok(ids)
+}
+
+#[tokio::test]
+async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let (server, api) = (&stack.server, &stack.api);
+    let credential = api.create("/credentials", json!({})).await?;
+    let token = credential["token"].as_str().unwrap_or_default();
+    let mut agents = [
+        Agent::start(server, token, &["--bind", "one.example.com"])?,
+        Agent::start(server, token, &["--bind", "two.example.com"])?,
+    ];
+    let first = eventually("two sessions", || async {
+        let ids = sessions(api).await?;
+        Ok((ids.len() == 2).then_some(ids))
+    })
+    .await?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    tunnel_sessions::open_list(client).await?;
+    for id in &first {
+        pages::wait_for_text(client, id).await?;
+    }
+
+    // Restart both: each agent comes back with a new session.
+    client
+        .find(fantoccini::Locator::Css("input.select-all"))
+        .await?
+        .click()
+        .await?;
+    bar_says(client, "2 tunnel sessions selected").await?;
+    bulk::act(
+        client,
+        "Restart",
+        "Restart 2 tunnel sessions?",
+        "Restart 2 tunnel sessions",
+    )
+    .await?;
+    let results = bulk::results(client).await?;
+    assert!(
+        results.iter().all(|r| r.1 == "done" && r.2 == "restarted"),
+        "{results:?}"
+    );
+    pages::click_in_dialog(client, "Close").await?;
+    let second = eventually("two new sessions", || async {
+        let ids = sessions(api).await?;
+        Ok((ids.len() == 2 && ids.iter().all(|id| !first.contains(id))).then_some(ids))
+    })
+    .await?;
+
+    // Stop both: the agents exit with 0 and the list empties.
+    for id in &second {
+        pages::wait_for_text(client, id).await?;
+    }
+    for id in &second {
+        bulk::click_row_box(client, id, false).await?;
+    }
+    bar_says(client, "2 tunnel sessions selected").await?;
+    bulk::act(
+        client,
+        "Stop",
+        "Stop 2 tunnel sessions?",
+        "Stop 2 tunnel sessions",
+    )
+    .await?;
+    let results = bulk::results(client).await?;
+    assert!(
+        results.iter().all(|r| r.1 == "done" && r.2 == "stopped"),
+        "{results:?}"
+    );
+    pages::click_in_dialog(client, "Close").await?;
+    for agent in &mut agents {
+        let status = agent.process.wait_exit(Duration::from_secs(15))?;
+        assert!(status.success(), "a stopped agent exits 0: {status}");
+    }
+    pages::wait_for_text(client, "No tunnel sessions online.").await?;
+    assert!(sessions(api).await?.is_empty());
+    browser.close().await?;
+    Ok(())
+}
