@@ -20,11 +20,12 @@ const STORAGE_KEY: &str = "tunnel-console.shortcuts";
 const CHORD_MS: f64 = 1500.0;
 
 /// The sections `g` leads to: (letter, route).
-const GO: [(&str, &str); 8] = [
+const GO: [(&str, &str); 9] = [
     ("c", routes::CREDENTIALS),
     ("h", routes::SSH_CAS),
     ("s", routes::TUNNEL_SESSIONS),
     ("t", routes::TLS_EDGES),
+    ("b", routes::BACKENDS),
     ("e", routes::EVENT_SUBSCRIPTIONS),
     ("d", routes::EVENT_DESTINATIONS),
     ("a", routes::ACTIVITY),
@@ -32,7 +33,7 @@ const GO: [(&str, &str); 8] = [
 ];
 
 /// Every shortcut as the list shows it: (keys, what it does).
-pub const SHORTCUTS: [(&str, &str); 14] = [
+pub const SHORTCUTS: [(&str, &str); 15] = [
     ("/", "Search the list"),
     ("n", "New (on a page that creates)"),
     ("j / k", "Next / previous row of the list"),
@@ -42,6 +43,7 @@ pub const SHORTCUTS: [(&str, &str); 14] = [
     ("g h", "Go to SSH CAs"),
     ("g s", "Go to Sessions"),
     ("g t", "Go to TLS edges"),
+    ("g b", "Go to Backends"),
     ("g e", "Go to Events"),
     ("g d", "Go to Destinations"),
     ("g a", "Go to Activity"),

@@ -28,8 +28,8 @@ pub mod theme;
 use crate::components::toast::Toasts;
 use crate::pages::signin::SignIn;
 use crate::pages::{
-    activity, api_keys, credentials, event_destinations, event_subscriptions, ssh_cas, tls_edges,
-    tunnel_sessions,
+    activity, api_keys, backends, credentials, event_destinations, event_subscriptions, ssh_cas,
+    tls_edges, tunnel_sessions,
 };
 use crate::routes::segment;
 use crate::state::{AppState, use_app};
@@ -123,6 +123,9 @@ fn Console() -> impl IntoView {
                     <Route path=(StaticSegment(segment::TUNNEL_SESSIONS), id) view=tunnel_sessions::TunnelSessionDetail />
                     <Route path=StaticSegment(segment::TLS_EDGES) view=tls_edges::TlsEdgeList />
                     <Route path=(StaticSegment(segment::TLS_EDGES), id) view=tls_edges::TlsEdgeDetail />
+                    <Route path=StaticSegment(segment::BACKENDS) view=backends::BackendList />
+                    <Route path=(StaticSegment(segment::BACKENDS), StaticSegment(segment::NEW)) view=backends::BackendNew />
+                    <Route path=(StaticSegment(segment::BACKENDS), id) view=backends::BackendDetail />
                     <Route path=StaticSegment(segment::EVENT_SUBSCRIPTIONS) view=event_subscriptions::EventSubscriptionList />
                     <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), StaticSegment(segment::NEW)) view=event_subscriptions::EventSubscriptionNew />
                     <Route path=(StaticSegment(segment::EVENT_SUBSCRIPTIONS), id) view=event_subscriptions::EventSubscriptionDetail />

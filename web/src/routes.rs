@@ -14,6 +14,7 @@ pub mod segment {
     pub const SSH_CAS: &str = "ssh-cas";
     pub const TUNNEL_SESSIONS: &str = "sessions";
     pub const TLS_EDGES: &str = "tls-edges";
+    pub const BACKENDS: &str = "backends";
     pub const EVENT_SUBSCRIPTIONS: &str = "event-subscriptions";
     pub const EVENT_DESTINATIONS: &str = "event-destinations";
     pub const ACTIVITY: &str = "activity";
@@ -34,6 +35,9 @@ pub const SSH_CAS: &str = "/ssh-cas";
 pub const SSH_CA_NEW: &str = "/ssh-cas/new";
 pub const TUNNEL_SESSIONS: &str = "/sessions";
 pub const TLS_EDGES: &str = "/tls-edges";
+/// Tunnel-group backends (the only kind of backend).
+pub const BACKENDS: &str = "/backends";
+pub const BACKEND_NEW: &str = "/backends/new";
 pub const EVENT_SUBSCRIPTIONS: &str = "/event-subscriptions";
 pub const EVENT_SUBSCRIPTION_NEW: &str = "/event-subscriptions/new";
 pub const EVENT_DESTINATIONS: &str = "/event-destinations";
@@ -61,6 +65,10 @@ pub fn tunnel_session(id: &str) -> String {
 
 pub fn tls_edge(id: &str) -> String {
     format!("{TLS_EDGES}/{id}")
+}
+
+pub fn backend(id: &str) -> String {
+    format!("{BACKENDS}/{id}")
 }
 
 pub fn event_subscription(id: &str) -> String {
@@ -127,6 +135,7 @@ pub fn for_id(id: &str) -> Option<String> {
         IdKind::SshCertificateAuthority => ssh_ca(id),
         IdKind::TunnelSession => tunnel_session(id),
         IdKind::TlsEdge => tls_edge(id),
+        IdKind::TunnelGroupBackend => backend(id),
         IdKind::EventDestination => event_destination(id),
         IdKind::EventSubscription => event_subscription(id),
         IdKind::Event => activity_event(id),
@@ -137,11 +146,12 @@ pub fn for_id(id: &str) -> Option<String> {
 }
 
 /// The sections of the main navigation: (route, label).
-pub const SECTIONS: [(&str, &str); 8] = [
+pub const SECTIONS: [(&str, &str); 9] = [
     (CREDENTIALS, "Credentials"),
     (SSH_CAS, "SSH CAs"),
     (TUNNEL_SESSIONS, "Sessions"),
     (TLS_EDGES, "TLS edges"),
+    (BACKENDS, "Backends"),
     (EVENT_SUBSCRIPTIONS, "Events"),
     (EVENT_DESTINATIONS, "Destinations"),
     (ACTIVITY, "Activity"),
@@ -170,6 +180,9 @@ pub fn title(path: &str) -> String {
         (s::TUNNEL_SESSIONS, Some(id)) => format!("Tunnel session {id}"),
         (s::TLS_EDGES, None) => "TLS edges".to_owned(),
         (s::TLS_EDGES, Some(id)) => format!("TLS edge {id}"),
+        (s::BACKENDS, None) => "Tunnel-group backends".to_owned(),
+        (s::BACKENDS, Some(s::NEW)) => "New tunnel-group backend".to_owned(),
+        (s::BACKENDS, Some(id)) => format!("Tunnel-group backend {id}"),
         (s::EVENT_SUBSCRIPTIONS, None) => "Event subscriptions".to_owned(),
         (s::EVENT_SUBSCRIPTIONS, Some(s::NEW)) => "New event subscription".to_owned(),
         (s::EVENT_SUBSCRIPTIONS, Some(id)) => format!("Event subscription {id}"),
@@ -223,6 +236,7 @@ mod tests {
             (SSH_CAS, segment::SSH_CAS),
             (TUNNEL_SESSIONS, segment::TUNNEL_SESSIONS),
             (TLS_EDGES, segment::TLS_EDGES),
+            (BACKENDS, segment::BACKENDS),
             (EVENT_SUBSCRIPTIONS, segment::EVENT_SUBSCRIPTIONS),
             (EVENT_DESTINATIONS, segment::EVENT_DESTINATIONS),
             (ACTIVITY, segment::ACTIVITY),
@@ -237,6 +251,7 @@ mod tests {
             (EVENT_SUBSCRIPTION_NEW, EVENT_SUBSCRIPTIONS),
             (EVENT_DESTINATION_NEW, EVENT_DESTINATIONS),
             (API_KEY_NEW, API_KEYS),
+            (BACKEND_NEW, BACKENDS),
         ] {
             assert_eq!(new, format!("{section}/{}", segment::NEW));
         }
@@ -263,6 +278,7 @@ mod tests {
         assert_eq!(for_id("cr_1").as_deref(), Some("/credentials/cr_1"));
         assert_eq!(for_id("ed_1").as_deref(), Some("/event-destinations/ed_1"));
         assert_eq!(for_id("ak_1").as_deref(), Some("/api-keys/ak_1"));
+        assert_eq!(for_id("bkdtg_1").as_deref(), Some("/backends/bkdtg_1"));
         assert_eq!(for_id("usr_1"), None);
         assert_eq!(for_id("nothing"), None);
     }

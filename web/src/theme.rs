@@ -57,7 +57,7 @@ pub fn ThemeSwitch() -> impl IntoView {
         <label class="theme-switch">
             <span class="sr-only">"Theme"</span>
             <select on:change=on_change aria-label="Theme">
-                <option value="auto" selected=move || theme.get() == "auto">"System theme"</option>
+                <option value="auto" selected=move || theme.get() == "auto">"System"</option>
                 <option value="light" selected=move || theme.get() == "light">"Light"</option>
                 <option value="dark" selected=move || theme.get() == "dark">"Dark"</option>
             </select>

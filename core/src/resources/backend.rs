@@ -51,6 +51,33 @@ impl Validate for TunnelGroupBackendCreate {
     }
 }
 
+/// `PATCH /backends/tunnel_group/{id}`: what is given changes, the rest stays. `labels`
+/// replaces the whole set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunnelGroupBackendUpdate {
+    /// Sent by the official client libraries; the path's id is the one that counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl Validate for TunnelGroupBackendUpdate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        TunnelGroupBackendCreate {
+            description: self.description.clone(),
+            metadata: self.metadata.clone(),
+            labels: self.labels.clone(),
+        }
+        .field_errors()
+    }
+}
+
 list_page!(
     /// `GET /backends/tunnel_group`
     TunnelGroupBackendList, backends, TunnelGroupBackend

@@ -110,6 +110,57 @@ impl Validate for TlsEdgeCreate {
     }
 }
 
+/// `PATCH /edges/tls/{id}`: what is given changes, the rest stays; `hostports` replaces the
+/// whole list. The backend module has its own routes (`/edges/tls/{id}/backend`); the official
+/// client libraries send every field, so `backend` and the unsupported modules are accepted
+/// as `null` and refused by name otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsEdgeUpdate {
+    /// Sent by the official client libraries; the path's id is the one that counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostports: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_restriction: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutual_tls: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_termination: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_policy: Option<serde_json::Value>,
+}
+
+impl Validate for TlsEdgeUpdate {
+    fn field_errors(&self) -> Vec<FieldError> {
+        let create = TlsEdgeCreate {
+            description: self.description.clone(),
+            metadata: self.metadata.clone(),
+            hostports: self.hostports.clone(),
+            backend: None,
+            ip_restriction: self.ip_restriction.clone(),
+            mutual_tls: self.mutual_tls.clone(),
+            tls_termination: self.tls_termination.clone(),
+            traffic_policy: self.traffic_policy.clone(),
+        };
+        let mut errors = create.field_errors();
+        if self.backend.is_some() {
+            errors.push(FieldError::new(
+                "backend",
+                "set the backend module with PUT /edges/tls/{id}/backend: send `null` here or leave it out",
+            ));
+        }
+        errors
+    }
+}
+
 /// The backend module of a TLS edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TlsEdgeBackend {

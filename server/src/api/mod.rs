@@ -121,6 +121,8 @@ id_field!(BodyId::body_id -> Option<String>:
     tunnel_core::resources::api_key::ApiKeyUpdate,
     tunnel_core::resources::ssh_ca::SshCertificateAuthorityUpdate,
     tunnel_core::resources::tls_edge::TlsEdgeBackendReplace,
+    tunnel_core::resources::tls_edge::TlsEdgeUpdate,
+    tunnel_core::resources::backend::TunnelGroupBackendUpdate,
     tunnel_core::resources::event_subscription::EventSubscriptionUpdate,
     tunnel_core::resources::event_destination::EventDestinationUpdate,
     tunnel_core::resources::tunnel_session::AgentCommandRequest,

@@ -1,5 +1,7 @@
-//! TLS edges (docs/api/tls_edges.md): the generic create, list, get and delete, and the edge's
-//! backend module: replace, get, delete.
+//! TLS edges (docs/api/tls_edges.md): the generic create, list, get, update and delete, and the
+//! edge's backend module: replace, get, delete. An update changes the edge's own fields only;
+//! the module changes through its own routes (core's `TlsEdgeUpdate` refuses a non-null
+//! `backend`).
 //!
 //! Decision: an edge without a backend module answers GET and DELETE of the module with 404,
 //! like any other absent resource; PUT creates or replaces it.
@@ -23,18 +25,19 @@ use tunnel_core::errors::ErrorCode;
 use tunnel_core::paths;
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::tls_edge::{
-    TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList,
+    TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList, TlsEdgeUpdate,
 };
 
 declare_resource! {
     /// The TLS edges of an account.
     TlsEdges at paths::TLS_EDGES, paths::tls_edge;
     TlsEdgeRow => TlsEdgeList, created from TlsEdgeCreate => create;
+    updated from TlsEdgeUpdate => update;
     wire(state, row) => TlsEdge { hostports: row.hostports, backend: row.backend.map(|b| module(state, b)) }
 }
 
 pub fn router() -> Router<AppState> {
-    resource::router::<TlsEdges>().route(
+    resource::updatable_router::<TlsEdges>().route(
         &paths::tls_edge_backend("{id}"),
         get(read_backend)
             .put(replace_backend)
@@ -63,6 +66,20 @@ async fn create(new: New<'_, TlsEdgeCreate>) -> ApiResult<TlsEdge> {
         &audit,
     );
     Ok(TlsEdges::wire(new.state, row.await?))
+}
+
+async fn update(change: Change<TlsEdgeUpdate>) -> ApiResult<TlsEdgeRow> {
+    let audit = TlsEdges::audit(&change.state, &change.cause);
+    let (account, body) = (&change.caller.account_id, change.body);
+    let row = change.state.store.update_tls_edge(
+        account,
+        &change.id,
+        body.description,
+        body.metadata,
+        body.hostports.as_deref(),
+        &audit,
+    );
+    Ok(row.await?)
 }
 
 /// The wire form of a stored backend module: (backend id, enabled).

@@ -1,11 +1,11 @@
-//! Tunnel-group backends. A backend that a TLS edge's backend module points at cannot be
-//! deleted (409) until that module is removed.
+//! Tunnel-group backends: create and update (`labels` replaced as a whole). A backend that a
+//! TLS edge's backend module points at cannot be deleted (409) until that module is removed.
 //!
 //! A backend row carries its account, unlike other rows: its wire form lists the account's live
 //! sessions it selects, and the generic handlers turn a row into the wire with the row alone.
 
 use super::columns::{Column, Json, Value, record};
-use super::records::UsedBy;
+use super::records::{Changes, UsedBy};
 use super::{Audit, Result, Store};
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
@@ -65,5 +65,20 @@ impl Store {
             )
         })
         .await
+    }
+
+    /// Changes the description, metadata and labels (`None` leaves one as it is; given labels
+    /// replace the whole set).
+    pub async fn update_backend(
+        &self,
+        account_id: &str,
+        id: &str,
+        description: Option<String>,
+        metadata: Option<String>,
+        labels: Option<&BTreeMap<String, String>>,
+        audit: &Audit<'_, BackendRow>,
+    ) -> Result<BackendRow> {
+        let set = Changes::new(description, metadata).json("labels", labels);
+        self.apply(account_id, id, set, audit).await
     }
 }

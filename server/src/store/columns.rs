@@ -159,6 +159,6 @@ macro_rules! record {
 pub(super) use record;
 
 /// The text of a JSON column.
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }

@@ -449,7 +449,7 @@ impl Changes {
     }
 
     /// And a JSON column.
-    pub(super) fn json<T: serde::Serialize>(
+    pub(super) fn json<T: serde::Serialize + ?Sized>(
         mut self,
         column: &'static str,
         value: Option<&T>,

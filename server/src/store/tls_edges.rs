@@ -1,8 +1,9 @@
-//! TLS edges with their backend module (a reference to a tunnel-group backend of the account).
+//! TLS edges with their backend module (a reference to a tunnel-group backend of the account):
+//! create, update of the edge's own fields, and setting or clearing the module.
 
 use super::backends::BackendRow;
 use super::columns::{Column, Json, Value, record};
-use super::records::{fetch, insert, require};
+use super::records::{Changes, fetch, insert, require};
 use super::{Audit, Result, Store};
 use sqlx::AnyConnection;
 use sqlx::Row as _;
@@ -115,6 +116,22 @@ impl Store {
         self.record_update(&mut tx, account_id, &before, verb, audit)
             .await?;
         tx.commit().await
+    }
+
+    /// Changes the description, metadata and hostports (`None` leaves one as it is; given
+    /// hostports replace the whole list). The backend module is not touched: it changes only
+    /// through [`Store::set_tls_edge_backend`], which records its own events.
+    pub async fn update_tls_edge(
+        &self,
+        account_id: &str,
+        id: &str,
+        description: Option<String>,
+        metadata: Option<String>,
+        hostports: Option<&[String]>,
+        audit: &Audit<'_, TlsEdgeRow>,
+    ) -> Result<TlsEdgeRow> {
+        let set = Changes::new(description, metadata).json("hostports", hostports);
+        self.apply(account_id, id, set, audit).await
     }
 }
 

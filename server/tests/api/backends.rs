@@ -1,7 +1,8 @@
-//! Tunnel-group backends (`docs/api/backends.md`): create, get, list and delete on their own.
-//! A backend used by a TLS edge's backend module (in use, of the wrong kind, another
+//! Tunnel-group backends (`docs/api/backends.md`): create, get, list, update and delete on their
+//! own. A backend used by a TLS edge's backend module (in use, of the wrong kind, another
 //! account's) is tested with the module, in `tls_edges` and `accounts`. A backend's `tunnels`
-//! are the live sessions of the registry carrying its labels.
+//! are the live sessions of the registry carrying its labels, also right after an update
+//! replaced them.
 
 use crate::common::{BASE, TestApp};
 use crate::support::session;
@@ -9,8 +10,10 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use tunnel_core::acl::Bind;
 use tunnel_core::errors::ErrorCode;
+use tunnel_core::ids::{IdKind, make_id};
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendList};
+use tunnel_core::resources::event::{ActorKind, EventList};
 use tunnel_server::store::Cause;
 
 #[tokio::test]
@@ -123,4 +126,177 @@ fn body_of(labels: &[&str]) -> serde_json::Value {
         })
         .collect();
     json!({ "labels": labels })
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn backend_update_changes_what_is_given_and_replaces_the_labels() {
+    let app = TestApp::new().await;
+    let account = app.account_id.clone();
+    let prod = connect(&app, 1, &account, &["env=prod", "zone=a"]).await;
+    let body =
+        json!({"description": "pool", "metadata": "m", "labels": {"env": "prod", "team": "web"}});
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", body).await;
+    assert!(backend.tunnels.is_empty());
+    let path = format!("/backends/tunnel_group/{}", backend.id);
+
+    // Only what is given changes.
+    let renamed: TunnelGroupBackend = app
+        .patched(&path, json!({"description": "blue pool"}))
+        .await;
+    assert_eq!(
+        renamed,
+        TunnelGroupBackend {
+            description: "blue pool".into(),
+            ..backend.clone()
+        }
+    );
+    // Labels replace the whole set (`team` goes), and the answer lists the tunnels the new set
+    // selects, as a GET does.
+    let relabelled: TunnelGroupBackend = app
+        .patched(&path, json!({"id": backend.id, "labels": {"env": "prod"}}))
+        .await;
+    assert_eq!(relabelled.labels, labels(&[("env", "prod")]));
+    assert_eq!(
+        (
+            relabelled.description.as_str(),
+            relabelled.metadata.as_str()
+        ),
+        ("blue pool", "m")
+    );
+    assert_eq!(relabelled.tunnels, refs(&[&prod]));
+    assert_eq!(app.fetch::<TunnelGroupBackend>(&path).await, relabelled);
+    // The official client's body: every field, `null` when not set, labels always (`{}`).
+    let cleared: TunnelGroupBackend = app
+        .patched(
+            &path,
+            json!({"id": backend.id, "description": null, "metadata": null, "labels": {}}),
+        )
+        .await;
+    assert!(cleared.labels.is_empty() && cleared.tunnels.is_empty());
+    assert_eq!(cleared.description, "blue pool");
+    // A member changes the account's backends like an admin.
+    let r = app
+        .patch(
+            &path,
+            json!({"metadata": "by member", "labels": {"zone": "a"}}),
+        )
+        .key(&app.user_key)
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let by_member: TunnelGroupBackend = r.body();
+    assert_eq!(by_member.metadata, "by member");
+    assert_eq!(by_member.tunnels, refs(&[&prod]));
+
+    // Each change is recorded with the fields it changed and who made it; `tunnels`, live state,
+    // is not part of the event.
+    let log: EventList = app
+        .fetch(&format!(
+            "/events?type=tunnel_group_backend_updated.v0&object_id={}",
+            backend.id
+        ))
+        .await;
+    let changed: Vec<&[String]> = log
+        .events
+        .iter()
+        .rev()
+        .map(|e| &e.changed_fields[..])
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            &["description".to_owned()][..],
+            &["labels".to_owned()],
+            &["labels".to_owned()],
+            &["labels".to_owned(), "metadata".to_owned()],
+        ]
+    );
+    let last = &log.events[0];
+    assert_eq!(last.object["labels"], json!({"zone": "a"}));
+    assert_eq!(last.object["tunnels"], json!([]));
+    assert_eq!(last.actor.kind, ActorKind::User);
+    assert_eq!(last.actor.id.as_deref(), Some(app.user_id.as_str()));
+    // Repeating the stored values changes nothing and records nothing.
+    app.patched::<TunnelGroupBackend>(&path, json!({"labels": {"zone": "a"}}))
+        .await;
+    let again: EventList = app
+        .fetch("/events?type=tunnel_group_backend_updated.v0")
+        .await;
+    assert_eq!(again.events.len(), 4);
+}
+
+#[tokio::test]
+async fn backend_update_refuses_bad_values_and_unknown_backends() {
+    let app = TestApp::new().await;
+    let body = json!({"description": "pool", "labels": {"env": "prod"}});
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", body).await;
+    let path = format!("/backends/tunnel_group/{}", backend.id);
+
+    // Every bad label is named by its key, with the other bad fields, in one answer.
+    let error = app
+        .patch(
+            &path,
+            json!({"description": "x".repeat(256), "labels": {"env": "*", "ok": "yes", "a": "b=c"}}),
+        )
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_114");
+    let fields: Vec<&str> = error
+        .details
+        .errors
+        .iter()
+        .map(|e| e.field.as_str())
+        .collect();
+    assert_eq!(fields, ["description", "labels.a", "labels.env"]);
+    app.patch(&path, json!({"labels": {"env": ""}}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_114", "labels.env");
+    app.patch(&path, json!({"labels": ["env=prod"]}))
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_110");
+    app.patch(&path, json!({"tunnels": []}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_111", "tunnels");
+    let other = make_id(IdKind::TunnelGroupBackend, 1, [1; 14]);
+    app.patch(&path, json!({"id": other, "description": "x"}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_114", "id");
+    // Refused changes changed nothing.
+    assert_eq!(app.fetch::<TunnelGroupBackend>(&path).await, backend);
+
+    // An unknown backend, and another account's, are not found; theirs stays as it was.
+    app.patch(
+        &format!("/backends/tunnel_group/{other}"),
+        json!({"description": "x"}),
+    )
+    .fails(&app, 404, "ERR_TUNNEL_120")
+    .await;
+    let theirs: TunnelGroupBackend = app
+        .created_by(
+            &app.other_key,
+            "/backends/tunnel_group",
+            json!({"labels": {"env": "prod"}}),
+        )
+        .await;
+    let their_path = format!("/backends/tunnel_group/{}", theirs.id);
+    app.patch(&their_path, json!({"labels": {}}))
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
+    let r = app.get(&their_path).key(&app.other_key).send(&app).await;
+    assert_eq!(r.body::<TunnelGroupBackend>(), theirs);
+    let log: EventList = app
+        .fetch("/events?type=tunnel_group_backend_updated.v0")
+        .await;
+    assert!(log.events.is_empty(), "{:?}", log.events);
 }

@@ -126,19 +126,20 @@ async fn every_resource_records_its_types_and_only_catalogued_ones() {
     let edge: Value = app
         .create("/edges/tls", json!({"hostports": ["a.example.com:443"]}))
         .await;
+    let backend_path = format!("/backends/tunnel_group/{}", backend["id"].as_str().unwrap());
+    app.patched::<Value>(&backend_path, json!({"labels": {"app": "api"}}))
+        .await;
+    let edge_path = format!("/edges/tls/{}", edge["id"].as_str().unwrap());
+    app.patched::<Value>(&edge_path, json!({"hostports": ["b.example.com:443"]}))
+        .await;
     let module = format!("/edges/tls/{}/backend", edge["id"].as_str().unwrap());
     for id in [&backend["id"], &other["id"]] {
         let r = app.put(&module, json!({"backend_id": id})).send(&app).await;
         assert_eq!(r.status, 200, "{}", r.text);
     }
     app.deleted(&module).await;
-    app.deleted(&format!("/edges/tls/{}", edge["id"].as_str().unwrap()))
-        .await;
-    app.deleted(&format!(
-        "/backends/tunnel_group/{}",
-        backend["id"].as_str().unwrap()
-    ))
-    .await;
+    app.deleted(&edge_path).await;
+    app.deleted(&backend_path).await;
     app.deleted(&ssh_path).await;
     let destination: EventDestination = app
         .created(
@@ -168,6 +169,8 @@ async fn every_resource_records_its_types_and_only_catalogued_ones() {
             "tunnel_group_backend_created.v0",
             "tunnel_group_backend_created.v0",
             "tls_edge_created.v0",
+            "tunnel_group_backend_updated.v0",
+            "tls_edge_updated.v0",
             "tls_edge_backend_created.v0",
             "tls_edge_backend_updated.v0",
             "tls_edge_backend_deleted.v0",
@@ -190,12 +193,42 @@ async fn every_resource_records_its_types_and_only_catalogued_ones() {
         // No private key in any event.
         assert!(!mentions(&event.object, "PRIVATE KEY"));
     }
+    // Updates carry the object as it is after the change, and what changed.
+    assert_eq!(log[5].object["labels"], json!({"app": "api"}));
+    assert_eq!(log[5].changed_fields, ["labels"]);
+    assert_eq!(log[6].object["hostports"], json!(["b.example.com:443"]));
+    assert_eq!(log[6].changed_fields, ["hostports"]);
     // The module's events carry the edge as it is after the change.
-    assert_eq!(log[5].object["backend"]["backend"]["id"], backend["id"]);
-    assert_eq!(log[6].object["backend"]["backend"]["id"], other["id"]);
-    assert_eq!(log[6].changed_fields, ["backend"]);
-    assert_eq!(log[7].object["backend"], Value::Null);
-    assert_eq!(log[13].changed_fields, ["description"]);
+    assert_eq!(log[7].object["backend"]["backend"]["id"], backend["id"]);
+    assert_eq!(log[8].object["backend"]["backend"]["id"], other["id"]);
+    assert_eq!(log[8].changed_fields, ["backend"]);
+    assert_eq!(log[9].object["backend"], Value::Null);
+    assert_eq!(log[15].changed_fields, ["description"]);
+
+    // Every catalogued type is emitted: here, or by the test named for it.
+    let elsewhere = [
+        // `every_change_records_one_event_with_its_actor_request_and_object`, above.
+        "credential_created.v0",
+        "credential_deleted.v0",
+        "credential_updated.v0",
+        // `api_keys::a_key_is_shown_once_works_at_once_and_is_revoked_by_its_delete`.
+        "api_key_created.v0",
+        "api_key_deleted.v0",
+        "api_key_updated.v0",
+        // `server/tests/webhooks/secrets.rs`: rotations, and the PATCH recording what changed.
+        "event_destination_secret_rotated.v0",
+        "event_destination_updated.v0",
+        // `agent/tests/server_channel/events.rs`: sessions and agent commands.
+        "tunnel_session_ended.v0",
+        "tunnel_session_restart_requested.v0",
+        "tunnel_session_started.v0",
+        "tunnel_session_stop_requested.v0",
+        "tunnel_session_update_requested.v0",
+    ];
+    let mut emitted: Vec<&str> = types(&log).into_iter().chain(elsewhere).collect();
+    emitted.sort_unstable();
+    emitted.dedup();
+    assert_eq!(emitted, CATALOGUE);
 }
 
 #[tokio::test]

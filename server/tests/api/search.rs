@@ -2,7 +2,8 @@
 //! finds, case-insensitively, the items whose id, description, metadata or own fields hold the
 //! text, through the trigram indexes (3 characters and more) and without them (1 or 2); the
 //! search is literal text; it pages with `next_page_uri` keeping it; the index follows updates
-//! and deletes; members search only what they reach; the audit log and deliveries refuse it.
+//! (of every searched column a PATCH writes) and deletes; members search only what they reach;
+//! the audit log and deliveries refuse it.
 
 use crate::common::TestApp;
 use crate::support::session;
@@ -144,6 +145,106 @@ async fn a_search_pages_with_its_next_page_uri_and_follows_updates_and_deletes()
             .await
             .is_empty()
     );
+}
+
+/// Whether the list at `collection` (items under `field`) finds exactly `id` for each of
+/// `found` and nothing for each of `gone` (searches of 3 characters or more go through the
+/// trigram index, shorter ones not).
+async fn finds(
+    app: &TestApp,
+    collection: &str,
+    field: &str,
+    id: &str,
+    found: &[&str],
+    gone: &[&str],
+) {
+    for q in found {
+        let path = format!("{collection}?q={}", urlencode(q));
+        assert_eq!(ids(app, &path, field).await, [id], "q={q:?}");
+    }
+    for q in gone {
+        let path = format!("{collection}?q={}", urlencode(q));
+        assert!(ids(app, &path, field).await.is_empty(), "q={q:?}");
+    }
+}
+
+#[tokio::test]
+async fn backends_and_tls_edges_are_found_by_what_an_update_wrote() {
+    let app = TestApp::new().await;
+    let collection = "/backends/tunnel_group";
+    let body =
+        json!({"description": "Amber", "metadata": "m-old", "labels": {"region": "eu-west"}});
+    let backend = app.create(collection, body).await;
+    let id = backend["id"].as_str().unwrap();
+    app.create(collection, json!({"labels": {"site": "us-east"}}))
+        .await;
+    let path = format!("{collection}/{id}");
+    app.patched::<Value>(&path, json!({"description": "Crimson"}))
+        .await;
+    finds(
+        &app,
+        collection,
+        "backends",
+        id,
+        &["crimson", "eu-west"],
+        &["amber"],
+    )
+    .await;
+    app.patched::<Value>(&path, json!({"metadata": "m-new"}))
+        .await;
+    finds(&app, collection, "backends", id, &["M-NEW"], &["m-old"]).await;
+    // Labels replaced: the old ones are no longer found, the new ones are (keys and values).
+    app.patched::<Value>(&path, json!({"labels": {"zone": "ap-south", "Q": "7z"}}))
+        .await;
+    finds(
+        &app,
+        collection,
+        "backends",
+        id,
+        &["ap-south", "zone", "7z"],
+        &["eu-west", "region"],
+    )
+    .await;
+
+    let collection = "/edges/tls";
+    let body = json!({"description": "Amber", "hostports": ["old-shop.example.com:443"]});
+    let edge = app.create(collection, body).await;
+    let id = edge["id"].as_str().unwrap();
+    app.create(collection, json!({"hostports": ["other.example.com:443"]}))
+        .await;
+    let path = format!("{collection}/{id}");
+    app.patched::<Value>(
+        &path,
+        json!({"description": "Crimson", "metadata": "m-new"}),
+    )
+    .await;
+    finds(
+        &app,
+        collection,
+        "tls_edges",
+        id,
+        &["crimson", "m-new", "old-shop"],
+        &["amber"],
+    )
+    .await;
+    app.patched::<Value>(&path, json!({"hostports": ["new-shop.example.com:8443"]}))
+        .await;
+    finds(
+        &app,
+        collection,
+        "tls_edges",
+        id,
+        &["NEW-SHOP", ":8443"],
+        &["old-shop"],
+    )
+    .await;
+    // Another account never finds them, however they were written.
+    let theirs = app
+        .get("/edges/tls?q=new-shop")
+        .key(&app.other_key)
+        .send(&app)
+        .await;
+    assert_eq!(theirs.json["tls_edges"], json!([]));
 }
 
 #[tokio::test]

@@ -2,13 +2,16 @@
 //! errors of a backend in use, missing or of the wrong kind, an unknown edge, delete; bad
 //! host:ports; the body `id` of the module's PUT (its own accepted, another refused); the
 //! shapes of the official client library: the PUT wrapped in `module` answered exactly as the
-//! flat one, and a create carrying every module it knows (`null`, or `backend` set).
+//! flat one, and a create carrying every module it knows (`null`, or `backend` set). The update
+//! of an edge: what is given changes, `hostports` replaced, the module untouched and refused in
+//! the body, the errors, another account's edge.
 
 use crate::common::{BASE, TestApp};
 use serde_json::{Value, json};
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_core::resources::Ref;
 use tunnel_core::resources::backend::TunnelGroupBackend;
+use tunnel_core::resources::event::{ActorKind, EventList};
 use tunnel_core::resources::tls_edge::{TlsEdge, TlsEdgeBackend, TlsEdgeList};
 
 #[tokio::test]
@@ -355,4 +358,186 @@ async fn tls_edge_create_accepts_the_official_clients_modules() {
     .error_at(400, "ERR_TUNNEL_111", "backend.x");
     let after = app.fetch::<TlsEdgeList>("/edges/tls").await.tls_edges.len();
     assert_eq!(after, before);
+}
+
+#[tokio::test]
+async fn tls_edge_update_changes_what_is_given_and_replaces_the_hostports() {
+    let app = TestApp::new().await;
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    let body = json!({
+        "description": "shop",
+        "metadata": "m",
+        "hostports": ["shop.example.com:443", "www.example.com:443"],
+        "backend": {"backend_id": backend.id},
+    });
+    let edge: TlsEdge = app.created("/edges/tls", body).await;
+    let path = format!("/edges/tls/{}", edge.id);
+
+    // Only what is given changes; the backend module stays as it is.
+    let renamed: TlsEdge = app.patched(&path, json!({"metadata": "m2"})).await;
+    assert_eq!(
+        renamed,
+        TlsEdge {
+            metadata: "m2".into(),
+            ..edge.clone()
+        }
+    );
+    // Hostports replace the whole list.
+    let moved: TlsEdge = app
+        .patched(&path, json!({"id": edge.id, "hostports": ["[::1]:8443"]}))
+        .await;
+    assert_eq!(moved.hostports, ["[::1]:8443"]);
+    assert_eq!(
+        (moved.description.as_str(), moved.metadata.as_str()),
+        ("shop", "m2")
+    );
+    assert_eq!(moved.backend, edge.backend);
+    assert_eq!(app.fetch::<TlsEdge>(&path).await, moved);
+    // The official client's body: every field and module, `null` when not set.
+    let official = json!({
+        "id": edge.id,
+        "description": "shop front",
+        "metadata": null,
+        "hostports": null,
+        "backend": null,
+        "ip_restriction": null,
+        "mutual_tls": null,
+        "tls_termination": null,
+        "traffic_policy": null,
+    });
+    let described: TlsEdge = app.patched(&path, official).await;
+    assert_eq!(
+        described,
+        TlsEdge {
+            description: "shop front".into(),
+            ..moved.clone()
+        }
+    );
+    // A member changes the account's edges like an admin; an empty list is a list.
+    let r = app
+        .patch(&path, json!({"hostports": []}))
+        .key(&app.user_key)
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.body::<TlsEdge>().hostports.is_empty());
+
+    let log: EventList = app
+        .fetch(&format!(
+            "/events?type=tls_edge_updated.v0&object_id={}",
+            edge.id
+        ))
+        .await;
+    let changed: Vec<&[String]> = log
+        .events
+        .iter()
+        .rev()
+        .map(|e| &e.changed_fields[..])
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            &["metadata".to_owned()][..],
+            &["hostports".to_owned()],
+            &["description".to_owned()],
+            &["hostports".to_owned()],
+        ]
+    );
+    let (first, last) = (&log.events[3], &log.events[0]);
+    assert_eq!(first.object["metadata"], "m2");
+    assert_eq!(first.object["backend"]["backend"]["id"], json!(backend.id));
+    assert_eq!(last.object["hostports"], json!([]));
+    assert_eq!(last.actor.kind, ActorKind::User);
+    assert_eq!(last.actor.id.as_deref(), Some(app.user_id.as_str()));
+}
+
+#[tokio::test]
+async fn tls_edge_update_refuses_bad_values_modules_and_unknown_edges() {
+    let app = TestApp::new().await;
+    let edge: TlsEdge = app
+        .created("/edges/tls", json!({"hostports": ["app.example.com:443"]}))
+        .await;
+    let path = format!("/edges/tls/{}", edge.id);
+
+    let error = app
+        .patch(
+            &path,
+            json!({"hostports": ["ok.example.com:443", "nope", "x.example.com:0"]}),
+        )
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_114", "hostports[1]");
+    let fields: Vec<&str> = error
+        .details
+        .errors
+        .iter()
+        .map(|e| e.field.as_str())
+        .collect();
+    assert_eq!(fields, ["hostports[1]", "hostports[2]"]);
+    // The backend module has its own routes: any `backend` but `null` is refused by name,
+    // whatever its shape, and so is a module this server does not implement.
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    for module in [json!({"backend_id": backend.id}), json!({}), json!(false)] {
+        let error = app
+            .patch(&path, json!({"backend": module}))
+            .send(&app)
+            .await
+            .error_at(400, "ERR_TUNNEL_114", "backend");
+        assert!(error.msg.contains("/backend"), "{}", error.msg);
+    }
+    for module in [
+        "ip_restriction",
+        "mutual_tls",
+        "tls_termination",
+        "traffic_policy",
+    ] {
+        let error = app
+            .patch(
+                &path,
+                json!({"description": "x", module: {"enabled": true}}),
+            )
+            .send(&app)
+            .await
+            .error_at(400, "ERR_TUNNEL_114", module);
+        assert!(error.msg.contains("not supported"), "{}", error.msg);
+    }
+    app.patch(&path, json!({"metadata": "x".repeat(4097)}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_114", "metadata");
+    app.patch(&path, json!({"hostports": "app.example.com:443"}))
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_110");
+    app.patch(&path, json!({"policy": null}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_111", "policy");
+    let other = make_id(IdKind::TlsEdge, 1, [1; 14]);
+    app.patch(&path, json!({"id": other, "metadata": "x"}))
+        .send(&app)
+        .await
+        .error_at(400, "ERR_TUNNEL_114", "id");
+    // Refused changes changed nothing, and nothing was recorded.
+    assert_eq!(app.fetch::<TlsEdge>(&path).await, edge);
+
+    // An unknown edge, and another account's, are not found; theirs stays as it was.
+    app.patch(&format!("/edges/tls/{other}"), json!({"description": "x"}))
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
+    let theirs: TlsEdge = app
+        .created_by(
+            &app.other_key,
+            "/edges/tls",
+            json!({"hostports": ["a.example.com:443"]}),
+        )
+        .await;
+    let their_path = format!("/edges/tls/{}", theirs.id);
+    app.patch(&their_path, json!({"hostports": []}))
+        .fails(&app, 404, "ERR_TUNNEL_120")
+        .await;
+    let r = app.get(&their_path).key(&app.other_key).send(&app).await;
+    assert_eq!(r.body::<TlsEdge>(), theirs);
+    let log: EventList = app.fetch("/events?type=tls_edge_updated.v0").await;
+    assert!(log.events.is_empty(), "{:?}", log.events);
 }

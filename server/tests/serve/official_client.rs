@@ -1,8 +1,10 @@
 //! The official Rust client library (crates.io `ngrok-api`) against the in-process server over a
-//! real socket: it creates a tunnel-group backend and decodes it with its `tunnels` (a live
-//! session carrying the labels), creates TLS edges with its create body (every edge module it
-//! knows, `null` or `backend` set) and replaces the backend module with its wrapped body
-//! (`{"id", "module": {…}}`), decoding every answer with its own types; and adds, lists, gets,
+//! real socket: it creates and updates a tunnel-group backend and decodes it with its `tunnels`
+//! (a live session carrying the labels), creates TLS edges with its create body (every edge
+//! module it knows, `null` or `backend` set), updates one with its update body (every field,
+//! `null` when not set; a `backend` set there is refused, the module having its own routes) and
+//! replaces the backend module with its wrapped body (`{"id", "module": {…}}`), decoding every
+//! answer with its own types; and adds, lists, gets,
 //! updates and removes a subscription's event sources with its own requests; and creates, pages
 //! through, updates and deletes API keys, the deleted key then refused.
 //!
@@ -19,7 +21,8 @@ use futures_util::TryStreamExt as _;
 use ngrok_api::types::{
     APIKey, APIKeyCreate, APIKeyUpdate, EdgeBackendReplace, EndpointBackendMutate,
     EventSourceCreate, EventSourceItem, EventSourceReplace, EventSourceUpdate,
-    EventSubscriptionCreate, FilteredPaging, TLSEdgeCreate, TunnelGroupBackendCreate,
+    EventSubscriptionCreate, FilteredPaging, TLSEdgeCreate, TLSEdgeUpdate,
+    TunnelGroupBackendCreate, TunnelGroupBackendUpdate,
 };
 use ngrok_api::{ClientBuilder, Error};
 use serde_json::json;
@@ -123,6 +126,21 @@ async fn the_official_client_library_works_with_tls_edges_and_backends() {
     assert_eq!(backend.tunnels[0].id, session_id);
     let read = c.backends().tunnel_group().get(&backend.id).await.unwrap();
     assert_eq!(read.tunnels[0].uri, backend.tunnels[0].uri);
+    // Its update sends every field, `labels` always: the labels it sends are the new set.
+    let updated = c
+        .backends()
+        .tunnel_group()
+        .update(&TunnelGroupBackendUpdate {
+            id: backend.id.clone(),
+            description: Some("blue pool".into()),
+            metadata: None,
+            labels: HashMap::from([("env".into(), "prod".into()), ("zone".into(), "a".into())]),
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.description, "blue pool");
+    assert_eq!(updated.labels.len(), 2);
+    assert!(updated.tunnels.is_empty(), "the session has no zone=a");
 
     // Create as the client sends it: every module `null`…
     let edge = c
@@ -155,6 +173,40 @@ async fn the_official_client_library_works_with_tls_edges_and_backends() {
         (set.enabled, set.backend.id),
         (Some(true), backend.id.clone())
     );
+
+    // Its update: every field and module sent, `null` when not set; the module stays.
+    let updated = c
+        .edges()
+        .tls()
+        .update(&TLSEdgeUpdate {
+            id: with_backend.id.clone(),
+            hostports: Some(vec!["shop.example.com:443".into()]),
+            ..TLSEdgeUpdate::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.hostports, Some(vec!["shop.example.com:443".into()]));
+    assert_eq!(
+        updated.backend.map(|m| m.backend.id),
+        Some(backend.id.clone())
+    );
+    // A module given there is refused by name: the module has its own routes.
+    let refused = c
+        .edges()
+        .tls()
+        .update(&TLSEdgeUpdate {
+            id: edge.id.clone(),
+            backend: Some(module.clone()),
+            ..TLSEdgeUpdate::default()
+        })
+        .await;
+    match refused {
+        Err(Error::Ngrok(e)) => {
+            assert_eq!(e.error_code, "ERR_TUNNEL_114", "{}", e.msg);
+            assert!(e.msg.contains("/backend"), "{}", e.msg);
+        }
+        other => panic!("expected a 400: {other:?}"),
+    }
 
     // The module's replace, wrapped in `module`.
     let modules = c.edge_modules().tls_edge_backend();

@@ -7,6 +7,7 @@
 
 pub mod activity;
 pub mod api_keys;
+pub mod backends;
 pub mod bulk;
 pub mod credentials;
 pub mod event_destinations;

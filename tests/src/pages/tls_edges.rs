@@ -22,7 +22,7 @@ pub async fn create_backend(client: &Client, description: &str, labels: &str) ->
     fill(client, "Description", description).await?;
     fill(client, "Labels", labels).await?;
     click_button(client, "Create backend").await?;
-    wait_for_text(client, "pick it above").await
+    wait_for_text(client, "Tunnel-group backend bkdtg_").await
 }
 
 /// Sets the "Enabled" switch of the module form.

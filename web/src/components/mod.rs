@@ -2,7 +2,8 @@
 //!
 //! - [`list`]: the one list page (fetch, pager, states, table and row links) and `PAGE_SIZE`;
 //!   [`search`]: its search box, the search kept in the URL; [`bulk`]: selecting rows and
-//!   acting on them; [`export`]: every page of a list to a CSV or JSON file.
+//!   acting on them; [`export`]: every page of a list to a CSV or JSON file; [`picker`]: the
+//!   search field of pickers.
 //! - [`loading`]: the one fetch helper and the loading / ready / failed states.
 //! - [`submit`]: the one way to send a change (busy, server errors, success), on `Action`.
 //! - [`confirm`]: confirmation dialogs and the delete flow of the detail pages.
@@ -24,6 +25,7 @@ pub mod list;
 pub mod loading;
 pub mod names;
 pub mod pager;
+pub mod picker;
 pub mod search;
 pub mod submit;
 pub mod text;

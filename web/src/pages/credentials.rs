@@ -6,7 +6,9 @@ use crate::components::acl_editor::{AclEditor, AclTester};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
-use crate::components::list::{ListPage, RowName};
+use crate::components::list::{ListPage, RowName, first_page};
+use crate::components::loading::{fetch_into, render_load};
+use crate::components::search::with_search;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::TokenDialog;
@@ -21,6 +23,7 @@ use tunnel_core::paths;
 use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList as Page, CredentialUpdate,
 };
+use tunnel_core::resources::tunnel_session::{TunnelSession, TunnelSessionList};
 
 /// What the list does to selected rows.
 const BULK: &[BulkAction] = &[BulkAction::delete(
@@ -167,6 +170,7 @@ fn credential_view(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
         </dl>
         {move || editing.get().then(|| view! { <CredentialEdit cred=edit_cred.clone() editing=editing reload=reload /> })}
         <div class="card"><AclTester rules=Signal::derive(move || saved_rules.clone()) /></div>
+        <CredentialSessions id=cred.id.clone() reload=reload />
         {delete.dialog(
             "Delete this credential?",
             format!("Credential {id} will be deleted and every tunnel session using its authtoken disconnected. This cannot be undone."),
@@ -224,5 +228,43 @@ fn CredentialEdit(
                 </button>
             </div>
         </form>
+    }
+}
+
+/// The live tunnel sessions started with this credential's authtoken (fetched again with the
+/// credential). The sessions list has no credential filter, so this asks for the sessions whose
+/// searched text holds the id and keeps those of this credential exactly.
+#[component]
+fn CredentialSessions(id: String, reload: RwSignal<u32>) -> impl IntoView {
+    let path = first_page(&with_search(paths::TUNNEL_SESSIONS, &id));
+    let sessions = fetch_into::<TunnelSessionList>(move || path.clone(), reload);
+    let view_of = move |list: TunnelSessionList| {
+        let mine: Vec<TunnelSession> = list
+            .tunnel_sessions
+            .into_iter()
+            .filter(|s| s.credential.id == id)
+            .collect();
+        if mine.is_empty() {
+            return view! { <p class="muted">"No tunnel session uses this credential now."</p> }
+                .into_any();
+        }
+        view! {
+            <ul class="plain-list">
+                {mine.into_iter().map(|s| view! {
+                    <li>
+                        <A href=routes::tunnel_session(&s.id)><code>{s.id.clone()}</code></A>
+                        " " {format!("{} agent {} from {}", s.os, s.agent_version, s.ip)} ", started "
+                        <RelativeTime ts=s.started_at />
+                    </li>
+                }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        <section class="card" aria-labelledby="credential-sessions">
+            <h2 id="credential-sessions">"Live tunnel sessions"</h2>
+            {move || render_load(sessions.get(), reload, view_of.clone())}
+        </section>
     }
 }

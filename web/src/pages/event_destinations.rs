@@ -10,8 +10,9 @@ use crate::components::confirm::{ConfirmDialog, ConfirmedDelete};
 use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
-use crate::components::list::{ListPage, RowName, first_page};
+use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, fetch_into};
+use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
@@ -388,7 +389,9 @@ fn Deliveries(id: String, reload: RwSignal<u32>) -> impl IntoView {
     }
 }
 
-/// Destinations: a checkbox per existing destination (the first page), and a new webhook.
+/// Destinations: a checkbox per existing destination (the first page, or the first page of what
+/// the search finds; chosen ones stay listed when the search leaves them out), and a new
+/// webhook.
 /// `pending_url` is the webhook URL typed but not added yet, which the subscription form checks
 /// before saving.
 #[component]
@@ -399,7 +402,11 @@ pub fn DestinationsPicker(
     pending_error: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let reload = RwSignal::new(0);
-    let list = fetch_into::<EventDestinationList>(|| first_page(paths::EVENT_DESTINATIONS), reload);
+    let search = PickerSearch::new();
+    let list = fetch_into::<EventDestinationList>(
+        move || search.first_page(paths::EVENT_DESTINATIONS),
+        reload,
+    );
     let on_created = Callback::new(move |d: EventDestination| {
         selected.update(|s| s.push(d.id));
         reload.update(|r| *r += 1);
@@ -407,35 +414,52 @@ pub fn DestinationsPicker(
     view! {
         <fieldset class="destinations">
             <legend>"Destinations"</legend>
+            {search.field("destination-search", "Find destinations by id, description or URL")}
             {move || match list.get() {
                 Load::Loading => view! { <p class="loading">"Loading destinations…"</p> }.into_any(),
                 Load::Failed(e) => view! { <ErrorView error=e title="Could not load destinations" /> }.into_any(),
-                Load::Ready(l) if l.event_destinations.is_empty() => view! {
+                Load::Ready(l) if l.event_destinations.is_empty() && !search.searching() => view! {
                     <p class="empty">"No event destinations yet; add a webhook below."</p>
                 }.into_any(),
-                Load::Ready(l) => view! {
-                    <ul class="checks">
-                        {l.event_destinations.into_iter().map(|d| {
-                            let id = d.id.clone();
-                            let id2 = d.id.clone();
-                            let url = d.target.webhook.map(|w| w.url).unwrap_or_default();
-                            view! {
-                                <li><label class="check">
-                                    <input type="checkbox" prop:checked=move || selected.with(|s| s.contains(&id))
-                                        on:change=move |ev| {
-                                            let on = event_target_checked(&ev);
-                                            selected.update(|s| { s.retain(|x| *x != id2); if on { s.push(id2.clone()) } });
-                                        } />
-                                    " " <span class="mono">{d.id.clone()}</span> " " {url}
-                                </label></li>
-                            }
-                        }).collect_view()}
-                    </ul>
-                }.into_any(),
+                Load::Ready(l) => {
+                    let shown: Vec<String> = l.event_destinations.iter().map(|d| d.id.clone()).collect();
+                    // Chosen before the search changed: still listed, so they can be unticked.
+                    let kept: Vec<(String, String)> = selected
+                        .get_untracked()
+                        .into_iter()
+                        .filter(|id| !shown.contains(id))
+                        .map(|id| (id, String::new()))
+                        .collect();
+                    let found: Vec<(String, String)> = l.event_destinations.into_iter()
+                        .map(|d| (d.id, d.target.webhook.map(|w| w.url).unwrap_or_default()))
+                        .collect();
+                    let nothing = found.is_empty().then(|| view! { <p class="hint">"No destination matches the search."</p> });
+                    view! {
+                        <ul class="checks">
+                            {kept.into_iter().chain(found).map(|(id, url)| destination_check(selected, id, url)).collect_view()}
+                        </ul>
+                        {nothing}
+                    }.into_any()
+                }
             }}
             <p class="error" role="alert">{move || error.get().map(|m| message(&m))}</p>
             <NewWebhook on_created=on_created url=pending_url pending_error=pending_error />
         </fieldset>
+    }
+}
+
+/// One destination's checkbox in the picker.
+fn destination_check(selected: RwSignal<Vec<String>>, id: String, url: String) -> impl IntoView {
+    let (checked_id, changed_id) = (id.clone(), id.clone());
+    view! {
+        <li><label class="check">
+            <input type="checkbox" prop:checked=move || selected.with(|s| s.contains(&checked_id))
+                on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    selected.update(|s| { s.retain(|x| *x != changed_id); if on { s.push(changed_id.clone()) } });
+                } />
+            " " <span class="mono">{id}</span> " " {url}
+        </label></li>
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod activity;
 pub mod api_keys;
+pub mod backends;
 pub mod credentials;
 pub mod event_destinations;
 pub mod event_subscriptions;
@@ -34,6 +35,15 @@ pub fn when(ts: &str) -> impl IntoView + use<> {
 pub fn short_time(ts: &str) -> String {
     let ts = ts.split('.').next().unwrap_or(ts).trim_end_matches('Z');
     ts.replacen('T', " ", 1) + " UTC"
+}
+
+/// Splits a comma- or newline-separated list, dropping empty entries.
+pub fn split_list(text: &str) -> Vec<String> {
+    text.split([',', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `Some(text)` for a non-empty string (optional request fields mean "not given" when empty).

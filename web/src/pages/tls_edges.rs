@@ -3,37 +3,28 @@
 //! default) and delete the module. Tunnel-group backends (`docs/api/backends.md`) can be
 //! created here too, so the flow needs nothing else.
 
-use super::{detail_page, identity_props, non_empty, title_or};
+use super::backends::NewBackendForm;
+use super::{detail_page, identity_props, non_empty, split_list, title_or};
 use crate::api::Method;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, list_message_for, message_for};
-use crate::components::list::{ListPage, RowName, first_page};
+use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::names::RefName;
+use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use std::collections::BTreeMap;
 use tunnel_core::paths;
-use tunnel_core::resources::backend::{
-    TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
-};
+use tunnel_core::resources::backend::{TunnelGroupBackend, TunnelGroupBackendList};
 use tunnel_core::resources::tls_edge::{
     TlsEdge, TlsEdgeBackend, TlsEdgeBackendReplace, TlsEdgeCreate, TlsEdgeList as Page,
+    TlsEdgeUpdate,
 };
 use tunnel_core::{FieldError, Validate};
-
-/// Splits a comma- or newline-separated list, dropping empty entries.
-fn split_list(text: &str) -> Vec<String> {
-    text.split([',', '\n'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
 
 #[component]
 pub fn TlsEdgeList() -> impl IntoView {
@@ -51,7 +42,7 @@ pub fn TlsEdgeList() -> impl IntoView {
         .rows::<Page, _, _>(|e: TlsEdge| {
             let backend = match e.backend {
                 Some(b) => view! {
-                    <RefName path=paths::tunnel_group_backend(&b.backend.id) id=b.backend.id.clone() />
+                    <RefName path=paths::tunnel_group_backend(&b.backend.id) id=b.backend.id.clone() href=routes::backend(&b.backend.id) />
                     {(!b.enabled).then_some(" (disabled)")}
                 }
                 .into_any(),
@@ -106,8 +97,9 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
 #[component]
 pub fn TlsEdgeDetail() -> impl IntoView {
     let backends_reload = RwSignal::new(0);
+    let search = PickerSearch::new();
     let backends = fetch_into::<TunnelGroupBackendList>(
-        || first_page(paths::TUNNEL_GROUP_BACKENDS),
+        move || search.first_page(paths::TUNNEL_GROUP_BACKENDS),
         backends_reload,
     );
     let edge = detail_page(
@@ -121,10 +113,17 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                 format!("TLS edge {id} deleted."),
                 routes::TLS_EDGES,
             );
+            let editing = RwSignal::new(false);
+            let edit = e.clone();
             view! {
                 <div class="page-head">
                     <h1>{title_or(&e.description, &e.id)}</h1>
-                    {delete.button("Delete")}
+                    <div class="actions">
+                        <button type="button" on:click=move |_| editing.update(|x| *x = !*x)>
+                            {move || if editing.get() { "Close editor" } else { "Edit" }}
+                        </button>
+                        {delete.button("Delete")}
+                    </div>
                 </div>
                 {delete.failure("The TLS edge was not deleted")}
                 <dl class="props card">
@@ -133,7 +132,8 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                     <dt>"Description"</dt><dd>{e.description.clone()}</dd>
                     <dt>"Metadata"</dt><dd><pre class="mono">{e.metadata.clone()}</pre></dd>
                 </dl>
-                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends reload=reload />
+                {move || editing.get().then(|| view! { <TlsEdgeEdit edge=edit.clone() editing=editing reload=reload /> })}
+                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends search=search reload=reload />
                 {delete.dialog(
                     "Delete this TLS edge?",
                     format!("TLS edge {id} and its backend module will be deleted; the backend itself stays. This cannot be undone."),
@@ -144,7 +144,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
     );
     view! {
         {edge}
-        <NewBackendForm reload=backends_reload />
+        <NewBackendForm on_created=Callback::new(move |_| backends_reload.update(|r| *r += 1)) titled=true />
     }
 }
 
@@ -153,6 +153,7 @@ fn BackendModule(
     edge_id: String,
     module: Option<TlsEdgeBackend>,
     backends: RwSignal<Load<TunnelGroupBackendList>>,
+    search: PickerSearch,
     reload: RwSignal<u32>,
 ) -> impl IntoView {
     let app = use_app();
@@ -194,7 +195,7 @@ fn BackendModule(
     let has_module = module.is_some();
     let current = match &module {
         Some(m) => view! {
-            <p>"Backend " <span class="mono">{m.backend.id.clone()}</span> ", "
+            <p>"Backend " <RefName path=paths::tunnel_group_backend(&m.backend.id) id=m.backend.id.clone() href=routes::backend(&m.backend.id) /> ", "
                 <strong>{if m.enabled { "enabled" } else { "disabled" }}</strong> "."</p>
         }
         .into_any(),
@@ -208,15 +209,26 @@ fn BackendModule(
             <form class="form" on:submit=save.on_submit(move || valid().then(|| request.get_untracked())) novalidate>
                 <div class="field" class:invalid=move || backend_msg.with(Option::is_some)>
                     <label for="field-backend_id">"Tunnel-group backend"</label>
+                    {search.field("backend-search", "Find backends by id, description or label")}
                     {move || match backends.get() {
                         Load::Loading => view! { <p class="loading">"Loading backends…"</p> }.into_any(),
                         Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" /> }.into_any(),
-                        Load::Ready(list) => view! {
-                            <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
-                                <option value="" selected=move || backend_id.with(String::is_empty)>"Choose a backend…"</option>
-                                {list.backends.into_iter().map(|b| backend_option(b, backend_id)).collect_view()}
-                            </select>
-                        }.into_any(),
+                        Load::Ready(list) => {
+                            // The chosen backend stays a choice when the search leaves it out.
+                            let chosen = backend_id.get_untracked();
+                            let missing = (!chosen.is_empty() && !list.backends.iter().any(|b| b.id == chosen))
+                                .then(|| view! { <option value=chosen.clone() selected=true>{chosen.clone()}</option> });
+                            let none_found = (list.backends.is_empty() && search.searching())
+                                .then(|| view! { <option value="" disabled=true>"No backend matches the search"</option> });
+                            view! {
+                                <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
+                                    <option value="" selected=move || backend_id.with(String::is_empty)>"Choose a backend…"</option>
+                                    {missing}
+                                    {list.backends.into_iter().map(|b| backend_option(b, backend_id)).collect_view()}
+                                    {none_found}
+                                </select>
+                            }.into_any()
+                        }
                     }}
                     <p class="error" role="alert">{backend_msg}</p>
                 </div>
@@ -264,62 +276,47 @@ fn backend_option(b: TunnelGroupBackend, chosen: RwSignal<String>) -> impl IntoV
     view! { <option value=b.id selected=move || chosen.with(|s| *s == id)>{text}</option> }
 }
 
-/// Parses `key=value` pairs separated by commas.
-fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
-    split_list(text)
-        .into_iter()
-        .map(|pair| match pair.split_once('=') {
-            Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-            None => Err(format!(
-                "Write each label as key=value; \u{201c}{pair}\u{201d} is not."
-            )),
-        })
-        .collect()
-}
-
 #[component]
-fn NewBackendForm(reload: RwSignal<u32>) -> impl IntoView {
+fn TlsEdgeEdit(edge: TlsEdge, editing: RwSignal<bool>, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
-    let description = RwSignal::new(String::new());
-    let labels = RwSignal::new(String::new());
+    let description = RwSignal::new(edge.description.clone());
+    let metadata = RwSignal::new(edge.metadata.clone());
+    let hostports = RwSignal::new(edge.hostports.join(", "));
+    let path = paths::tls_edge(&edge.id);
+    let original = StoredValue::new(edge);
+    // Only changed fields are sent: PATCH leaves the others as they are.
     let request = Memo::new(move |_| {
-        parse_labels(&labels.get()).map(|l| TunnelGroupBackendCreate {
-            description: non_empty(description.get()),
-            metadata: None,
-            labels: Some(l).filter(|l| !l.is_empty()),
+        original.with_value(|o| TlsEdgeUpdate {
+            description: Some(description.get()).filter(|d| *d != o.description),
+            metadata: Some(metadata.get()).filter(|m| *m != o.metadata),
+            hostports: Some(split_list(&hostports.get())).filter(|h| *h != o.hostports),
+            ..TlsEdgeUpdate::default()
         })
     });
-    let live = Memo::new(move |_| match request.get() {
-        Ok(r) => r.field_errors(),
-        Err(m) => vec![FieldError::new("labels", m)],
-    });
-    let create = Submit::post(
-        paths::TUNNEL_GROUP_BACKENDS,
-        move |b: &TunnelGroupBackend| {
-            app.toast(
-                format!("Tunnel-group backend {} created; pick it above.", b.id),
-                false,
-            );
-            description.try_set(String::new());
-            labels.try_set(String::new());
-            reload.try_update(|r| *r += 1);
-        },
-    );
-    let valid = move || live.with(Vec::is_empty);
-    let ready = move || {
-        request
-            .get_untracked()
-            .ok()
-            .filter(|_| live.with_untracked(Vec::is_empty))
+    let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let unchanged = move || {
+        request.with(|r| r.description.is_none() && r.metadata.is_none() && r.hostports.is_none())
     };
+    let save = Submit::patch(path, move |_: &TlsEdge| {
+        app.toast("TLS edge saved.", false);
+        editing.try_set(false);
+        reload.try_update(|r| *r += 1);
+    });
+    let valid = move || live.with(Vec::is_empty);
     view! {
-        <form class="card form" on:submit=create.on_submit(ready) novalidate aria-labelledby="new-backend-title">
-            <h2 id="new-backend-title">"New tunnel-group backend"</h2>
-            <TextField name="backend-description" label="Description" value=description error=create.message(live, "description") />
-            <TextField name="labels" label="Labels" value=labels error=create.message_by(list_message_for, live, "labels") placeholder="env=prod, app=web"
-                hint="Tunnels carrying all of these labels serve this backend." />
-            {create.failure("The backend was not created")}
-            <div class="actions"><button type="submit" disabled=move || !valid()>"Create backend"</button></div>
+        <form class="card form" on:submit=save.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-label="Edit TLS edge">
+            <h2>"Edit"</h2>
+            <TextField name="description" label="Description" value=description error=save.message(live, "description") />
+            <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
+            <TextField name="hostports" label="Host:ports" value=hostports error=save.message_by(list_message_for, live, "hostports")
+                hint="Comma-separated host:port pairs; replaces the list." />
+            {save.failure("The TLS edge was not saved")}
+            <div class="actions">
+                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
+                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
+                </button>
+            </div>
         </form>
     }
 }

@@ -51,8 +51,10 @@ fn schema_of(value: &Value, required: bool) -> Value {
             let mut properties = Map::new();
             for (name, v) in map {
                 let mut schema = schema_of(v, required);
+                // A property accepted only as `null` stays so, nullable or not.
                 if NULLABLE.contains(&name.as_str())
                     && let Some(t) = schema.get("type").cloned()
+                    && t != "null"
                 {
                     schema["type"] = json!([t, "null"]);
                 }
@@ -191,6 +193,15 @@ mod tests {
             assert_eq!(create[module], json!({"type": "null"}), "{module}");
         }
         assert_eq!(create["backend"]["type"], json!(["object", "null"]));
+        // An update takes every module only as `null`, `backend` included (it has its own routes).
+        let update = &schemas["TlsEdgeUpdate"]["properties"];
+        for module in tunnel_core::resources::tls_edge::UNSUPPORTED_EDGE_MODULES {
+            assert_eq!(update[module], json!({"type": "null"}), "{module}");
+        }
+        assert_eq!(update["backend"], json!({"type": "null"}));
+        assert_eq!(update["hostports"]["type"], "array");
+        let labels = &schemas["TunnelGroupBackendUpdate"]["properties"]["labels"];
+        assert_eq!(labels["type"], "object");
         let replace = &schemas["TlsEdgeBackendReplace"]["properties"];
         assert_eq!(replace["module"]["additionalProperties"], false);
         assert!(replace["module"]["properties"].get("backend_id").is_some());

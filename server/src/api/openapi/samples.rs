@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use tunnel_core::ErrorCode;
 use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList, ApiKeyUpdate, Me};
 use tunnel_core::resources::backend::{
-    TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList,
+    TunnelGroupBackend, TunnelGroupBackendCreate, TunnelGroupBackendList, TunnelGroupBackendUpdate,
 };
 use tunnel_core::resources::credential::{
     Credential, CredentialCreate, CredentialList, CredentialUpdate,
@@ -30,7 +30,7 @@ use tunnel_core::resources::ssh_ca::{
 };
 use tunnel_core::resources::tls_edge::{
     TlsEdge, TlsEdgeBackend, TlsEdgeBackendModule, TlsEdgeBackendReplace, TlsEdgeCreate,
-    TlsEdgeList, UNSUPPORTED_EDGE_MODULES,
+    TlsEdgeList, TlsEdgeUpdate, UNSUPPORTED_EDGE_MODULES,
 };
 use tunnel_core::resources::tunnel_session::{
     AgentCommandRequest, AgentUpdateState, TunnelSession, TunnelSessionList,
@@ -52,13 +52,14 @@ fn backend_module() -> TlsEdgeBackendModule {
     }
 }
 
-/// The create request with the modules it accepts only as `null` written as `null` (the
-/// document types them as such), since a sample cannot hold another value for them.
-fn tls_edge_create(create: TlsEdgeCreate) -> Value {
-    let mut value = to_value(create);
+/// A TLS edge request (create or update) with the modules it accepts only as `null`, and
+/// `also_null` ones, written as `null` (the document types them as such), since a sample cannot
+/// hold another value for them.
+fn with_null_modules(request: impl Serialize, also_null: &[&str]) -> Value {
+    let mut value = to_value(request);
     if let Value::Object(map) = &mut value {
-        for name in UNSUPPORTED_EDGE_MODULES {
-            map.insert(name.to_owned(), Value::Null);
+        for name in UNSUPPORTED_EDGE_MODULES.iter().chain(also_null) {
+            map.insert((*name).to_owned(), Value::Null);
         }
     }
     value
@@ -293,16 +294,37 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         ("TlsEdgeList", list::<TlsEdgeList>(edge)),
         (
             "TlsEdgeCreate",
-            tls_edge_create(TlsEdgeCreate {
-                description: s("d"),
-                metadata: s("m"),
-                hostports: Some(vec!["example.com:443".into()]),
-                backend: Some(backend_module()),
-                ip_restriction: None,
-                mutual_tls: None,
-                tls_termination: None,
-                traffic_policy: None,
-            }),
+            with_null_modules(
+                TlsEdgeCreate {
+                    description: s("d"),
+                    metadata: s("m"),
+                    hostports: Some(vec!["example.com:443".into()]),
+                    backend: Some(backend_module()),
+                    ip_restriction: None,
+                    mutual_tls: None,
+                    tls_termination: None,
+                    traffic_policy: None,
+                },
+                &[],
+            ),
+        ),
+        (
+            "TlsEdgeUpdate",
+            // `backend` too: an update takes it only as `null` (the module has its own routes).
+            with_null_modules(
+                TlsEdgeUpdate {
+                    id: s("edgtls_"),
+                    description: s("d"),
+                    metadata: s("m"),
+                    hostports: Some(vec!["example.com:443".into()]),
+                    backend: None,
+                    ip_restriction: None,
+                    mutual_tls: None,
+                    tls_termination: None,
+                    traffic_policy: None,
+                },
+                &["backend"],
+            ),
         ),
         ("TlsEdgeBackend", to_value(&module)),
         (
@@ -323,6 +345,15 @@ pub fn samples() -> BTreeMap<&'static str, Value> {
         (
             "TunnelGroupBackendCreate",
             to_value(TunnelGroupBackendCreate {
+                description: s("d"),
+                metadata: s("m"),
+                labels: Some(BTreeMap::from([("k".into(), "v".into())])),
+            }),
+        ),
+        (
+            "TunnelGroupBackendUpdate",
+            to_value(TunnelGroupBackendUpdate {
+                id: s("bkdtg_"),
                 description: s("d"),
                 metadata: s("m"),
                 labels: Some(BTreeMap::from([("k".into(), "v".into())])),

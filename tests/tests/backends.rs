@@ -1,0 +1,155 @@
+//! Backends and TLS edges as an admin maintains them: a backend created from its own page
+//! lists the live tunnel of an agent carrying its label (and the credential's page lists that
+//! session too); editing the labels changes what it selects; an edge's description and
+//! host:ports are edited from its page; a backend in use cannot be deleted (the API's 409 is
+//! shown); the backend picker finds backends by search.
+
+use fantoccini::{Client, Locator};
+use serde_json::json;
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::{Agent, Stack};
+use tunnel_e2e::pages::{self, backends, eventually};
+
+/// The texts of the options of the backend picker.
+async fn picker_options(client: &Client) -> anyhow::Result<Vec<String>> {
+    let options = client
+        .execute(
+            "return [...document.querySelectorAll('#field-backend_id option')].map(o => o.innerText);",
+            vec![],
+        )
+        .await?;
+    Ok(options
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.as_str().map(str::to_owned))
+        .collect())
+}
+
+#[tokio::test]
+async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let (server, api) = (&stack.server, &stack.api);
+    let credential = api
+        .create("/credentials", json!({"description": "labelled agent"}))
+        .await?;
+    let token = credential["token"].as_str().unwrap_or_default();
+    let _agent = Agent::start(server, token, &["--label", "env=prod"])?;
+    let session = eventually("the agent's session", || async {
+        let ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
+        Ok(ids.first().cloned())
+    })
+    .await?;
+
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    backends::open_list(client).await?;
+    pages::wait_for_text(client, "No backends yet.").await?;
+    backends::create(client, "prod pool", "env=prod").await?;
+    let backend = eventually("the backend", || async {
+        let ids = api.ids("/backends/tunnel_group", "backends").await?;
+        Ok(ids.first().cloned())
+    })
+    .await?;
+    // Its page lists the agent's live tunnel, linked to the session.
+    pages::wait_for_text(client, &session).await?;
+    browser.screenshot("backend-detail").await?;
+
+    // The credential's page lists the same session.
+    client
+        .goto(&format!("{}/credentials/{}", server.url(), id(&credential)))
+        .await?;
+    pages::wait_for_text(client, "Live tunnel sessions").await?;
+    pages::wait_for_text(client, &session).await?;
+
+    // Labels edited: the backend no longer selects the agent.
+    client
+        .goto(&format!("{}/backends/{backend}", server.url()))
+        .await?;
+    pages::wait_for_text(client, &session).await?;
+    backends::edit(client, "Labels", "env=dev").await?;
+    pages::wait_for_text(client, "None online").await?;
+    let (_, fetched) = api
+        .get(&format!("/backends/tunnel_group/{backend}"))
+        .await?;
+    assert_eq!(fetched["labels"], json!({"env": "dev"}));
+    assert_eq!(
+        fetched["description"], "prod pool",
+        "only the labels were sent"
+    );
+
+    // An edge using it: editable from its page; the backend cannot be deleted meanwhile.
+    let edge = id(&api
+        .create(
+            "/edges/tls",
+            json!({"description": "web", "hostports": ["web.example.com:443"],
+                   "backend": {"backend_id": backend}}),
+        )
+        .await?);
+    client
+        .goto(&format!("{}/tls-edges/{edge}", server.url()))
+        .await?;
+    pages::wait_for_text(client, "Backend module").await?;
+    backends::edit(
+        client,
+        "Host:ports",
+        "web.example.com:443, www.example.com:443",
+    )
+    .await?;
+    pages::wait_for_text(client, "www.example.com:443").await?;
+    let (_, fetched) = api.get(&format!("/edges/tls/{edge}")).await?;
+    assert_eq!(
+        fetched["hostports"],
+        json!(["web.example.com:443", "www.example.com:443"])
+    );
+    assert_eq!(fetched["description"], "web");
+
+    client
+        .goto(&format!("{}/backends/{backend}", server.url()))
+        .await?;
+    pages::wait_for_text(client, "Tunnels online").await?;
+    pages::click_button(client, "Delete").await?;
+    pages::click_in_dialog(client, "Delete backend").await?;
+    pages::wait_for_text(client, "The backend was not deleted").await?;
+    let (status, _) = api
+        .get(&format!("/backends/tunnel_group/{backend}"))
+        .await?;
+    assert_eq!(status, 200, "still there");
+
+    // The picker searches: of two more backends, only the one matching is offered.
+    for description in ["alpha pool", "beta pool"] {
+        api.create(
+            "/backends/tunnel_group",
+            json!({"description": description}),
+        )
+        .await?;
+    }
+    client
+        .goto(&format!("{}/tls-edges/{edge}", server.url()))
+        .await?;
+    pages::wait_for_text(client, "Backend module").await?;
+    eventually("every backend offered", || async {
+        let options = picker_options(client).await?;
+        Ok((options.iter().filter(|o| o.contains("pool")).count() == 3).then_some(()))
+    })
+    .await?;
+    pages::fill(client, "Find backends by id, description or label", "beta").await?;
+    eventually("only beta offered (and the chosen one kept)", || async {
+        let options = picker_options(client).await?;
+        let pools: Vec<&String> = options.iter().filter(|o| o.contains("pool")).collect();
+        Ok((pools.len() == 1 && pools[0].contains("beta pool")).then_some(()))
+    })
+    .await?;
+    let chosen = client
+        .find(Locator::Css("#field-backend_id"))
+        .await?
+        .prop("value")
+        .await?;
+    assert_eq!(
+        chosen.as_deref(),
+        Some(backend.as_str()),
+        "the module's backend stays chosen"
+    );
+    browser.close().await?;
+    Ok(())
+}
