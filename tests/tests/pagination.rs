@@ -1,5 +1,7 @@
 //! Flow 8: with 250 credentials created through the API, the console pages through all of them,
-//! newest first, with no duplicates and no gaps; "Previous" goes back.
+//! newest first, with no duplicates and no gaps; "Previous" goes back. The page is in the URL:
+//! a reload shows the same page (offering "First page", since the pages before it are not
+//! known), and back / forward step through the pages.
 
 use serde_json::json;
 use std::collections::HashSet;
@@ -42,6 +44,43 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
         Ok((lists::row_ids(client).await? == *before_last).then_some(()))
     })
     .await?;
+    pages::wait_for_text(client, "Page 2").await?;
+
+    // The page is in the URL: a reload shows the same rows.
+    let url = client.current_url().await?.to_string();
+    assert!(url.contains("?before="), "{url}");
+    client.refresh().await?;
+    pages::eventually("the same page after a reload", || async {
+        Ok((lists::row_ids(client).await? == *before_last).then_some(()))
+    })
+    .await?;
+    pages::wait_for_text(client, "A later page").await?;
+    // Back steps to the last page, then forward again to this one.
+    client.back().await?;
+    let last = &pages_seen[pages_seen.len() - 1];
+    pages::eventually("the last page again", || async {
+        Ok((lists::row_ids(client).await? == *last).then_some(()))
+    })
+    .await?;
+    client.forward().await?;
+    pages::eventually("the page before the last again", || async {
+        Ok((lists::row_ids(client).await? == *before_last).then_some(()))
+    })
+    .await?;
+    // Without the pages before it, "First page" goes to the first.
+    pages::click_button(client, "← First page").await?;
+    pages::eventually("the first page", || async {
+        Ok((lists::row_ids(client).await? == first_page).then_some(()))
+    })
+    .await?;
+    assert!(
+        client
+            .current_url()
+            .await?
+            .to_string()
+            .ends_with("/credentials")
+    );
+
     let (_, check) = api.get("/credentials?limit=1").await?;
     assert_eq!(check["credentials"][0]["id"], first_page[0].as_str());
     browser.close().await?;

@@ -289,7 +289,7 @@ where
     let selectable = !bulk.is_empty();
     // A selection belongs to one page.
     Effect::new(move |_| {
-        pager.current.track();
+        pager.cursor.track();
         selection.clear();
     });
     let next = Signal::derive(move || {
