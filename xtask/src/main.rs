@@ -2,8 +2,10 @@
 //! console and server locally (`run --nodes N`: a cluster of N servers behind nginx). Both
 //! install the toolchain pieces they need first (see `tools`).
 //! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
+//! `lighthouse` scores the accessibility of every console page (not part of `test`).
 
 mod bench;
+mod lighthouse;
 mod nodes;
 mod run;
 mod shell;
@@ -40,6 +42,9 @@ enum Command {
     /// Start a throwaway PostgreSQL cluster for the tests and print its TUNNEL_TEST_POSTGRES;
     /// Enter stops it.
     Postgres,
+    /// Lighthouse's accessibility score of every console page (signed in, light and dark, phone
+    /// and desktop); fails when a page scores under 95.
+    Lighthouse,
     /// Build in release and measure: writes BENCHMARKS.md and target/bench/results.json.
     Bench {
         /// Passed to `tunnel-bench run` (e.g. `--only throughput,scaling`, `--load-seconds 2` or
@@ -65,6 +70,7 @@ fn main() {
         } => nodes::run(&listen, &database, nodes.into()),
         Command::Bench { args } => bench::run(&args),
         Command::Postgres => test::hold_cluster(),
+        Command::Lighthouse => lighthouse::run(),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");

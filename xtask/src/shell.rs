@@ -14,12 +14,28 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Where the npm-installed wasm-opt lives: a cache outside the clone, reused when present.
-pub fn binaryen_dir() -> PathBuf {
+/// `~/.cache/tunnel-console/<name>`: where an npm package of the toolchain is installed, a
+/// cache outside the clone (so a fresh clone or `cargo clean` does not download it again).
+pub fn tool_cache(name: &str) -> PathBuf {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
-    home.join(".cache/tunnel-console/binaryen")
+    home.join(".cache/tunnel-console").join(name)
+}
+
+/// Where the npm-installed wasm-opt lives: a cache outside the clone, reused when present.
+pub fn binaryen_dir() -> PathBuf {
+    tool_cache("binaryen")
+}
+
+/// Where npm `axe-core` lives (the accessibility engine the end-to-end tests inject).
+pub fn axe_core_dir() -> PathBuf {
+    tool_cache("axe-core")
+}
+
+/// Where npm `lighthouse` lives (`cargo xtask lighthouse` only).
+pub fn lighthouse_dir() -> PathBuf {
+    tool_cache("lighthouse")
 }
 
 fn cargo_bin() -> PathBuf {

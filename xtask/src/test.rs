@@ -7,12 +7,16 @@
 //! a list of crates), the contract suites again on a real PostgreSQL (one cluster started from
 //! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
 //! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
-//! Chromium. The testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`])
+//! Chromium. The end-to-end tests get npm axe-core's `axe.min.js` in `TUNNEL_AXE_CORE`. The
+//! testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`])
 //! starts the PostgreSQL pass's cluster alone, for running a suite on it by hand.
 
 use crate::shell::TestCount;
 use crate::shell::{cmd, done, exec, exec_tests, step};
-use crate::tools::{CHROMEDRIVER, ensure_browser, ensure_build_tools, ensure_postgres};
+use crate::tools::{
+    AXE_CORE_ENV, CHROMEDRIVER, ensure_axe_core, ensure_browser, ensure_build_tools,
+    ensure_postgres,
+};
 use anyhow::{Context, Result};
 use tunnel_testkit::postgres::{Cluster, TEST_POSTGRES_ENV};
 
@@ -37,8 +41,20 @@ const POSTGRES_SUITES: [&[&str]; 3] = [
         "--test",
         "session_update_target",
     ],
-    &["-p", "tunnel-e2e", "--all-targets"],
+    // The accessibility test looks at the console, whatever database the server has: it runs
+    // once, in the SQLite pass, and is filtered out here (by its name) to spare CI its minutes.
+    &[
+        "-p",
+        "tunnel-e2e",
+        "--all-targets",
+        "--",
+        "--skip",
+        ACCESSIBILITY_TEST,
+    ],
 ];
+
+/// The name of the end-to-end accessibility test (`tests/tests/accessibility.rs`).
+const ACCESSIBILITY_TEST: &str = "axe_finds_no_serious_violation_on_any_console_page";
 
 /// The crates whose tests also run in the browser.
 const WASM_CRATES: [&str; 2] = ["tunnel-core", "tunnel-web"];
@@ -46,6 +62,7 @@ const WASM_CRATES: [&str; 2] = ["tunnel-core", "tunnel-web"];
 pub fn run() -> Result<()> {
     ensure_build_tools()?;
     ensure_browser()?;
+    let axe = ensure_axe_core()?;
     ensure_postgres()?;
 
     let timer = step("cargo fmt --check");
@@ -93,7 +110,9 @@ pub fn run() -> Result<()> {
     done(timer);
 
     let timer = step("native tests (workspace)");
-    let mut count = exec_tests(cmd("cargo", &["test", "--workspace", "--all-targets"]))?;
+    let mut tests = cmd("cargo", &["test", "--workspace", "--all-targets"]);
+    tests.env(AXE_CORE_ENV, &axe);
+    let mut count = exec_tests(tests)?;
     done(timer);
 
     let timer = step("native tests on PostgreSQL (the contract suites again)");

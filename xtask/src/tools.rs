@@ -1,19 +1,30 @@
 //! Installs, idempotently and only when missing, the tools the build and tests need
 //! (`docs/toolchain.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
-//! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, Debian's
-//! PostgreSQL server, and Debian's nginx (the load balancer of `cargo xtask run --nodes`). A
-//! tool counts as present only when `--version` answers with the pinned version (PostgreSQL:
+//! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, npm axe-core (the
+//! accessibility engine of the end-to-end tests), npm lighthouse (`cargo xtask lighthouse`
+//! only), Debian's PostgreSQL server, and Debian's nginx (the load balancer of `cargo xtask run
+//! --nodes`). A tool counts as present only when `--version` answers with the pinned version
+//! (an npm library: when node reads the pinned version from its `package.json`; PostgreSQL:
 //! when its server programs are there, any major version; nginx: when `nginx -v` answers).
 //!
 //! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
 //! offline (`Trunk.toml`) so it never downloads a tool of its own.
 
-use crate::shell::{binaryen_dir, cmd, done, exec, output, root, step};
+use crate::shell::{
+    axe_core_dir, binaryen_dir, cmd, done, exec, lighthouse_dir, output, root, step,
+};
 use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
 use tunnel_testkit::postgres::Binaries;
 
 pub const TRUNK_VERSION: &str = "0.21.14";
 pub const BINARYEN_VERSION: &str = "132.0.0";
+/// The axe-core the end-to-end accessibility test injects (`tests/src/axe.rs`).
+pub const AXE_CORE_VERSION: &str = "4.14.1";
+/// Lighthouse 12.8 is the last release that runs on Node 20 (13 needs Node 22.19).
+pub const LIGHTHOUSE_VERSION: &str = "12.8.2";
+/// The variable naming `axe.min.js` to the end-to-end tests (`tests/src/axe.rs` reads it).
+pub const AXE_CORE_ENV: &str = "TUNNEL_AXE_CORE";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub use tunnel_testkit::nginx::NGINX;
@@ -101,6 +112,71 @@ pub fn ensure_build_tools() -> Result<()> {
     }
     done(timer);
     Ok(())
+}
+
+/// The version of the npm package `name` installed under `dir`, as node reads it from the
+/// package's own `package.json` (`None` when it is not there).
+fn npm_package_version(dir: &Path, name: &str) -> Option<String> {
+    let manifest = dir.join("node_modules").join(name).join("package.json");
+    // `node -e CODE ARG`: the path is `process.argv[1]`, never pasted into the code.
+    let code = "process.stdout.write(require(process.argv[1]).version)";
+    output(cmd("node", &["-e", code, &manifest.to_string_lossy()])).map(|v| v.trim().to_owned())
+}
+
+/// `npm install` of `name@version` under `dir` unless exactly that version is there.
+fn ensure_npm_package(dir: &Path, name: &str, version: &str) -> Result<()> {
+    let found = npm_package_version(dir, name);
+    if found.as_deref() == Some(version) {
+        return Ok(());
+    }
+    println!(
+        "    npm {name} {version} missing (found {}): installing",
+        found.as_deref().unwrap_or("none")
+    );
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let package = format!("{name}@{version}");
+    exec(cmd(
+        "npm",
+        &[
+            "install",
+            "--prefix",
+            &dir.to_string_lossy(),
+            "--no-audit",
+            "--no-fund",
+            &package,
+        ],
+    ))?;
+    let found = npm_package_version(dir, name);
+    if found.as_deref() != Some(version) {
+        bail!("npm installed {name} {found:?}, not {version}");
+    }
+    Ok(())
+}
+
+/// Installs npm `axe-core` (pinned) for the end-to-end accessibility test; returns the path of
+/// its `axe.min.js`, which `cargo xtask test` gives the tests in [`AXE_CORE_ENV`].
+pub fn ensure_axe_core() -> Result<PathBuf> {
+    let timer = step("tools: axe-core (npm)");
+    let dir = axe_core_dir();
+    ensure_npm_package(&dir, "axe-core", AXE_CORE_VERSION)?;
+    let script = dir.join("node_modules/axe-core/axe.min.js");
+    if !script.is_file() {
+        bail!("{} is missing after installing axe-core", script.display());
+    }
+    println!("    axe-core {AXE_CORE_VERSION}: {}", script.display());
+    done(timer);
+    Ok(script)
+}
+
+/// Installs npm `lighthouse` (pinned; with it the `puppeteer-core` that drives Chromium) for
+/// `cargo xtask lighthouse`; returns the directory it is installed under.
+pub fn ensure_lighthouse() -> Result<PathBuf> {
+    let timer = step("tools: lighthouse (npm)");
+    let dir = lighthouse_dir();
+    ensure_npm_package(&dir, "lighthouse", LIGHTHOUSE_VERSION)?;
+    println!("    lighthouse {LIGHTHOUSE_VERSION} in {}", dir.display());
+    done(timer);
+    Ok(dir)
 }
 
 /// Installs Debian's Chromium and chromedriver for the browser tests.

@@ -186,10 +186,11 @@ fn event_view(e: Event) -> impl IntoView {
         </dl>
         <section class="card">
             <div class="page-head">
-                <h2>"Event JSON"</h2>
+                <h2 id="event-json">"Event JSON"</h2>
                 <CopyButton text=json.clone() what="JSON" />
             </div>
-            <pre class="json">{json}</pre>
+            // It scrolls (max-height), so it takes focus: keyboard users scroll it with the arrows.
+            <pre class="json" tabindex="0" role="region" aria-labelledby="event-json">{json}</pre>
         </section>
     }
 }

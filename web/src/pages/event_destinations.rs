@@ -285,7 +285,8 @@ fn attempt_view(a: DeliveryAttempt) -> impl IntoView {
             " · " <RelativeTime ts=a.attempted_at.clone() />
             " · " <span class="latency">{format!("{} ms", a.latency_ms)}</span>
             {a.error.map(|e| view! { <p class="error">{e}</p> })}
-            {body.map(|b| view! { <pre class="response-body">{b}</pre> })}
+            // It may scroll (max-height), so it takes focus, for keyboard users.
+            {body.map(|b| view! { <pre class="response-body" tabindex="0" role="region" aria-label="Response body">{b}</pre> })}
         </div>
     }
 }
