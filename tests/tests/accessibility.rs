@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tunnel_e2e::api::{Api, id};
 use tunnel_e2e::axe;
 use tunnel_e2e::harness::{ADMIN_KEY, Agent, Browser, Stack};
-use tunnel_e2e::pages::{self, credentials, eventually, sign_in::sign_in};
+use tunnel_e2e::pages::{self, bulk, credentials, eventually, sign_in::sign_in};
 
 /// The widths checked, with a height each (a desktop and a phone).
 const VIEWPORTS: [(u32, u32); 2] = [(1280, 900), (375, 740)];
@@ -134,6 +134,7 @@ struct Data {
     destination: String,
     subscription: String,
     api_key: String,
+    backend: String,
 }
 
 async fn create_data(api: &Api) -> anyhow::Result<Data> {
@@ -195,6 +196,7 @@ async fn create_data(api: &Api) -> anyhow::Result<Data> {
         destination: id(&destination),
         subscription: id(&subscription),
         api_key: id(&api_key),
+        backend: id(&backend),
     })
 }
 
@@ -244,6 +246,9 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
         (format!("/sessions/{session}"), "Agent version"),
         ("/tls-edges".into(), "a11y edge"),
         (format!("/tls-edges/{}", data.tls_edge), "a11y backend"),
+        ("/backends".into(), "a11y backend"),
+        ("/backends/new".into(), "New tunnel-group backend"),
+        (format!("/backends/{}", data.backend), "Tunnels online"),
         ("/event-destinations".into(), "hooks.example.com/a11y"),
         ("/event-destinations/new".into(), "New event destination"),
         (
@@ -281,6 +286,21 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
     pages::wait_focus_in_dialog(client, "the shortcuts dialog").await?;
     audit
         .check(&browser, "the keyboard shortcuts dialog", &VIEWPORTS)
+        .await?;
+    close_dialog(client).await?;
+
+    // A row selected (the bulk bar), then the bulk delete's confirmation.
+    pages::set_viewport(client, 1280, 900).await?;
+    client.goto(&format!("{base}/credentials")).await?;
+    settle(client, "a11y laptop").await?;
+    bulk::click_row_box(client, &data.credential, false).await?;
+    pages::wait_for_text(client, "1 credential selected").await?;
+    audit.check(&browser, "the bulk bar", &VIEWPORTS).await?;
+    pages::set_viewport(client, 1280, 900).await?;
+    pages::click_button(client, "Delete").await?;
+    pages::wait_focus_in_dialog(client, "the bulk delete confirmation").await?;
+    audit
+        .check(&browser, "the bulk delete confirmation", &VIEWPORTS)
         .await?;
     close_dialog(client).await?;
 
@@ -324,9 +344,10 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
         .check(&browser, "the authtoken dialog", &VIEWPORTS)
         .await?;
 
-    // Every page and state in each theme at each width: sign-in, the routes and four states
-    // (two dialogs, a form's error, the token dialog) at both widths, the phone menu at 375 px.
-    let expected = (1 + routes.len() + 4) * VIEWPORTS.len() * THEMES.len() + THEMES.len();
+    // Every page and state in each theme at each width: sign-in, the routes and six states
+    // (the bulk bar, three dialogs, a form's error, the token dialog) at both widths, the phone
+    // menu at 375 px.
+    let expected = (1 + routes.len() + 6) * VIEWPORTS.len() * THEMES.len() + THEMES.len();
     assert_eq!(audit.checks, expected, "checks made");
     println!(
         "axe: {} checks in {:.1} s",
