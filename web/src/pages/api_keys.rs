@@ -2,7 +2,7 @@
 //! (the key shown once; an owner for admins), detail with edit and delete. Deleting the key this
 //! console is signed in with says so first and signs out after.
 
-use super::{detail_page, identity_props, non_empty, title_or};
+use super::{detail_page, edit_actions, edit_toggle, identity_props, non_empty, title_or};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
@@ -168,9 +168,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
         <div class="page-head">
             <h1>{title_or(&key.description, "API key")}</h1>
             <div class="actions">
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
-                    {move || if editing.get() { "Close editor" } else { "Edit" }}
-                </button>
+                {edit_toggle(editing)}
                 {delete.button("Delete")}
             </div>
         </div>
@@ -217,12 +215,7 @@ fn ApiKeyEdit(key: ApiKey, editing: RwSignal<bool>, reload: RwSignal<u32>) -> im
             <TextField name="description" label="Description" value=description error=save.message(live, "description") />
             <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
             {save.failure("The API key was not saved")}
-            <div class="actions">
-                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
-                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
-                </button>
-            </div>
+            {edit_actions(editing, move || save.busy(), move || unchanged() || !valid())}
         </form>
     }
 }

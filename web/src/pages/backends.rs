@@ -5,7 +5,9 @@
 //! [`NewBackendForm`] is also on a TLS edge's page, so an edge can get a backend without
 //! leaving it.
 
-use super::{detail_page, identity_props, non_empty, split_list, title_or};
+use super::{
+    detail_page, edit_actions, edit_toggle, identity_props, non_empty, split_list, title_or,
+};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::{TextField, list_message_for};
@@ -195,9 +197,7 @@ fn backend_view(b: TunnelGroupBackend, reload: RwSignal<u32>) -> impl IntoView {
         <div class="page-head">
             <h1>{title_or(&b.description, "Tunnel-group backend")}</h1>
             <div class="actions">
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
-                    {move || if editing.get() { "Close editor" } else { "Edit" }}
-                </button>
+                {edit_toggle(editing)}
                 {delete.button("Delete")}
             </div>
         </div>
@@ -268,12 +268,7 @@ fn BackendEdit(
             <TextField name="labels" label="Labels" value=labels error=save.message_by(list_message_for, live, "labels")
                 hint="Replaces every label. Tunnels whose agents bound all of them serve this backend." />
             {save.failure("The backend was not saved")}
-            <div class="actions">
-                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
-                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
-                </button>
-            </div>
+            {edit_actions(editing, move || save.busy(), move || unchanged() || !valid())}
         </form>
     }
 }

@@ -1,7 +1,7 @@
 //! Credentials (`docs/api/credentials.md`): list with pagination, create (ACL editor, token
 //! shown once), detail with edit, the ACL tester and delete.
 
-use super::{detail_page, identity_props, non_empty, title_or};
+use super::{detail_page, edit_actions, edit_toggle, identity_props, non_empty, title_or};
 use crate::components::acl_editor::{AclEditor, AclTester};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
@@ -153,9 +153,7 @@ fn credential_view(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
         <div class="page-head">
             <h1>{title_or(&cred.description, "Credential")}</h1>
             <div class="actions">
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
-                    {move || if editing.get() { "Close editor" } else { "Edit" }}
-                </button>
+                {edit_toggle(editing)}
                 {delete.button("Delete")}
             </div>
         </div>
@@ -221,12 +219,7 @@ fn CredentialEdit(
                 <p class="hint">"A changed ACL applies at once: agents connected with this credential whose binds it does not permit are disconnected."</p>
             })}
             {save.failure("The credential was not saved")}
-            <div class="actions">
-                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
-                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
-                </button>
-            </div>
+            {edit_actions(editing, move || save.busy(), move || unchanged() || !valid())}
         </form>
     }
 }

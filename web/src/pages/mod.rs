@@ -113,6 +113,32 @@ pub fn identity_props(id: String, uri: String, created_at: &str) -> impl IntoVie
     }
 }
 
+/// The button that opens and closes a detail page's editor.
+pub fn edit_toggle(editing: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
+            {move || if editing.get() { "Close editor" } else { "Edit" }}
+        </button>
+    }
+}
+
+/// The buttons under a detail page's editor: Cancel (closes it), and Save changes, disabled
+/// while saving (`busy`) or while there is nothing valid to save (`blocked`).
+pub fn edit_actions(
+    editing: RwSignal<bool>,
+    busy: impl Fn() -> bool + Copy + Send + Sync + 'static,
+    blocked: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="actions">
+            <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
+            <button type="submit" class="primary" disabled=move || busy() || blocked()>
+                {move || if busy() { "Saving…" } else { "Save changes" }}
+            </button>
+        </div>
+    }
+}
+
 /// The heading of a detail page: the description, or `untitled` when there is none.
 pub fn title_or(description: &str, untitled: &str) -> String {
     if description.is_empty() {

@@ -4,7 +4,9 @@
 //! created here too, so the flow needs nothing else.
 
 use super::backends::NewBackendForm;
-use super::{detail_page, identity_props, non_empty, split_list, title_or};
+use super::{
+    detail_page, edit_actions, edit_toggle, identity_props, non_empty, split_list, title_or,
+};
 use crate::api::Method;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::error_view::ErrorView;
@@ -119,9 +121,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                 <div class="page-head">
                     <h1>{title_or(&e.description, &e.id)}</h1>
                     <div class="actions">
-                        <button type="button" on:click=move |_| editing.update(|x| *x = !*x)>
-                            {move || if editing.get() { "Close editor" } else { "Edit" }}
-                        </button>
+                        {edit_toggle(editing)}
                         {delete.button("Delete")}
                     </div>
                 </div>
@@ -311,12 +311,7 @@ fn TlsEdgeEdit(edge: TlsEdge, editing: RwSignal<bool>, reload: RwSignal<u32>) ->
             <TextField name="hostports" label="Host:ports" value=hostports error=save.message_by(list_message_for, live, "hostports")
                 hint="Comma-separated host:port pairs; replaces the list." />
             {save.failure("The TLS edge was not saved")}
-            <div class="actions">
-                <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
-                    {move || if save.busy() { "Saving…" } else { "Save changes" }}
-                </button>
-            </div>
+            {edit_actions(editing, move || save.busy(), move || unchanged() || !valid())}
         </form>
     }
 }
