@@ -68,6 +68,8 @@ const agent = spawn(env('TUNNEL_AGENT'), ['--server', base, '--bind', 'app.examp
   env: { ...process.env, TUNNEL_AUTHTOKEN: credential.token },
   stdio: 'ignore',
 });
+// Not keeping Node alive: when the script ends (or fails), 'exit' stops the agent.
+agent.unref();
 process.on('exit', () => agent.kill('SIGKILL'));
 let session;
 for (let i = 0; i < 100 && !session; i++) {

@@ -136,7 +136,7 @@ pub fn AclTester(#[prop(into)] rules: Signal<Vec<String>>) -> impl IntoView {
     let verdict = move || rules.with(|r| input.with(|i| test_bind(r, i)));
     view! {
         <section class="acl-tester" aria-labelledby="acl-tester-title">
-            <h3 id="acl-tester-title">"ACL tester"</h3>
+            <h2 id="acl-tester-title">"ACL tester"</h2>
             <div class="field">
                 <label for="acl-test-input">"Domain, host:port or key=value"</label>
                 <input id="acl-test-input" class="mono" type="text" autocomplete="off" spellcheck="false"
