@@ -65,7 +65,7 @@ pub fn ExportButtons(
         state.set(State::Fetching(0));
         leptos::task::spawn_local(async move {
             let (path, _) = base.split_once('?').unwrap_or((&base, ""));
-            let mut next = Some(super::list::first_page(&base));
+            let mut next = Some(super::pager::first_page(&base));
             let mut items = Vec::new();
             while let Some(url) = next.take() {
                 let page: Value = match api.get(&url).await {

@@ -19,22 +19,14 @@ use super::bulk::{BulkAction, BulkBar, Noun, SelectAllCell, SelectCell, Selectio
 use super::copy::CopyButton;
 use super::export::ExportButtons;
 use super::loading::{Load, fetch_into, render_load};
-use super::pager::{Pager, PagerNav, first_page_of};
+use super::pager::{Pager, PagerNav};
 use super::search::{SearchBox, use_search, with_search};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use serde::de::DeserializeOwned;
 use tunnel_core::resources::ListPage as ApiPage;
 
-/// The page size of every list and picker: the API's default and largest page, so one request
-/// usually fills the table.
-pub const PAGE_SIZE: u32 = 100;
-
-/// The request path of the first page of the API list at `api_path` (pickers show one page;
-/// an export starts there).
-pub fn first_page(api_path: &str) -> String {
-    first_page_of(api_path, PAGE_SIZE)
-}
+pub use super::pager::{PAGE_SIZE, first_page};
 
 /// How a row names its resource: the id and the description (may be empty).
 #[derive(Debug, Clone)]

@@ -10,6 +10,16 @@ use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 
+/// The page size of every list and picker: the API's default and largest page, so one request
+/// usually fills the table.
+pub const PAGE_SIZE: u32 = 100;
+
+/// The request path of the first page of the API list at `api_path` (pickers show one page;
+/// an export starts there).
+pub fn first_page(api_path: &str) -> String {
+    first_page_of(api_path, PAGE_SIZE)
+}
+
 /// The console URL's query parameter holding the page's cursor.
 pub const PARAM: &str = "before";
 

@@ -25,7 +25,7 @@ impl PickerSearch {
 
     /// The request path of the first page of choices at `api_path`, with the search (tracked).
     pub fn first_page(&self, api_path: &str) -> String {
-        super::list::first_page(&with_search(api_path, &self.applied.get()))
+        super::pager::first_page(&with_search(api_path, &self.applied.get()))
     }
 
     /// Whether a search is applied (tracked): an empty result then says "nothing matches".
