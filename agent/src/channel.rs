@@ -76,10 +76,12 @@ pub enum Event {
 /// How one connection ended.
 enum SessionEnd {
     Exit(Result<Exit, AgentError>),
-    /// Lost; `up_for` is how long a session had been open, if one was.
+    /// Lost; `up_for` is how long a session had been open, if one was; `wait` is the least
+    /// wait the server asked for (`Retry-After` on a refused connection).
     Lost {
         reason: String,
         up_for: Option<Duration>,
+        wait: Option<Duration>,
     },
 }
 
@@ -114,9 +116,15 @@ pub async fn run(
         on_event(Event::Connecting { url: url.clone() });
         match session(config, url, connector.clone(), &mut updater, on_event).await {
             SessionEnd::Exit(exit) => return exit,
-            SessionEnd::Lost { reason, up_for } => {
+            SessionEnd::Lost {
+                reason,
+                up_for,
+                wait,
+            } => {
                 let delay = retry_delay(config, backoff, up_for);
-                let retry_in = jitter(delay);
+                // Never sooner than the server asked: a paced reconnect storm would otherwise
+                // come straight back.
+                let retry_in = jitter(delay.max(wait.unwrap_or_default()));
                 on_event(Event::Lost { reason, retry_in });
                 tokio::time::sleep(retry_in).await;
                 backoff = (delay * 2).min(config.backoff_max);
@@ -149,7 +157,29 @@ fn lost(reason: impl Into<String>, opened_at: Option<Instant>) -> SessionEnd {
     SessionEnd::Lost {
         reason: reason.into(),
         up_for: opened_at.map(|at| at.elapsed()),
+        wait: None,
     }
+}
+
+/// The wait a refused WebSocket handshake asks for: its `Retry-After` in seconds, on a 429 or
+/// 503 (the server's rate limit on agent connections, or its hello queue being full).
+fn retry_after(error: &tokio_tungstenite::tungstenite::Error) -> Option<Duration> {
+    let tokio_tungstenite::tungstenite::Error::Http(response) = error else {
+        return None;
+    };
+    if !matches!(response.status().as_u16(), 429 | 503) {
+        return None;
+    }
+    let secs: u64 = response
+        .headers()
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    // A server asking for more than an hour is not believed past the hour.
+    Some(Duration::from_secs(secs.min(3600)))
 }
 
 fn refused(error_code: String, msg: String) -> SessionEnd {
@@ -177,7 +207,14 @@ async fn session(
         tokio_tungstenite::connect_async_tls_with_config(url, Some(ws_config), true, connector);
     let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, connect).await {
         Ok(Ok((ws, _response))) => ws,
-        Ok(Err(e)) => return lost(format!("cannot connect: {e}"), None),
+        Ok(Err(e)) => {
+            let wait = retry_after(&e);
+            return SessionEnd::Lost {
+                reason: format!("cannot connect: {e}"),
+                up_for: None,
+                wait,
+            };
+        }
         Err(_) => return lost("cannot connect: timed out", None),
     };
     let (mut tx, mut rx) = ws.split();
@@ -357,6 +394,34 @@ fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_handshake_gives_the_servers_wait() {
+        use tokio_tungstenite::tungstenite::{Error, http};
+        let refused = |status: u16, retry_after: Option<&str>| {
+            let mut response = http::Response::builder().status(status);
+            if let Some(value) = retry_after {
+                response = response.header("Retry-After", value);
+            }
+            Error::Http(Box::new(response.body(None).unwrap()))
+        };
+        assert_eq!(
+            retry_after(&refused(429, Some("7"))),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&refused(503, Some(" 2 "))),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            retry_after(&refused(429, Some("99999"))),
+            Some(Duration::from_secs(3600))
+        );
+        assert_eq!(retry_after(&refused(429, None)), None);
+        assert_eq!(retry_after(&refused(429, Some("soon"))), None);
+        assert_eq!(retry_after(&refused(401, Some("7"))), None);
+        assert_eq!(retry_after(&Error::ConnectionClosed), None);
+    }
 
     fn answer(
         config: &Config,

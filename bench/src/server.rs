@@ -248,9 +248,41 @@ pub struct Node {
     pub public_url: String,
 }
 
+/// The load generator sends thousands of requests a second with one key from one address: the
+/// rate limits are off for every measurement but the one of their cost.
+const LIMITS_OFF: [&str; 8] = [
+    "--rate-limit-key",
+    "off",
+    "--rate-limit-ip",
+    "off",
+    "--rate-limit-auth-failures",
+    "off",
+    "--rate-limit-agent-connects",
+    "off",
+];
+const LIMITS_NEVER_EMPTY: [&str; 4] = [
+    "--rate-limit-key",
+    "1000000/s,1000000",
+    "--rate-limit-ip",
+    "1000000/s,1000000",
+];
+
 impl Server {
     pub fn start(server_bin: &Path, db: Database, console: Option<&PathBuf>) -> Result<Server> {
-        Server::spawn(server_bin, db, console.map(PathBuf::as_path), None)
+        Server::spawn(
+            server_bin,
+            db,
+            console.map(PathBuf::as_path),
+            None,
+            &LIMITS_OFF,
+        )
+    }
+
+    /// A server with every rate limit on: the defaults for failed keys and agent connections,
+    /// and per-key and per-IP buckets too large for the load to empty, so that every request
+    /// pays for the checks (the same work whatever the numbers) and none is refused.
+    pub fn start_limited(server_bin: &Path, db: Database) -> Result<Server> {
+        Server::spawn(server_bin, db, None, None, &LIMITS_NEVER_EMPTY)
     }
 
     /// A node of a cluster.
@@ -260,7 +292,7 @@ impl Server {
         console: &Path,
         node: &Node,
     ) -> Result<Server> {
-        Server::spawn(server_bin, db, Some(console), Some(node))
+        Server::spawn(server_bin, db, Some(console), Some(node), &LIMITS_OFF)
     }
 
     fn spawn(
@@ -268,10 +300,12 @@ impl Server {
         db: Database,
         console: Option<&Path>,
         node: Option<&Node>,
+        limits: &[&str],
     ) -> Result<Server> {
         let addr = free_addr()?;
         let mut command = serve_command(server_bin, addr, &db.url);
         with_key(&mut command, db.kind);
+        command.args(limits);
         // The webhooks section's receiver is on loopback.
         command.arg("--allow-private-webhooks");
         if let Some(dir) = console {

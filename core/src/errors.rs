@@ -88,6 +88,8 @@ error_codes! {
     CredentialDeleted = 153, 410, "The credential of this session was deleted.";
     KeyGenerationBusy = 160, 503, "Too many SSH keys are being generated right now; retry shortly.";
     AgentsBusy = 161, 503, "Too many agents are connecting right now; retry shortly.";
+    RateLimited = 170, 429, "Too many requests; retry after the time the Retry-After header gives.";
+    AuthFailuresLimited = 171, 429, "Too many unknown API keys came from this address; retry after the time the Retry-After header gives.";
     Internal = 199, 500, "Internal server error.";
     RestartDuringUpdate = 146, 409, "The agent is applying an update; restart it once the update has finished.";
     RestartTooSoon = 147, 409, "The agent finished an update less than 10 seconds ago; restart it when the wait is over.";

@@ -2,6 +2,7 @@
 //! command line and the `TUNNEL_*` environment variables fill, turned once into the runtime
 //! [`Config`] that `AppState` shares read-only.
 
+use crate::ratelimit::{self, RateFlag};
 use crate::secret::Secret;
 use crate::store::DatabaseUrl;
 use clap::Args;
@@ -94,6 +95,19 @@ pub struct ServeOptions {
     /// How long a node's sessions outlive its last heartbeat (tests shorten it).
     #[arg(long, env = "TUNNEL_NODE_LEASE", default_value = "15s", hide = true, value_parser = parse_duration)]
     pub node_lease: Duration,
+    /// API requests per API key: `<n>/<s|m|h>[,<burst>]`, or `off` (docs/rate-limits.md).
+    #[arg(long, env = "TUNNEL_RATE_LIMIT_KEY", default_value = ratelimit::DEFAULT_PER_KEY, value_parser = RateFlag::parse)]
+    pub rate_limit_key: RateFlag,
+    /// API requests per client IP address, whatever the key.
+    #[arg(long, env = "TUNNEL_RATE_LIMIT_IP", default_value = ratelimit::DEFAULT_PER_IP, value_parser = RateFlag::parse)]
+    pub rate_limit_ip: RateFlag,
+    /// Unknown API keys per client IP address; once spent, the address is refused until the
+    /// bucket has room again.
+    #[arg(long, env = "TUNNEL_RATE_LIMIT_AUTH_FAILURES", default_value = ratelimit::DEFAULT_AUTH_FAILURES, value_parser = RateFlag::parse)]
+    pub rate_limit_auth_failures: RateFlag,
+    /// Agent connections per client IP address.
+    #[arg(long, env = "TUNNEL_RATE_LIMIT_AGENT_CONNECTS", default_value = ratelimit::DEFAULT_AGENT_CONNECTS, value_parser = RateFlag::parse)]
+    pub rate_limit_agent_connects: RateFlag,
 }
 
 /// A duration as `500ms`, `10s`, `2m`, `12h`, `90d`, or a number of seconds.
@@ -158,6 +172,12 @@ impl ServeOptions {
                     None => None,
                 },
                 lease: self.node_lease,
+            },
+            rate_limits: ratelimit::Settings {
+                per_key: self.rate_limit_key.0,
+                per_ip: self.rate_limit_ip.0,
+                auth_failures: self.rate_limit_auth_failures.0,
+                agent_connects: self.rate_limit_agent_connects.0,
             },
         })
     }
@@ -276,6 +296,8 @@ pub struct Config {
     pub event_retention: Duration,
     /// This server as a node of a cluster.
     pub node: NodeConfig,
+    /// The rate limits (`crate::ratelimit`).
+    pub rate_limits: ratelimit::Settings,
 }
 
 impl Config {
@@ -308,6 +330,9 @@ impl Config {
             webhooks: crate::webhooks::Settings::default(),
             event_retention: DEFAULT_EVENT_RETENTION,
             node: NodeConfig::on(listen),
+            // In-process tests send hundreds of requests a second with one key; the tests of
+            // the limits themselves set theirs.
+            rate_limits: ratelimit::Settings::off(),
         }
     }
 

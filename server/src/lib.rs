@@ -10,7 +10,7 @@
 //!   [`paging`] (`limit` / `before_id` and `next_page_uri`), [`security`] (security headers).
 //! - Errors: [`error`], the one error type and its one mapping to the wire error body; the store's
 //!   and the agent service's failures convert into it.
-//! - Services: [`agents`] (live tunnel sessions, the agent channel, the delivery of agent
+//! - Services: [`ratelimit`] (the rate limits' buckets; the 429 itself is `auth`'s), [`agents`] (live tunnel sessions, the agent channel, the delivery of agent
 //!   commands: no routing, nothing of `api`), [`keys`] (SSH CA key generation and sealing),
 //!   [`webhooks`] (the delivery of events to webhook destinations: signing, the address check,
 //!   retries; it gets the wire form of events from `api`, and imports nothing of it).
@@ -33,6 +33,7 @@ pub mod error;
 pub mod json;
 pub mod keys;
 pub mod paging;
+pub mod ratelimit;
 pub mod retention;
 pub mod secret;
 pub mod security;
@@ -62,6 +63,10 @@ pub fn app(state: AppState) -> Router {
     let mut api = api::router()
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::throttle,
+        ))
         .layer(middleware::from_fn(operation_id))
         .layer(CompressionLayer::new());
     if let Some(cors) = cors(&state.config.cors_origins) {
@@ -159,7 +164,8 @@ async fn no_console() -> Response {
 }
 
 /// CORS for a console served from elsewhere (docs/api/README.md): only the configured origins, with
-/// the API's request headers; `Operation-Id` is exposed so the console can show it.
+/// the API's request headers; `Operation-Id` is exposed so the console can show it, and
+/// `Retry-After` with the `RateLimit-*` headers so it can wait out a 429.
 ///
 /// The origins were checked by [`config::Config::parse_cors_origins`]; a `*` that reached here
 /// anyway (a `Config` built in code) is left out, never passed to `AllowOrigin::list`, which
@@ -190,7 +196,11 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 HeaderName::from_bytes(VERSION_HEADER.as_bytes()).expect("valid header name"),
             ])
             .expose_headers([
-                HeaderName::from_bytes(OPERATION_ID_HEADER.as_bytes()).expect("valid header name")
+                HeaderName::from_bytes(OPERATION_ID_HEADER.as_bytes()).expect("valid header name"),
+                header::RETRY_AFTER,
+                HeaderName::from_static(auth::RATE_LIMIT_LIMIT),
+                HeaderName::from_static(auth::RATE_LIMIT_REMAINING),
+                HeaderName::from_static(auth::RATE_LIMIT_RESET),
             ])
             .max_age(std::time::Duration::from_secs(600)),
     )

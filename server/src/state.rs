@@ -1,11 +1,12 @@
 //! The state every handler sees: the store, the configuration, the live tunnel sessions (this
 //! node's connections and the node itself), the key vault, the limit on concurrent key
-//! generations and the webhook sender. Cheap to clone (everything is shared behind `Arc`s or
-//! pools).
+//! generations, the webhook sender and the rate limits' buckets. Cheap to clone (everything is
+//! shared behind `Arc`s or pools).
 
 use crate::agents::{Node, Registry, Sessions};
 use crate::config::Config;
 use crate::keys::{KeyGenLimiter, KeyVault};
+use crate::ratelimit::Limits;
 use crate::secret::Secret;
 use crate::store::{DatabaseUrl, Store};
 use crate::webhooks::client::Sender;
@@ -22,6 +23,8 @@ pub struct AppState {
     pub keygen: KeyGenLimiter,
     /// Sends webhooks: the delivery worker's deliveries and destination tests.
     pub webhooks: Sender,
+    /// The rate limits' buckets (this node's).
+    pub limits: Arc<Limits>,
 }
 
 /// What is sealed with the server key to recognise it ([`Store::server_key_check`]).
@@ -81,6 +84,7 @@ impl AppState {
         )?);
         node.join(&store).await?;
         node.clone().spawn_heartbeat(store.clone());
+        let config_limits = config.rate_limits;
         Ok(AppState {
             webhooks,
             store,
@@ -89,6 +93,7 @@ impl AppState {
             node,
             keys,
             keygen: KeyGenLimiter::default(),
+            limits: Arc::new(Limits::new(config_limits)),
         })
     }
 

@@ -3,7 +3,8 @@
 //! Every request goes through [`Api::send`], which adds the `Authorization`, `Service-Version`
 //! and (with a body) `Content-Type` headers. Every non-2xx answer becomes an [`ApiError`] holding
 //! the decoded error body; a 401 also signs the user out with a message, since nothing else
-//! will work with that key.
+//! will work with that key. A 429 (a rate limit, docs/rate-limits.md) is waited out and sent
+//! again, with a calm note, up to [`RATE_LIMIT_PATIENCE_SECS`]: the server carried nothing out.
 
 use crate::session::Auth;
 use crate::state::{AppState, use_app};
@@ -67,6 +68,16 @@ impl ApiError {
         self.body.as_ref().map(|b| b.error_code.as_str())
     }
 
+    /// The seconds a 429 asks to wait (`details.retry_after_secs`, the same as `Retry-After`).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        self.body
+            .as_ref()?
+            .details
+            .extra
+            .get("retry_after_secs")?
+            .as_u64()
+    }
+
     pub fn operation_id(&self) -> Option<&str> {
         self.body
             .as_ref()
@@ -87,6 +98,24 @@ impl ApiError {
     }
 }
 
+/// How long one request may wait out 429s before its error is shown instead.
+pub const RATE_LIMIT_PATIENCE_SECS: u64 = 60;
+
+/// The note shown while a request waits out a 429.
+pub const RATE_LIMITED_NOTE: &str =
+    "The server is limiting how fast requests may come; the console waits and retries by itself.";
+
+/// Waits `secs` seconds (a browser timer).
+async fn sleep_secs(secs: u64) {
+    let millis = i32::try_from(secs.saturating_mul(1000)).unwrap_or(i32::MAX);
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, millis);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
 /// The message shown on the sign-in screen when the API refuses the key.
 pub const SIGNED_OUT_401: &str = "The API refused the API key (401). Sign in again.";
 
@@ -101,7 +130,7 @@ impl Api {
         Api { state }
     }
 
-    /// Sends one request as the signed-in user; a 401 signs out.
+    /// Sends one request as the signed-in user; a 429 is waited out, a 401 signs out.
     async fn send(
         &self,
         method: Method,
@@ -111,7 +140,11 @@ impl Api {
         let Some(auth) = self.state.auth_untracked() else {
             return Err(ApiError::network("Not signed in."));
         };
-        let result = send_as(&auth, method, path, body).await;
+        let state = self.state;
+        let result = send_patiently(&auth, method, path, body, &|| {
+            state.toast(RATE_LIMITED_NOTE, false);
+        })
+        .await;
         if let Err(error) = &result
             && error.status == 401
         {
@@ -159,6 +192,31 @@ impl Api {
 /// The API client of the current app.
 pub fn use_api() -> Api {
     Api::new(use_app())
+}
+
+/// [`send_as`], with every 429 waited out (`waiting` called before each wait) and the request
+/// sent again, until [`RATE_LIMIT_PATIENCE_SECS`] would be exceeded: then the 429 is the result.
+async fn send_patiently(
+    auth: &Auth,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+    waiting: &dyn Fn(),
+) -> Result<String, ApiError> {
+    let mut waited = 0;
+    loop {
+        let result = send_as(auth, method.clone(), path, body.clone()).await;
+        let Err(error) = &result else {
+            return result;
+        };
+        let secs = error.retry_after_secs().unwrap_or(1).max(1);
+        if error.status != 429 || waited + secs > RATE_LIMIT_PATIENCE_SECS {
+            return result;
+        }
+        waiting();
+        sleep_secs(secs).await;
+        waited += secs;
+    }
 }
 
 /// Sends one request with `auth`: the only place headers are set and errors decoded.
@@ -227,7 +285,7 @@ pub async fn check_sign_in(auth: &Auth) -> Result<Me, SignInProblem> {
                 .to_owned(),
         ));
     }
-    match send_as(auth, Method::GET, tunnel_core::paths::ME, None).await {
+    match send_patiently(auth, Method::GET, tunnel_core::paths::ME, None, &|| {}).await {
         Ok(text) => serde_json::from_str::<Me>(&text).map_err(|_| not_this_api(base)),
         Err(e) if e.status == 0 => Err(SignInProblem::BaseUrl(e.message)),
         Err(e) if e.status == 401 => Err(SignInProblem::ApiKey(format!(

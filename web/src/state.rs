@@ -71,17 +71,18 @@ impl AppState {
         self.auth.set(None);
     }
 
-    /// Shows a toast for a few seconds.
+    /// Shows a toast for a few seconds; the same text already showing is not shown twice.
     pub fn toast(&self, text: impl Into<String>, error: bool) {
+        let text = text.into();
+        let showing = self
+            .toasts
+            .with_untracked(|t| t.iter().any(|x| x.text == text && x.error == error));
+        if showing {
+            return;
+        }
         let id = self.next_toast.get_untracked();
         self.next_toast.set(id + 1);
-        self.toasts.update(|t| {
-            t.push(Toast {
-                id,
-                text: text.into(),
-                error,
-            })
-        });
+        self.toasts.update(|t| t.push(Toast { id, text, error }));
         let toasts = self.toasts;
         set_timeout(
             move || {

@@ -95,6 +95,31 @@ pub async fn measure(
         }
         results.push((kind, per_endpoint));
     }
+    // The rate limits' cost: the same read on a second server of the SQLite database with
+    // every limit on, against the first one's figure (limits off) of this run.
+    let limits_row = match (servers.first(), results.first()) {
+        (Some(server), Some((Kind::Sqlite, per_endpoint))) => {
+            let limited = Server::start_limited(&args.server_bin, server.db.clone())?;
+            let (name, make) = endpoints(server).await?.swap_remove(0);
+            let r = warm_then_load(limited.addr, n, duration, make).await?;
+            println!(
+                "    SQLite {name}, every rate limit on: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                r.rps, r.p50_ms, r.p99_ms, r.errors
+            );
+            raw.insert(format!("{name} rate limited"), r.json());
+            let off = &per_endpoint[0].1;
+            s.notes.push(format!(
+                "The rate limits' cost (`{name}`, SQLite): the same load on a second server of the \
+                 same database with every limit on (buckets per key and per address large \
+                 enough never to empty, so each request pays for both checks and none is \
+                 refused; the failed-key and agent limits at their defaults), its baseline \
+                 column being the first server's figure with the limits off. {} errors.",
+                r.errors
+            ));
+            Some((name, r, off.clone()))
+        }
+        _ => None,
+    };
     let by_kind = servers.len() > 1;
     let endpoint_count = results.first().map_or(0, |(_, e)| e.len());
     for e in 0..endpoint_count {
@@ -115,6 +140,20 @@ pub async fn measure(
                 s.rows.push(if by_kind { row.on(*kind) } else { row });
             }
         }
+    }
+    if let Some((name, on, off)) = limits_row {
+        s.rows.push(Row::new(
+            format!("`{name}` throughput, rate limits on (vs off)"),
+            rps(on.rps),
+            rps(off.rps),
+            Some(on.rps / off.rps),
+        ));
+        s.rows.push(Row::new(
+            format!("`{name}` p99, rate limits on (vs off)"),
+            ms(on.p99_ms),
+            ms(off.p99_ms),
+            Some(on.p99_ms / off.p99_ms),
+        ));
     }
     s.raw = raw.into();
     Ok(s)

@@ -3,16 +3,15 @@
 //! WebSocket that `agents::channel::serve` then serves.
 
 use crate::agents::channel;
+use crate::auth;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
-use axum::extract::connect_info::ConnectInfo;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::Extensions;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use std::net::SocketAddr;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
 use tunnel_core::paths::AGENT_CONNECT;
@@ -27,16 +26,19 @@ async fn connect(
     extensions: Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
+    // The peer address is there when the server is served with connect info (as `serve` and
+    // the socket tests do); in-process router tests have no peer.
+    let peer = auth::peer_ip(&extensions);
+    // Paced per address before anything is taken: a host whose agents all reconnect at once
+    // gets a 429 with the wait, which the agent honours.
+    if let Some(Err(refusal)) = peer.map(|ip| state.limits.agent_connect(ip)) {
+        return auth::refused(refusal);
+    }
     // Taken before the upgrade, so a refused connection never becomes a WebSocket.
     let Some(slot) = state.registry.hello_slot() else {
         return too_many_waiting();
     };
-    // The peer address is there when the server is served with connect info (as `serve` and
-    // the socket tests do); in-process router tests have no peer.
-    let ip = extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_canonical().to_string())
-        .unwrap_or_else(|| "unknown".to_owned());
+    let ip = peer.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     let link = state.sessions();
     // The frame bound too: a single frame may otherwise be up to 16 MiB (the default) before
     // the message bound is even looked at.

@@ -1,7 +1,7 @@
 //! Tests over real files, processes and sockets: persistence on a file database
 //! (`persistence`), the operator CLI and `serve` as real processes (`processes`,
 //! `docs/command-line.md`), the API over a real TCP connection (`socket`) and driven by the
-//! official client library (`official_client`). One test binary;
+//! official client library (`official_client`), and the rate limits (`rate_limits`). One test binary;
 //! the helpers below read the database files.
 
 #[path = "../common/mod.rs"]
@@ -11,6 +11,7 @@ mod official_client;
 mod persistence;
 mod postgres;
 mod processes;
+mod rate_limits;
 mod socket;
 
 use tunnel_server::config::Config;
