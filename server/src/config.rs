@@ -96,17 +96,17 @@ pub struct ServeOptions {
     #[arg(long, env = "TUNNEL_NODE_LEASE", default_value = "15s", hide = true, value_parser = parse_duration)]
     pub node_lease: Duration,
     /// API requests per API key: `<n>/<s|m|h>[,<burst>]`, or `off` (docs/rate-limits.md).
-    #[arg(long, env = "TUNNEL_RATE_LIMIT_KEY", default_value = ratelimit::DEFAULT_PER_KEY, value_parser = RateFlag::parse)]
+    #[arg(long, value_name = "RATE", env = "TUNNEL_RATE_LIMIT_KEY", default_value = ratelimit::DEFAULT_PER_KEY, value_parser = RateFlag::parse)]
     pub rate_limit_key: RateFlag,
     /// API requests per client IP address, whatever the key.
-    #[arg(long, env = "TUNNEL_RATE_LIMIT_IP", default_value = ratelimit::DEFAULT_PER_IP, value_parser = RateFlag::parse)]
+    #[arg(long, value_name = "RATE", env = "TUNNEL_RATE_LIMIT_IP", default_value = ratelimit::DEFAULT_PER_IP, value_parser = RateFlag::parse)]
     pub rate_limit_ip: RateFlag,
     /// Unknown API keys per client IP address; once spent, the address is refused until the
     /// bucket has room again.
-    #[arg(long, env = "TUNNEL_RATE_LIMIT_AUTH_FAILURES", default_value = ratelimit::DEFAULT_AUTH_FAILURES, value_parser = RateFlag::parse)]
+    #[arg(long, value_name = "RATE", env = "TUNNEL_RATE_LIMIT_AUTH_FAILURES", default_value = ratelimit::DEFAULT_AUTH_FAILURES, value_parser = RateFlag::parse)]
     pub rate_limit_auth_failures: RateFlag,
     /// Agent connections per client IP address.
-    #[arg(long, env = "TUNNEL_RATE_LIMIT_AGENT_CONNECTS", default_value = ratelimit::DEFAULT_AGENT_CONNECTS, value_parser = RateFlag::parse)]
+    #[arg(long, value_name = "RATE", env = "TUNNEL_RATE_LIMIT_AGENT_CONNECTS", default_value = ratelimit::DEFAULT_AGENT_CONNECTS, value_parser = RateFlag::parse)]
     pub rate_limit_agent_connects: RateFlag,
 }
 
