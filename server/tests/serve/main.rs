@@ -14,8 +14,36 @@ mod processes;
 mod rate_limits;
 mod socket;
 
+use std::net::SocketAddr;
 use tunnel_server::config::Config;
+use tunnel_server::state::AppState;
 use tunnel_server::store::DatabaseUrl;
+
+/// The application on a free loopback port, served with the peer's address as `serve` serves
+/// it: an in-memory configuration changed by `adjust`, the application wrapped by `wrap`. The
+/// address, the state, and the serving task.
+pub async fn on_socket(
+    adjust: impl FnOnce(&mut Config),
+    wrap: impl FnOnce(axum::Router) -> axum::Router,
+) -> (SocketAddr, AppState, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = Config::in_memory();
+    config.listen = addr;
+    config.public_url = Config::default_public_url(addr);
+    adjust(&mut config);
+    let state = AppState::open(config).await.unwrap();
+    let app = wrap(tunnel_server::app(state.clone()));
+    let task = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    (addr, state, task)
+}
 
 pub fn file_config(dir: &std::path::Path) -> Config {
     let mut config = Config::in_memory();

@@ -32,36 +32,23 @@ use tower::ServiceExt as _;
 use tunnel_core::acl::Bind;
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_server::agents::LiveSession;
-use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
 
 /// The server on a loopback port, reached at its root (see the module comment); the state (for
 /// the registry) and an API key of its account.
 async fn serve() -> (SocketAddr, AppState, String, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut config = Config::in_memory();
-    config.listen = addr;
-    config.public_url = Config::default_public_url(addr);
-    let state = AppState::open(config).await.unwrap();
+    let root = |app: Router| {
+        Router::new().fallback(move |mut request: Request| {
+            let app = app.clone();
+            async move {
+                let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
+                *request.uri_mut() = format!("/api{path}").parse().unwrap();
+                app.oneshot(request).await.into_response()
+            }
+        })
+    };
+    let (addr, state, _) = crate::on_socket(|_| {}, root).await;
     let created = state.store.create_account("official").await.unwrap();
-    let app = tunnel_server::app(state.clone());
-    let root = Router::new().fallback(move |mut request: Request| {
-        let app = app.clone();
-        async move {
-            let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-            *request.uri_mut() = format!("/api{path}").parse().unwrap();
-            app.oneshot(request).await.into_response()
-        }
-    });
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            root.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
     (addr, state, created.account_id, created.api_key)
 }
 

@@ -9,29 +9,13 @@ use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
-use tunnel_server::config::Config;
 use tunnel_server::ratelimit::{Rate, Settings};
 
 /// An in-process server on a free loopback port with `limits`, and a new account's API key.
-async fn serve(limits: Settings) -> (SocketAddr, String, tunnel_server::state::AppState) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut config = Config::in_memory();
-    config.listen = addr;
-    config.public_url = Config::default_public_url(addr);
-    config.rate_limits = limits;
-    let state = tunnel_server::state::AppState::open(config).await.unwrap();
+async fn serve(limits: Settings) -> (SocketAddr, String) {
+    let (addr, state, _) = crate::on_socket(|config| config.rate_limits = limits, |app| app).await;
     let created = state.store.create_account("limited").await.unwrap();
-    let app = tunnel_server::app(state.clone());
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    (addr, created.api_key, state)
+    (addr, created.api_key)
 }
 
 fn rate(text: &str) -> Option<Rate> {
@@ -75,7 +59,7 @@ fn assert_refused(response: &(u16, String, String), code: &str, limit: &str) -> 
 
 #[tokio::test]
 async fn each_api_key_has_a_bucket_and_a_refused_request_changes_nothing() {
-    let (addr, key, _state) = serve(Settings {
+    let (addr, key) = serve(Settings {
         per_key: rate("1/m,3"),
         ..Settings::off()
     })
@@ -123,7 +107,7 @@ async fn each_api_key_has_a_bucket_and_a_refused_request_changes_nothing() {
 
 #[tokio::test]
 async fn unknown_keys_lock_the_address_out_even_for_a_right_key() {
-    let (addr, key, _state) = serve(Settings {
+    let (addr, key) = serve(Settings {
         auth_failures: rate("1/m,3"),
         ..Settings::off()
     })
@@ -157,7 +141,7 @@ async fn unknown_keys_lock_the_address_out_even_for_a_right_key() {
 
 #[tokio::test]
 async fn each_address_has_a_bucket_whatever_the_key() {
-    let (addr, key, _state) = serve(Settings {
+    let (addr, key) = serve(Settings {
         per_ip: rate("1/m,4"),
         ..Settings::off()
     })
@@ -201,7 +185,7 @@ fn agent_connect(addr: SocketAddr) -> (u16, String) {
 
 #[tokio::test]
 async fn agent_connections_are_paced_per_address() {
-    let (addr, _key, _state) = serve(Settings {
+    let (addr, _key) = serve(Settings {
         agent_connects: rate("1/m,2"),
         ..Settings::off()
     })

@@ -1,30 +1,14 @@
 //! The in-process server over a real TCP socket: created resources, errors and pages answered
 //! with absolute URIs of the listening address.
 
-use crate::api_headers;
 use crate::common::process::http;
+use crate::{api_headers, on_socket};
 use serde_json::Value;
-use std::net::SocketAddr;
-use tunnel_server::config::Config;
 
 #[tokio::test]
 async fn in_process_server_over_a_real_socket() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut config = Config::in_memory();
-    config.listen = addr;
-    config.public_url = Config::default_public_url(addr);
-    let state = tunnel_server::state::AppState::open(config).await.unwrap();
+    let (addr, state, server) = on_socket(|_| {}, |app| app).await;
     let created = state.store.create_account("sock").await.unwrap();
-    let app = tunnel_server::app(state);
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
     let key = created.api_key.clone();
     let (status, body) = tokio::task::spawn_blocking(move || {
         let auth = format!("Bearer {key}");
