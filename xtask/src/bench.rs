@@ -13,7 +13,7 @@
 use crate::shell::{cmd, done, exec, root, step};
 use crate::tools::{ensure_browser, ensure_build_tools, ensure_nginx, ensure_postgres};
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where cargo puts release binaries (honours `CARGO_TARGET_DIR`).
 fn release_dir() -> PathBuf {
@@ -50,8 +50,8 @@ pub fn run(extra: &[String]) -> Result<()> {
     done(timer);
 
     let trunk = ["trunk", "build", "--release", "--dist", &dist_arg];
-    let timer = step("console release build (trunk)");
-    exec(cmd(trunk[0], &trunk[1..]))?;
+    let timer = step("console release build (trunk, then compressed)");
+    crate::run::build_console_into(Path::new(&dist_arg))?;
     done(timer);
 
     let release = release_dir();

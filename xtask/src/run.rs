@@ -13,9 +13,59 @@ use std::path::{Path, PathBuf};
 /// `--database` when none is given: a SQLite file in `data/`.
 pub const DEFAULT_DATABASE: &str = "sqlite://data/tunnel.db";
 
-/// `trunk build --release` into `dist/`.
+/// `trunk build --release` into `dist/`, compressed ([`build_console_into`]).
 pub fn build_console() -> Result<()> {
-    exec(cmd("trunk", &["build", "--release"]))
+    build_console_into(&root().join("dist"))
+}
+
+/// `trunk build --release` into `dist`, then each of its files compressed beside itself
+/// ([`precompress`]), so the server sends them as they are instead of compressing on each
+/// request (docs/console.md, how the console is served).
+pub fn build_console_into(dist: &Path) -> Result<()> {
+    let dist_arg = dist.to_string_lossy().into_owned();
+    exec(cmd("trunk", &["build", "--release", "--dist", &dist_arg]))?;
+    precompress(dist)
+}
+
+/// The file types a browser gets from the console's directory that compress.
+const COMPRESSIBLE: [&str; 6] = ["html", "js", "css", "wasm", "svg", "json"];
+
+/// Writes `<file>.br` (brotli, quality 11, the largest window) and `<file>.gz` (gzip, level 9)
+/// next to every compressible file of `dist` (trunk empties `dist` on each build, so none is
+/// stale), leaving out a variant that would not be smaller.
+pub fn precompress(dist: &Path) -> Result<()> {
+    use std::io::Write as _;
+    for entry in std::fs::read_dir(dist)? {
+        let path = entry?.path();
+        let compressible = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| COMPRESSIBLE.contains(&e));
+        if !path.is_file() || !compressible {
+            continue;
+        }
+        let raw = std::fs::read(&path)?;
+        let mut br = Vec::new();
+        {
+            let params = brotli::enc::BrotliEncoderParams {
+                quality: 11,
+                lgwin: 24,
+                ..Default::default()
+            };
+            brotli::BrotliCompress(&mut raw.as_slice(), &mut br, &params)?;
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&raw)?;
+        let gz = gz.finish()?;
+        for (bytes, ext) in [(br, "br"), (gz, "gz")] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(format!(".{ext}"));
+            if bytes.len() < raw.len() {
+                std::fs::write(&name, bytes)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The build tools, the console (release) and the server (release); the server's binary.
@@ -102,4 +152,37 @@ pub fn random_hex(n: usize) -> Result<String> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .context("reading /dev/urandom")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::precompress;
+    use std::io::Read as _;
+
+    #[test]
+    fn compressed_files_hold_the_original_and_only_when_smaller() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "fn main() { println!(\"console\"); }\n".repeat(200);
+        std::fs::write(dir.path().join("app.js"), &text).unwrap();
+        // Too small to shrink, and a type that is never compressed.
+        std::fs::write(dir.path().join("tiny.css"), "a{}").unwrap();
+        std::fs::write(dir.path().join("logo.png"), &text).unwrap();
+        precompress(dir.path()).unwrap();
+
+        let mut from_br = Vec::new();
+        brotli::BrotliDecompress(
+            &mut std::fs::File::open(dir.path().join("app.js.br")).unwrap(),
+            &mut from_br,
+        )
+        .unwrap();
+        assert_eq!(from_br, text.as_bytes());
+        let mut from_gz = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(dir.path().join("app.js.gz")).unwrap())
+            .read_to_string(&mut from_gz)
+            .unwrap();
+        assert_eq!(from_gz, text);
+        for absent in ["tiny.css.br", "tiny.css.gz", "logo.png.br", "logo.png.gz"] {
+            assert!(!dir.path().join(absent).exists(), "{absent}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! Serving the console (`docs/console.md`): its files, the index for client routes (paths
-//! without an extension), a plain 404 for missing files, gzip for browsers that ask, and
+//! without an extension), a plain 404 for missing files, the build's brotli and gzip files
+//! (gzip on the fly without them), `Cache-Control` by name, and
 //! `dist/` as the default directory of `serve`.
 
 use crate::common::TestApp;
@@ -32,6 +33,63 @@ async fn console_is_served_with_index_fallback() {
     app.get("/api/unknown")
         .fails(&app, 404, "ERR_TUNNEL_130")
         .await;
+}
+
+#[tokio::test]
+async fn the_builds_compressed_files_are_sent_and_hashed_names_kept_a_year() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, body: &str| std::fs::write(dir.path().join(name), body).unwrap();
+    // The compressed variants hold markers, not real compressed data: what is checked is which
+    // file the server picks, and that it sends it as it is.
+    let wasm = "app-0123456789abcdef_bg.wasm";
+    file(wasm, "raw wasm");
+    file(&format!("{wasm}.br"), "brotli wasm");
+    file(&format!("{wasm}.gz"), "gzip wasm");
+    file("index.html", "<html>console</html>");
+    file("index.html.br", "brotli index");
+    let mut config = tunnel_server::config::Config::in_memory();
+    config.console_dir = Some(dir.path().to_owned());
+    let app = TestApp::with_config(config).await;
+    let get = |path: &str, accept: Option<&str>| {
+        let mut call = app.get(path).without("authorization").outside_api();
+        if let Some(accept) = accept {
+            call = call.header("accept-encoding", accept);
+        }
+        call.send(&app)
+    };
+    let immutable = "public, max-age=31536000, immutable";
+    for (accept, body, encoding) in [
+        (Some("gzip, deflate, br"), "brotli wasm", Some("br")),
+        (Some("gzip"), "gzip wasm", Some("gzip")),
+        (None, "raw wasm", None),
+    ] {
+        let r = get(&format!("/{wasm}"), accept).await;
+        assert_eq!(r.status, 200, "{accept:?}");
+        assert_eq!(r.text, body, "{accept:?}");
+        assert_eq!(
+            r.headers
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap()),
+            encoding,
+            "{accept:?}"
+        );
+        assert_eq!(r.headers["cache-control"], immutable, "{accept:?}");
+    }
+    // The page and the client routes answered with it: revalidated, so a new build shows.
+    for path in ["/", "/index.html", "/credentials/cr_1"] {
+        let r = get(path, Some("br")).await;
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(r.text, "brotli index", "{path}");
+        assert_eq!(r.headers["content-encoding"], "br", "{path}");
+        assert_eq!(r.headers["cache-control"], "no-cache", "{path}");
+    }
+    // Without a compressed variant (index.html has no .gz) it is compressed on the fly or not.
+    let r = get("/", Some("identity")).await;
+    assert_eq!(r.text, "<html>console</html>");
+    // A missing file is not cached.
+    let r = get("/robots.txt", None).await;
+    assert_eq!(r.status, 404);
+    assert!(r.headers.get("cache-control").is_none());
 }
 
 #[tokio::test]
