@@ -1,11 +1,12 @@
 //! API keys through the console: an admin creates a key (shown once, working at once), edits and
 //! deletes it (revoked at once); the top bar names who is signed in, after a reload too; a
 //! member sees only their own keys, is not offered an owner, and deleting the key the console
-//! is signed in with signs them out, saying why.
+//! is signed in with signs them out, saying why; a bulk delete sends the console's own key
+//! last.
 
 use tunnel_e2e::api::{Api, id};
 use tunnel_e2e::harness::{Browser, Stack};
-use tunnel_e2e::pages::{self, api_keys, credentials, lists, sign_in::sign_in};
+use tunnel_e2e::pages::{self, api_keys, bulk, credentials, lists, sign_in::sign_in};
 
 #[tokio::test]
 async fn an_admin_creates_edits_and_revokes_an_api_key() -> anyhow::Result<()> {
@@ -135,6 +136,55 @@ async fn a_member_reaches_only_their_own_keys_and_deleting_theirs_signs_out() ->
             .unwrap()
             .iter()
             .all(|k| id(k) != rows[0])
+    );
+    browser.close().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_bulk_delete_revokes_the_consoles_own_key_last() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
+    // Another key, then the one the console signs in with: newer, so listed first.
+    let other = id(&api
+        .create("/api_keys", serde_json::json!({"description": "script"}))
+        .await?);
+    let console = api
+        .create("/api_keys", serde_json::json!({"description": "console"}))
+        .await?;
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(
+        client,
+        &stack.server.url(),
+        console["token"].as_str().unwrap(),
+    )
+    .await?;
+    api_keys::open_list(client).await?;
+    pages::wait_for_text(client, "this console").await?;
+    let listed = lists::row_ids(client).await?;
+    assert_eq!(listed[..2], [id(&console), other.clone()], "{listed:?}");
+
+    bulk::click_row_box(client, &listed[0], false).await?;
+    bulk::click_row_box(client, &listed[1], false).await?;
+    bulk::act(client, "Delete", "Delete 2 API keys?", "Delete 2 API keys").await?;
+    // Sent in the list's order but for the console's own key, which goes last: revoking it
+    // first would have refused the other delete.
+    let results = bulk::results(client).await?;
+    assert_eq!(
+        results,
+        [other.clone(), id(&console)]
+            .into_iter()
+            .map(|id| (id, "done".to_owned(), "deleted".to_owned()))
+            .collect::<Vec<_>>()
+    );
+    pages::click_in_dialog(client, "Close").await?;
+    pages::wait_for_text(client, "The API refused the API key (401)").await?;
+    let (_, keys) = api.get("/api_keys").await?;
+    let left: Vec<String> = keys["keys"].as_array().unwrap().iter().map(id).collect();
+    assert!(
+        !left.contains(&other) && !left.contains(&id(&console)),
+        "{left:?}"
     );
     browser.close().await?;
     Ok(())

@@ -15,7 +15,7 @@
 use super::confirm::ConfirmDialog;
 use super::dialog::Modal;
 use crate::api::{ApiError, use_api};
-use crate::state::use_app;
+use crate::state::{AppState, use_app};
 use leptos::prelude::*;
 
 /// One action offered on the selected rows.
@@ -331,7 +331,10 @@ pub fn BulkBar(
             .into_iter()
             .map(|(id, name)| (id, name, Outcome::Waiting))
             .collect();
-        run.set(Some(Run { action, rows }));
+        run.set(Some(Run {
+            action,
+            rows: own_key_last(rows, app),
+        }));
         start();
     });
     let retry = move |_| {
@@ -400,6 +403,20 @@ pub fn BulkBar(
         })}
         <RunDialog run=run noun=noun on_close=close on_retry=Callback::new(retry) />
     }
+}
+
+/// The rows in their order, but the API key this console is signed in with (when deleting API
+/// keys) moved last: revoking it signs the console out, so every other row is sent first.
+fn own_key_last(
+    mut rows: Vec<(String, String, Outcome)>,
+    app: AppState,
+) -> Vec<(String, String, Outcome)> {
+    let own = app
+        .me
+        .with_untracked(|me| me.as_ref().map(|me| me.api_key_id.clone()));
+    // Stable: the others keep the list's order.
+    rows.sort_by_key(|(id, _, _)| own.as_deref() == Some(id.as_str()));
+    rows
 }
 
 /// The dialog of a run, open while there is one: the progress, then each row's result. One
