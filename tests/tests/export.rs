@@ -1,7 +1,7 @@
 //! Exporting a list from the console: every page of it (followed through `next_page_uri`), with
 //! the search when there is one, as a CSV a spreadsheet reads (the id first, user text that
 //! would run as a formula defused) and as JSON with the API's items, each file named by the
-//! resource and the day.
+//! resource and the day; a cancelled export downloads nothing.
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -115,6 +115,55 @@ async fn a_list_is_exported_whole_as_csv_and_json() -> anyhow::Result<()> {
     let items: Vec<Value> = serde_json::from_slice(&std::fs::read(json_path)?)?;
     let (_, fetched) = api.get(&format!("/credentials/{}", ids[MANY])).await?;
     assert_eq!(items, vec![fetched], "the API's item, unchanged");
+    browser.close().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cancelled_export_downloads_nothing() -> anyhow::Result<()> {
+    // One request every 3 s per key: after a script empties the bucket, the export's first
+    // page waits out a 429, long enough to cancel it, as a long export over many pages would be.
+    let stack = Stack::start(&["--rate-limit-key", "20/m,1"])?;
+    let api = &stack.api;
+    api.create("/credentials", json!({"description": "kept home"}))
+        .await?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, "kept home").await?;
+    let day = today(client).await?;
+    let mut drained = false;
+    for _ in 0..5 {
+        let (status, _) = api
+            .call_once(hyper::Method::GET, "/credentials", None)
+            .await?;
+        if status == 429 {
+            drained = true;
+            break;
+        }
+    }
+    assert!(drained, "the bucket never emptied");
+
+    pages::click_button(client, "Export JSON").await?;
+    pages::wait_for_text(client, "0 fetched").await?;
+    pages::click_button(client, "Cancel").await?;
+    eventually("the export buttons back", || async {
+        let text = pages::page_text(client).await?;
+        Ok((!text.contains("fetched")).then_some(()))
+    })
+    .await?;
+    // Longer than the 429's wait: the page arrives, and is dropped.
+    tokio::time::sleep(std::time::Duration::from_secs(8)).await;
+    let files: Vec<_> = std::fs::read_dir(browser.downloads())
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(files.is_empty(), "a cancelled export downloaded {files:?}");
+
+    // The same export not cancelled does download: the absence above means something.
+    pages::click_button(client, "Export JSON").await?;
+    let path = downloaded(&browser.downloads(), &format!("credentials-{day}.json")).await?;
+    let items: Vec<Value> = serde_json::from_slice(&std::fs::read(path)?)?;
+    assert_eq!(items.len(), 1);
     browser.close().await?;
     Ok(())
 }
