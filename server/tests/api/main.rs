@@ -3,7 +3,8 @@
 //! tolerance rules. One module per API area (`docs/api/<area>.md`), then one per cross-cutting
 //! subject. A single test binary, so the server is linked once for all of them. What the HTTP
 //! side does around the API (CORS, headers, the console's files, compression) is tested in
-//! `tests/http/`; real processes, files and sockets in `tests/serve/`.
+//! `tests/http/`; real processes, files and sockets in `tests/serve/`, but for `crash_safety`, which
+//! kills the real server and is here so that the PostgreSQL pass runs it too.
 //!
 //! Responses are decoded as core's wire types (`tunnel_core::resources`,
 //! `tunnel_core::errors::ErrorBody`) and compared typed; `serde_json::Value` stays only where a
@@ -28,6 +29,7 @@ mod tunnel_sessions;
 // Cross-cutting subjects.
 mod accounts;
 mod concurrency;
+mod crash_safety;
 mod errors;
 mod limits;
 mod links;

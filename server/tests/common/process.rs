@@ -29,6 +29,31 @@ pub fn serve_command(database: &str) -> Command {
     cmd
 }
 
+/// `serve` on the run's test database (`db`: the PostgreSQL pass's, else the SQLite URL
+/// `sqlite`), as node `node` (so a restart frees what its previous run held at once), with the
+/// admin key `key` and the server key the database needs, plus `args`; started, with the
+/// address it listens on. Several starts on the same arguments are the same server restarted.
+pub fn serve_on(
+    db: &tunnel_testkit::postgres::TestDatabase,
+    sqlite: &str,
+    node: &str,
+    key: &str,
+    args: &[&str],
+) -> (Child, SocketAddr) {
+    let mut command = serve_command(&db.url_or(sqlite));
+    command
+        .args(["--node-id", node])
+        .args(args)
+        .env("TUNNEL_BOOTSTRAP_API_KEY", key);
+    // Every start gets the same key: a restarted server unseals what the first one stored.
+    if let Some(server_key) = db.server_key() {
+        command.env("TUNNEL_SERVER_KEY", server_key);
+    }
+    let mut child = command.spawn().unwrap();
+    let addr = listen_addr(&mut child);
+    (child, addr)
+}
+
 /// Reads the server's log (stderr, piped) until it says where it listens.
 pub fn listen_addr(child: &mut Child) -> SocketAddr {
     let stderr = child.stderr.take().unwrap();

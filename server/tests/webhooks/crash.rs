@@ -5,7 +5,7 @@
 //! node (`--node-id`), so the restart frees the lease its previous run held at once; another
 //! node would free it when the dead node's lease ends (tests/cluster.rs in tunnel-e2e).
 
-use crate::common::process::{listen_addr, serve_command, stop};
+use crate::common::process::{serve_on, stop};
 use crate::receiver::{Receiver, Reply};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -16,18 +16,13 @@ use tunnel_testkit::postgres::{TestDatabase, test_database};
 const KEY: &str = "tk_crash_test_admin_key_0123456789";
 
 fn start(db: &TestDatabase, sqlite: &str) -> (Child, SocketAddr) {
-    let mut command = serve_command(&db.url_or(sqlite));
-    command
-        .args(["--allow-private-webhooks", "--webhook-timeout", "60s"])
-        .args(["--node-id", "crash-test-node"])
-        .env("TUNNEL_BOOTSTRAP_API_KEY", KEY);
-    // Both starts get the same key: the restarted server unseals what the first one stored.
-    if let Some(key) = db.server_key() {
-        command.env("TUNNEL_SERVER_KEY", key);
-    }
-    let mut child = command.spawn().unwrap();
-    let addr = listen_addr(&mut child);
-    (child, addr)
+    serve_on(
+        db,
+        sqlite,
+        "crash-test-node",
+        KEY,
+        &["--allow-private-webhooks", "--webhook-timeout", "60s"],
+    )
 }
 
 async fn call(addr: SocketAddr, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
