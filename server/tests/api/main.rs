@@ -31,6 +31,7 @@ mod accounts;
 mod concurrency;
 mod crash_safety;
 mod errors;
+mod isolation;
 mod limits;
 mod links;
 mod paging;
