@@ -95,20 +95,7 @@ pub fn ensure_build_tools() -> Result<()> {
         BINARYEN_VERSION.split('.').next().unwrap_or_default()
     )) {
         println!("    wasm-opt (npm binaryen {BINARYEN_VERSION}) missing: installing");
-        let dir = binaryen_dir();
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let package = format!("binaryen@{BINARYEN_VERSION}");
-        exec(cmd(
-            "npm",
-            &[
-                "install",
-                "--prefix",
-                &dir.to_string_lossy(),
-                "--no-audit",
-                "--no-fund",
-                &package,
-            ],
-        ))?;
+        npm_install(&binaryen_dir(), "binaryen", BINARYEN_VERSION)?;
     }
     done(timer);
     Ok(())
@@ -123,16 +110,8 @@ fn npm_package_version(dir: &Path, name: &str) -> Option<String> {
     output(cmd("node", &["-e", code, &manifest.to_string_lossy()])).map(|v| v.trim().to_owned())
 }
 
-/// `npm install` of `name@version` under `dir` unless exactly that version is there.
-fn ensure_npm_package(dir: &Path, name: &str, version: &str) -> Result<()> {
-    let found = npm_package_version(dir, name);
-    if found.as_deref() == Some(version) {
-        return Ok(());
-    }
-    println!(
-        "    npm {name} {version} missing (found {}): installing",
-        found.as_deref().unwrap_or("none")
-    );
+/// `npm install --prefix dir name@version` (the directory made first).
+fn npm_install(dir: &Path, name: &str, version: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let package = format!("{name}@{version}");
     exec(cmd(
@@ -145,7 +124,20 @@ fn ensure_npm_package(dir: &Path, name: &str, version: &str) -> Result<()> {
             "--no-fund",
             &package,
         ],
-    ))?;
+    ))
+}
+
+/// `npm install` of `name@version` under `dir` unless exactly that version is there.
+fn ensure_npm_package(dir: &Path, name: &str, version: &str) -> Result<()> {
+    let found = npm_package_version(dir, name);
+    if found.as_deref() == Some(version) {
+        return Ok(());
+    }
+    println!(
+        "    npm {name} {version} missing (found {}): installing",
+        found.as_deref().unwrap_or("none")
+    );
+    npm_install(dir, name, version)?;
     let found = npm_package_version(dir, name);
     if found.as_deref() != Some(version) {
         bail!("npm installed {name} {found:?}, not {version}");
