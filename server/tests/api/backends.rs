@@ -5,7 +5,7 @@
 //! replaced them.
 
 use crate::common::{BASE, TestApp};
-use crate::support::session;
+use crate::support::{session, updates};
 use serde_json::json;
 use std::collections::BTreeMap;
 use tunnel_core::acl::Bind;
@@ -197,25 +197,14 @@ async fn backend_update_changes_what_is_given_and_replaces_the_labels() {
 
     // Each change is recorded with the fields it changed and who made it; `tunnels`, live state,
     // is not part of the event.
-    let log: EventList = app
-        .fetch(&format!(
-            "/events?type=tunnel_group_backend_updated.v0&object_id={}",
-            backend.id
-        ))
-        .await;
-    let changed: Vec<&[String]> = log
-        .events
-        .iter()
-        .rev()
-        .map(|e| &e.changed_fields[..])
-        .collect();
+    let (log, changed) = updates(&app, "tunnel_group_backend_updated.v0", &backend.id).await;
     assert_eq!(
         changed,
         [
-            &["description".to_owned()][..],
-            &["labels".to_owned()],
-            &["labels".to_owned()],
-            &["labels".to_owned(), "metadata".to_owned()],
+            vec!["description"],
+            vec!["labels"],
+            vec!["labels"],
+            vec!["labels", "metadata"],
         ]
     );
     let last = &log.events[0];

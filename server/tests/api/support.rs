@@ -1,10 +1,12 @@
-//! Helpers shared by the API areas' tests: a webhook destination to subscribe to, and a tunnel
-//! session put straight into the registry (as if an agent had connected).
+//! Helpers shared by the API areas' tests: a webhook destination to subscribe to, a tunnel
+//! session put straight into the registry (as if an agent had connected), and the update events
+//! of one object.
 
 use crate::common::TestApp;
 use serde_json::json;
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_core::resources::Ref;
+use tunnel_core::resources::event::EventList;
 use tunnel_core::resources::event_destination::EventDestination;
 use tunnel_core::resources::tunnel_session::TunnelSession;
 use tunnel_server::agents::LiveSession;
@@ -18,6 +20,25 @@ pub async fn destination(app: &TestApp) -> String {
         )
         .await;
     d.id
+}
+
+/// The `event_type` events of `object_id` (newest first, as the audit log lists them), and the
+/// fields each changed, oldest first.
+pub async fn updates(
+    app: &TestApp,
+    event_type: &str,
+    object_id: &str,
+) -> (EventList, Vec<Vec<String>>) {
+    let log: EventList = app
+        .fetch(&format!("/events?type={event_type}&object_id={object_id}"))
+        .await;
+    let changed = log
+        .events
+        .iter()
+        .rev()
+        .map(|e| e.changed_fields.clone())
+        .collect();
+    (log, changed)
 }
 
 /// Session number `n` of `account`, opened with `credential`, as the registry holds it.

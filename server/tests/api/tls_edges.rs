@@ -7,6 +7,7 @@
 //! the body, the errors, another account's edge.
 
 use crate::common::{BASE, TestApp};
+use crate::support::updates;
 use serde_json::{Value, json};
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_core::resources::Ref;
@@ -422,25 +423,14 @@ async fn tls_edge_update_changes_what_is_given_and_replaces_the_hostports() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.body::<TlsEdge>().hostports.is_empty());
 
-    let log: EventList = app
-        .fetch(&format!(
-            "/events?type=tls_edge_updated.v0&object_id={}",
-            edge.id
-        ))
-        .await;
-    let changed: Vec<&[String]> = log
-        .events
-        .iter()
-        .rev()
-        .map(|e| &e.changed_fields[..])
-        .collect();
+    let (log, changed) = updates(&app, "tls_edge_updated.v0", &edge.id).await;
     assert_eq!(
         changed,
         [
-            &["metadata".to_owned()][..],
-            &["hostports".to_owned()],
-            &["description".to_owned()],
-            &["hostports".to_owned()],
+            vec!["metadata"],
+            vec!["hostports"],
+            vec!["description"],
+            vec!["hostports"],
         ]
     );
     let (first, last) = (&log.events[3], &log.events[0]);
