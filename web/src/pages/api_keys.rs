@@ -2,7 +2,7 @@
 //! (the key shown once; an owner for admins), detail with edit and delete. Deleting the key this
 //! console is signed in with says so first and signs out after.
 
-use super::{detail_page, edit_actions, edit_toggle, identity_props, non_empty, title_or};
+use super::{detail_page, edit_actions, editable_head, identity_props, non_empty, title_or};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
@@ -165,14 +165,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
     };
     let edit_key = key.clone();
     view! {
-        <div class="page-head">
-            <h1>{title_or(&key.description, "API key")}</h1>
-            <div class="actions">
-                {edit_toggle(editing)}
-                {delete.button("Delete")}
-            </div>
-        </div>
-        {delete.failure("The API key was not deleted")}
+        {editable_head(title_or(&key.description, "API key"), editing, delete, "The API key was not deleted")}
         {move || this_console.get().then(|| view! { <p class="hint">"This console is signed in with this key."</p> })}
         <dl class="props card">
             {identity_props(key.id.clone(), key.uri.clone(), &key.created_at)}

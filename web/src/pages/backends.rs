@@ -6,7 +6,7 @@
 //! leaving it.
 
 use super::{
-    detail_page, edit_actions, edit_toggle, identity_props, non_empty, split_list, title_or,
+    detail_page, edit_actions, editable_head, identity_props, non_empty, split_list, title_or,
 };
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
@@ -194,14 +194,7 @@ fn backend_view(b: TunnelGroupBackend, reload: RwSignal<u32>) -> impl IntoView {
     };
     let edit = b.clone();
     view! {
-        <div class="page-head">
-            <h1>{title_or(&b.description, "Tunnel-group backend")}</h1>
-            <div class="actions">
-                {edit_toggle(editing)}
-                {delete.button("Delete")}
-            </div>
-        </div>
-        {delete.failure("The backend was not deleted")}
+        {editable_head(title_or(&b.description, "Tunnel-group backend"), editing, delete, "The backend was not deleted")}
         <dl class="props card">
             {identity_props(b.id.clone(), b.uri.clone(), &b.created_at)}
             <dt>"Description"</dt><dd>{b.description.clone()}</dd>

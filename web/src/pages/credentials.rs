@@ -1,7 +1,7 @@
 //! Credentials (`docs/api/credentials.md`): list with pagination, create (ACL editor, token
 //! shown once), detail with edit, the ACL tester and delete.
 
-use super::{detail_page, edit_actions, edit_toggle, identity_props, non_empty, title_or};
+use super::{detail_page, edit_actions, editable_head, identity_props, non_empty, title_or};
 use crate::components::acl_editor::{AclEditor, AclTester};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
@@ -150,14 +150,7 @@ fn credential_view(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
     };
     let edit_cred = cred.clone();
     view! {
-        <div class="page-head">
-            <h1>{title_or(&cred.description, "Credential")}</h1>
-            <div class="actions">
-                {edit_toggle(editing)}
-                {delete.button("Delete")}
-            </div>
-        </div>
-        {delete.failure("The credential was not deleted")}
+        {editable_head(title_or(&cred.description, "Credential"), editing, delete, "The credential was not deleted")}
         <dl class="props card">
             {identity_props(cred.id.clone(), cred.uri.clone(), &cred.created_at)}
             <dt>"Owner"</dt><dd class="mono">{cred.owner_id.clone()}</dd>

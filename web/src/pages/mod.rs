@@ -17,6 +17,7 @@ pub mod tls_edges;
 pub mod tunnel_sessions;
 
 use crate::components::activity::RecentActivity;
+use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy::CopyValue;
 use crate::components::loading::{Load, fetch_into, render_load};
 use crate::components::time::RelativeTime;
@@ -113,12 +114,25 @@ pub fn identity_props(id: String, uri: String, created_at: &str) -> impl IntoVie
     }
 }
 
-/// The button that opens and closes a detail page's editor.
-pub fn edit_toggle(editing: RwSignal<bool>) -> impl IntoView {
+/// The head of an editable detail page: its title, the button that opens and closes the
+/// editor, Delete, and under them why a delete failed (`not_deleted` its title).
+pub fn editable_head(
+    title: String,
+    editing: RwSignal<bool>,
+    delete: ConfirmedDelete,
+    not_deleted: &'static str,
+) -> impl IntoView {
     view! {
-        <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
-            {move || if editing.get() { "Close editor" } else { "Edit" }}
-        </button>
+        <div class="page-head">
+            <h1>{title}</h1>
+            <div class="actions">
+                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
+                    {move || if editing.get() { "Close editor" } else { "Edit" }}
+                </button>
+                {delete.button("Delete")}
+            </div>
+        </div>
+        {delete.failure(not_deleted)}
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::backends::NewBackendForm;
 use super::{
-    detail_page, edit_actions, edit_toggle, identity_props, non_empty, split_list, title_or,
+    detail_page, edit_actions, editable_head, identity_props, non_empty, split_list, title_or,
 };
 use crate::api::Method;
 use crate::components::confirm::ConfirmedDelete;
@@ -118,14 +118,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
             let editing = RwSignal::new(false);
             let edit = e.clone();
             view! {
-                <div class="page-head">
-                    <h1>{title_or(&e.description, &e.id)}</h1>
-                    <div class="actions">
-                        {edit_toggle(editing)}
-                        {delete.button("Delete")}
-                    </div>
-                </div>
-                {delete.failure("The TLS edge was not deleted")}
+                {editable_head(title_or(&e.description, &e.id), editing, delete, "The TLS edge was not deleted")}
                 <dl class="props card">
                     {identity_props(e.id.clone(), e.uri.clone(), &e.created_at)}
                     <dt>"Host:ports"</dt><dd class="mono">{e.hostports.join(", ")}</dd>
