@@ -224,7 +224,7 @@ pub async fn serve(
     };
     // Here first, then in the directory: a command routed here as soon as another node can
     // see the session finds its connection.
-    let control = channel.registry.open(live);
+    let mut control = channel.registry.open(live);
     let agent = Cause {
         actor: Actor::agent(&credential.id),
         operation_id: None,
@@ -270,12 +270,27 @@ pub async fn serve(
     let welcome = ServerMessage::Welcome {
         session_id: id.clone(),
     };
+    let mut pending = HashMap::new();
     let ending = match send(&mut socket, encode(&welcome), limit).await {
-        Ok(()) => hold(&channel, &account, &shown, socket, control, &agent).await,
+        Ok(()) => {
+            hold(
+                &channel,
+                &account,
+                &shown,
+                socket,
+                &mut control,
+                &mut pending,
+                &agent,
+            )
+            .await
+        }
         Err(SendFailed) => Ending::lost(),
     };
     let reason = ending.reason;
     end(&channel, &account, &shown, ending).await;
+    // Only now do the callers still waiting hear that the session ended: by then it is gone
+    // from this node and from the directory, so a listing right after never shows it.
+    drop((control, pending));
     tracing::info!(session_id = %id, reason, "tunnel session closed");
 }
 
@@ -377,14 +392,16 @@ struct Pending {
 /// The open session: relays commands and acknowledgements until either side ends it, and says
 /// why it ended (`agent` is the cause of the agent leaving on its own).
 ///
-/// Returning drops every pending reply unanswered, which the API reports as "the session
+/// The replies still pending when it returns (in `pending`, or queued in `control`) are dropped
+/// by the caller once the session's end is recorded, which the API reports as "the session
 /// ended" (404), never as a timeout.
 async fn hold(
     channel: &Sessions,
     account_id: &str,
     session: &TunnelSession,
     mut socket: WebSocket,
-    mut control: mpsc::UnboundedReceiver<Control>,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+    pending: &mut HashMap<u64, Pending>,
     agent: &Cause,
 ) -> Ending {
     let id = session.id.as_str();
@@ -394,7 +411,6 @@ async fn hold(
     let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = Instant::now();
-    let mut pending: HashMap<u64, Pending> = HashMap::new();
     let mut next_command_id: u64 = 1;
     // Set once the agent accepted stop or restart: it is going away, so nothing more is sent,
     // and this is why the session ends.
