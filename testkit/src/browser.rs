@@ -4,6 +4,8 @@
 //! [`Chromedriver::session`] is a fresh Chromium (cold cache) with an empty profile in a
 //! temporary directory and the flags of [`CHROMIUM_FLAGS`], plus whatever the caller adds.
 //! Downloads go, without asking, to the profile's [`DOWNLOADS`] directory.
+//! [`run_in_every_document`] installs a script that runs before the page's own in every
+//! document the session loads (a Chrome DevTools Protocol command, which WebDriver lacks).
 //! Dropping the driver kills it and every Chromium it started (one process group).
 
 use crate::process::{ProcessGuard, free_addr};
@@ -98,6 +100,45 @@ impl Chromedriver {
             .context("connecting to chromedriver")?;
         Ok(Session { client, profile })
     }
+}
+
+/// A Chrome DevTools Protocol command, sent through chromedriver's `goog/cdp/execute`.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: serde_json::Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({"cmd": self.cmd, "params": self.params});
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+/// Runs `source` in every document `client` loads from now on, before any script of the page:
+/// a watcher installed this way also sees what happens while the page starts.
+pub async fn run_in_every_document(client: &fantoccini::Client, source: &str) -> Result<()> {
+    let cmd = Cdp {
+        cmd: "Page.addScriptToEvaluateOnNewDocument",
+        params: serde_json::json!({ "source": source }),
+    };
+    client
+        .issue_cmd(cmd)
+        .await
+        .context("Page.addScriptToEvaluateOnNewDocument")?;
+    Ok(())
 }
 
 /// Chromium's command line: the common flags, the caller's, and the profile directory.

@@ -6,11 +6,13 @@
 //! the release console, agents, chromedriver + headless Chromium, the last two through
 //! `tunnel-testkit`) and cleans them up on drop, also when a test fails; its `Stack` is the setup
 //! every flow starts from. `api` calls the API directly to set up data and to check
-//! what the console sent. `axe` runs npm axe-core in the page shown (the accessibility test).
+//! what the console sent. `axe` runs npm axe-core in the page shown (the accessibility test). `every_page` makes one resource
+//! of every kind and lists every route that shows them.
 //! `pages` holds one page object per console page, named after its API area, driving it by
 //! labels, buttons and visible text.
 
 pub mod api;
 pub mod axe;
+pub mod every_page;
 pub mod harness;
 pub mod pages;

@@ -12,10 +12,10 @@
 //! selectors, so one run shows everything to fix.
 
 use serde_json::json;
-use std::time::{Duration, Instant};
-use tunnel_e2e::api::{Api, id};
+use std::time::Instant;
 use tunnel_e2e::axe;
-use tunnel_e2e::harness::{ADMIN_KEY, Agent, Browser, Stack};
+use tunnel_e2e::every_page::{self, Texts, settle};
+use tunnel_e2e::harness::{ADMIN_KEY, Browser, Stack};
 use tunnel_e2e::pages::{self, bulk, credentials, eventually, sign_in::sign_in};
 
 /// The widths checked, with a height each (a desktop and a phone).
@@ -95,24 +95,6 @@ async fn set_theme(client: &fantoccini::Client, theme: &str) -> anyhow::Result<(
     Ok(())
 }
 
-/// Waits until the page shows `text`, the loading shell and every loading line are gone, and
-/// late content (the names of referenced resources) had a moment to arrive.
-async fn settle(client: &fantoccini::Client, text: &str) -> anyhow::Result<()> {
-    pages::wait_for_text(client, text).await?;
-    eventually("the page loaded", || async {
-        let busy = client
-            .execute(
-                "return !!document.querySelector('#boot, .loading');",
-                vec![],
-            )
-            .await?;
-        Ok((busy.as_bool() == Some(false)).then_some(()))
-    })
-    .await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    Ok(())
-}
-
 /// Closes the open dialog with Escape, as a keyboard user does, and waits until it is gone.
 async fn close_dialog(client: &fantoccini::Client) -> anyhow::Result<()> {
     pages::press(client, fantoccini::key::Key::Escape).await?;
@@ -125,81 +107,6 @@ async fn close_dialog(client: &fantoccini::Client) -> anyhow::Result<()> {
     .await
 }
 
-/// The ids of the resources every page is shown with.
-struct Data {
-    credential: String,
-    token: String,
-    ssh_ca: String,
-    tls_edge: String,
-    destination: String,
-    subscription: String,
-    api_key: String,
-    backend: String,
-}
-
-async fn create_data(api: &Api) -> anyhow::Result<Data> {
-    let credential = api
-        .create(
-            "/credentials",
-            json!({"description": "a11y laptop", "acl": ["bind:*.example.com", "bind:env=prod"]}),
-        )
-        .await?;
-    let ssh_ca = api
-        .create(
-            "/ssh_certificate_authorities",
-            json!({"description": "a11y ca"}),
-        )
-        .await?;
-    let backend = api
-        .create(
-            "/backends/tunnel_group",
-            json!({"description": "a11y backend", "labels": {"env": "prod"}}),
-        )
-        .await?;
-    let edge = api
-        .create(
-            "/edges/tls",
-            json!({"description": "a11y edge", "hostports": ["a11y.example.com:443"]}),
-        )
-        .await?;
-    let (status, _) = api
-        .call(
-            hyper::Method::PUT,
-            &format!("/edges/tls/{}/backend", id(&edge)),
-            Some(json!({"backend_id": id(&backend)})),
-        )
-        .await?;
-    assert_eq!(status, 200, "the edge's backend module");
-    let destination = api
-        .create(
-            "/event_destinations",
-            json!({"description": "a11y hooks", "format": "json",
-                   "target": {"webhook": {"url": "https://hooks.example.com/a11y"}}}),
-        )
-        .await?;
-    let subscription = api
-        .create(
-            "/event_subscriptions",
-            json!({"description": "a11y subscription",
-                   "sources": [{"type": "credential_created.v0"}],
-                   "destination_ids": [id(&destination)]}),
-        )
-        .await?;
-    let api_key = api
-        .create("/api_keys", json!({"description": "a11y key"}))
-        .await?;
-    Ok(Data {
-        token: credential["token"].as_str().unwrap_or_default().to_owned(),
-        credential: id(&credential),
-        ssh_ca: id(&ssh_ca),
-        tls_edge: id(&edge),
-        destination: id(&destination),
-        subscription: id(&subscription),
-        api_key: id(&api_key),
-        backend: id(&backend),
-    })
-}
-
 #[tokio::test]
 async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<()> {
     let started = Instant::now();
@@ -210,19 +117,14 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
     };
     let stack = Stack::start(&[])?;
     let (server, api) = (&stack.server, &stack.api);
-    let data = create_data(api).await?;
-    let _agent = Agent::start(server, &data.token, &["--bind", "app.example.com"])?;
-    let session = eventually("the agent's session", || async {
-        Ok(api
-            .ids("/tunnel_sessions", "tunnel_sessions")
-            .await?
-            .into_iter()
-            .next())
-    })
-    .await?;
-    let (_, events) = api.get("/events").await?;
-    let event = id(&events["events"][0]);
-    assert!(!event.is_empty(), "no event in the audit log: {events}");
+    let texts = Texts {
+        prefix: "a11y".into(),
+        tail: String::new(),
+        metadata: String::new(),
+        label: "prod".into(),
+        url: "https://hooks.example.com/a11y".into(),
+    };
+    let data = every_page::create(server, api, &texts).await?;
 
     let browser = Browser::start().await?;
     let client = &browser.client;
@@ -235,38 +137,7 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
     sign_in(client, &base, ADMIN_KEY).await?;
     pages::set_viewport(client, 1280, 900).await?;
 
-    let routes: Vec<(String, &str)> = vec![
-        ("/credentials".into(), "a11y laptop"),
-        ("/credentials/new".into(), "New credential"),
-        (format!("/credentials/{}", data.credential), "ACL tester"),
-        ("/ssh-cas".into(), "a11y ca"),
-        ("/ssh-cas/new".into(), "New SSH certificate authority"),
-        (format!("/ssh-cas/{}", data.ssh_ca), "a11y ca"),
-        ("/sessions".into(), &session),
-        (format!("/sessions/{session}"), "Agent version"),
-        ("/tls-edges".into(), "a11y edge"),
-        (format!("/tls-edges/{}", data.tls_edge), "a11y backend"),
-        ("/backends".into(), "a11y backend"),
-        ("/backends/new".into(), "New tunnel-group backend"),
-        (format!("/backends/{}", data.backend), "Tunnels online"),
-        ("/event-destinations".into(), "hooks.example.com/a11y"),
-        ("/event-destinations/new".into(), "New event destination"),
-        (
-            format!("/event-destinations/{}", data.destination),
-            "hooks.example.com/a11y",
-        ),
-        ("/event-subscriptions".into(), "a11y subscription"),
-        ("/event-subscriptions/new".into(), "New event subscription"),
-        (
-            format!("/event-subscriptions/{}", data.subscription),
-            "a11y subscription",
-        ),
-        ("/activity".into(), "a11y laptop"),
-        (format!("/activity/{event}"), &event),
-        ("/api-keys".into(), "a11y key"),
-        ("/api-keys/new".into(), "New API key"),
-        (format!("/api-keys/{}", data.api_key), "a11y key"),
-    ];
+    let routes = every_page::routes(&data, &texts);
     for (route, text) in &routes {
         audit.page(&browser, &base, route, text).await?;
     }

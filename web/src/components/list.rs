@@ -309,8 +309,9 @@ where
                 let (row, q) = (row.clone(), q.clone());
                 render_load(page.get(), reload, move |p: P| {
                     if p.items().is_empty() && !q.is_empty() {
-                        let text = format!("Nothing matches “{q}”.");
-                        return view! { <p class="empty" role="status">{text}</p> }.into_any();
+                        // Isolated: a right-to-left override in the search text must not turn
+                        // the sentence around it.
+                        return view! { <p class="empty" role="status">"Nothing matches “"<bdi>{q}</bdi>"”."</p> }.into_any();
                     }
                     if p.items().is_empty() {
                         selection.show(Vec::new());
