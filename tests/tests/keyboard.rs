@@ -1,12 +1,13 @@
 //! The keyboard shortcuts, used as a keyboard user does: `j` / `k` move between the rows and
 //! Enter opens one, `g` then a letter goes to a section, `/` focuses the search (where letters
 //! are typed, not taken as shortcuts), `n` opens the create page, `?` lists them all, and they
-//! can be turned off there, which a reload keeps.
+//! can be turned off there, which a reload keeps. A row keeps the focus when the sessions list
+//! brings new rows.
 
 use fantoccini::key::Key;
 use serde_json::json;
 use tunnel_e2e::api::id;
-use tunnel_e2e::harness::Stack;
+use tunnel_e2e::harness::{Agent, Stack};
 use tunnel_e2e::pages::{self, eventually, lists};
 
 async fn path(client: &fantoccini::Client) -> anyhow::Result<String> {
@@ -123,5 +124,62 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     pages::press(client, "k").await?;
     wait_path(client, "/api-keys").await?;
     browser.close().await?;
+    Ok(())
+}
+
+/// The data-id of the row whose name link holds the focus (empty when the focus is elsewhere).
+async fn focused_row(client: &fantoccini::Client) -> anyhow::Result<String> {
+    let value = client
+        .execute(
+            "const e = document.activeElement;
+             const row = e && e.matches('a.name') && e.closest('tr[data-id]');
+             return row ? row.dataset.id : '';",
+            vec![],
+        )
+        .await?;
+    Ok(value.as_str().unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn the_focused_row_keeps_the_focus_when_the_sessions_list_changes() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let (server, api) = (&stack.server, &stack.api);
+    let credential = api
+        .create("/credentials", json!({"description": "focus laptop"}))
+        .await?;
+    let token = credential["token"].as_str().unwrap_or_default().to_owned();
+    let _first = Agent::start(server, &token, &["--bind", "one.example.com"])?;
+    let first = eventually("the first session", || async {
+        Ok(api
+            .ids("/tunnel_sessions", "tunnel_sessions")
+            .await?
+            .into_iter()
+            .next())
+    })
+    .await?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    client.goto(&format!("{}/sessions", server.url())).await?;
+    pages::wait_for_text(client, &first).await?;
+    blur(client).await?;
+    pages::press(client, "j").await?;
+    assert_eq!(focused_row(client).await?, first);
+
+    // A second agent: the list's next refresh brings new rows.
+    let _second = Agent::start(server, &token, &["--bind", "two.example.com"])?;
+    let second = eventually("the second session", || async {
+        let ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
+        Ok(ids.into_iter().find(|id| *id != first))
+    })
+    .await?;
+    pages::wait_for_text(client, &second).await?;
+    assert_eq!(
+        focused_row(client).await?,
+        first,
+        "the focus after the refresh"
+    );
+    // And it goes on from there: the newer session is listed first.
+    pages::press(client, "k").await?;
+    assert_eq!(focused_row(client).await?, second);
     Ok(())
 }

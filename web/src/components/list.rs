@@ -22,6 +22,7 @@ use super::loading::{Load, fetch_into, render_load};
 use super::pager::{Pager, PagerNav};
 use super::search::{SearchBox, use_search, with_search};
 use leptos::prelude::*;
+use leptos::wasm_bindgen::JsCast;
 use leptos_router::components::A;
 use serde::de::DeserializeOwned;
 use tunnel_core::resources::ListPage as ApiPage;
@@ -253,6 +254,44 @@ where
 }
 
 /// The list at one API path (with the search `q`, empty when none).
+/// The row of a list holding the keyboard focus: its `data-id`, and whether the focus is on its
+/// checkbox (else on its name link).
+fn focused_row() -> Option<(String, bool)> {
+    let active = document().active_element()?;
+    let row = active.closest("main table tbody tr[data-id]").ok()??;
+    let on_box = active.class_list().contains("row-select");
+    Some((row.get_attribute("data-id")?, on_box))
+}
+
+/// Focuses again the row `id` (its checkbox, or its name link) if it is still listed and the
+/// focus is now on no row, or on another one (rows are rebuilt in place, so the focused element
+/// may now show another resource); not if it moved out of the list meanwhile.
+fn refocus_row((id, on_box): (String, bool)) {
+    let doc = document();
+    let lost = doc.active_element().is_none_or(|a| {
+        doc.body()
+            .is_some_and(|b| *b.unchecked_ref::<web_sys::Element>() == a)
+            || a.closest("main table tbody tr[data-id]")
+                .ok()
+                .flatten()
+                .is_some()
+    });
+    let Ok(rows) = doc.query_selector_all("main table tbody tr[data-id]") else {
+        return;
+    };
+    let target = (0..rows.length())
+        .filter_map(|i| rows.item(i)?.dyn_into::<web_sys::Element>().ok())
+        .find(|r| r.get_attribute("data-id").as_deref() == Some(id.as_str()))
+        .and_then(|r| {
+            let part = if on_box { "input.row-select" } else { "a.name" };
+            r.query_selector(part).ok().flatten()
+        })
+        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+    if let (true, Some(target)) = (lost, target) {
+        let _ = target.focus();
+    }
+}
+
 fn path_list<P, R, V>(
     page: ListPage,
     api_path: String,
@@ -316,6 +355,11 @@ where
                     if p.items().is_empty() {
                         selection.show(Vec::new());
                         return view! { <p class="empty">{empty}</p> }.into_any();
+                    }
+                    // New rows replace the old ones (the sessions' refresh brought a change):
+                    // the row that held the keyboard focus gets it back once they are shown.
+                    if let Some(focus) = focused_row() {
+                        request_animation_frame(move || refocus_row(focus));
                     }
                     let mut shown = Vec::new();
                     let rows = p.items().iter().cloned().map(|item| tr(item, &row, &mut shown)).collect_view();
