@@ -17,6 +17,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
     let listen = listener.local_addr()?;
+    let metrics = match opts.metrics_listen {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} (--metrics-listen)"))?,
+        ),
+        None => None,
+    };
     let config = opts.config(listen)?;
     if let Some(dir) = &config.console_dir
         && !dir.join("index.html").is_file()
@@ -32,6 +40,15 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     .await?;
     crate::api::event_destinations::spawn_deliveries(&state);
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
+    if let Some(metrics) = metrics {
+        tracing::info!(addr = %metrics.local_addr()?, "metrics listening");
+        let router = crate::metrics::router(state.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(metrics, router).await {
+                tracing::error!(error = %e, "the metrics listener stopped");
+            }
+        });
+    }
     let app = crate::app(state.clone());
     // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),
     // and with Nagle each waited for the peer's delayed ACK, up to 40 ms (`cargo xtask bench`).

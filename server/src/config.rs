@@ -30,6 +30,10 @@ pub struct DatabaseOption {
 pub struct ServeOptions {
     #[arg(long, env = "TUNNEL_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Serve the server's gauges at GET /metrics (Prometheus text format, no authentication) on
+    /// this address, e.g. 127.0.0.1:9100. Off by default.
+    #[arg(long, env = "TUNNEL_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub database: DatabaseOption,
     /// Base URL of the API in every `uri` (default http://<listen>/api).

@@ -17,7 +17,8 @@
 //! - Data: [`store`], ALL the SQL (and migrations), with its own error type; nothing else knows the
 //!   database.
 //! - Setup: [`config`] (the `serve` options and the runtime configuration), [`state`] (what every
-//!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key).
+//!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key),
+//!   [`metrics`] (the gauges of `--metrics-listen`, on a listener of their own).
 //! - Below everything: [`secret`], a string whose `Debug` never shows it.
 //!
 //! Invariants: secrets (authtokens, API keys, private keys, webhook signing secrets) are never logged and are stored only
@@ -33,6 +34,7 @@ pub mod config;
 pub mod error;
 pub mod json;
 pub mod keys;
+pub mod metrics;
 pub mod paging;
 pub mod ratelimit;
 pub mod retention;

@@ -147,3 +147,59 @@ fn first_start_prints_the_admin_key_once() {
         "{printed}"
     );
 }
+
+#[test]
+fn metrics_are_served_on_their_own_listener_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let mut child = serve_command(&db)
+        .args(["--metrics-listen", "127.0.0.1:0"])
+        .spawn()
+        .unwrap();
+    // The log names the API's address, then the metrics'.
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let (mut api, mut metrics) = (None, None);
+    let mut line = String::new();
+    while metrics.is_none() {
+        line.clear();
+        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
+        let field = |name: &str| -> Option<std::net::SocketAddr> {
+            let rest = line.split(name).nth(1)?;
+            rest.split_whitespace().next()?.parse().ok()
+        };
+        if line.contains("tunnel-server listening") {
+            api = field(" listen=");
+        } else if line.contains("metrics listening") {
+            metrics = field(" addr=");
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    let (api, metrics) = (api.expect("the API's address"), metrics.unwrap());
+    assert_ne!(api, metrics);
+
+    let (status, head, body) = http(metrics, "GET", "/metrics", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    let value = |name: &str| -> i64 {
+        body.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in:\n{body}"))
+            .parse()
+            .unwrap()
+    };
+    assert!(value("tunnel_runtime_tasks_alive") > 0);
+    assert!(value("tunnel_runtime_workers") > 0);
+    assert_eq!(value("tunnel_sessions_held"), 0);
+    assert!(value("process_resident_memory_bytes") > 1_000_000);
+    assert!(value("process_open_fds") > 2);
+    assert!(body.contains("# TYPE tunnel_sessions_held gauge"), "{body}");
+    // Nothing else there, and not on the public listener.
+    assert_eq!(http(metrics, "GET", "/api/credentials", &[], "").0, 404);
+    let (_, _, public) = http(api, "GET", "/metrics", &[], "");
+    assert!(!public.contains("tunnel_runtime_tasks_alive"), "{public}");
+    stop(child);
+}
