@@ -20,6 +20,7 @@
 //! - [`report`]: `BENCHMARKS.md` and the raw JSON.
 //! - [`machine`]: the machine, its load and the date, for the report's header.
 //! - [`stats`]: medians and percentiles.
+//! - [`soak`]: `tunnel-bench soak`, the long run of `cargo xtask soak`, apart from the sections.
 
 mod baseline;
 mod browser;
@@ -30,6 +31,7 @@ mod procs;
 mod report;
 mod sections;
 mod server;
+mod soak;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +51,8 @@ struct Cli {
 enum Command {
     /// Run every section and write the report.
     Run(RunArgs),
+    /// The soak: agents and API load for minutes, what the server holds sampled meanwhile.
+    Soak(soak::SoakArgs),
     /// The baseline: a bare axum server answering every request with a constant JSON body.
     BaselineServer {
         #[arg(long)]
@@ -107,6 +111,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => sections::run_all(args),
+        Command::Soak(args) => soak::run(args),
         Command::BaselineServer { listen } => baseline::serve(listen),
     };
     match result {

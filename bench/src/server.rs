@@ -236,6 +236,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub db: Database,
     pub process: ProcessGuard,
+    /// Where its `--metrics-listen` gauges are served, when asked for.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// What makes a server a node of a cluster (on a PostgreSQL database shared with the other
@@ -285,6 +287,16 @@ impl Server {
         Server::spawn(server_bin, db, None, None, &LIMITS_NEVER_EMPTY)
     }
 
+    /// A server as [`Server::start_limited`] runs it, with its gauges on `metrics` (the soak).
+    pub fn start_watched(server_bin: &Path, db: Database, metrics: SocketAddr) -> Result<Server> {
+        let listen = metrics.to_string();
+        let mut args = LIMITS_NEVER_EMPTY.to_vec();
+        args.extend(["--metrics-listen", &listen]);
+        let mut server = Server::spawn(server_bin, db, None, None, &args)?;
+        server.metrics = Some(metrics);
+        Ok(server)
+    }
+
     /// A node of a cluster.
     pub fn start_node(
         server_bin: &Path,
@@ -300,12 +312,12 @@ impl Server {
         db: Database,
         console: Option<&Path>,
         node: Option<&Node>,
-        limits: &[&str],
+        args: &[&str],
     ) -> Result<Server> {
         let addr = free_addr()?;
         let mut command = serve_command(server_bin, addr, &db.url);
         with_key(&mut command, db.kind);
-        command.args(limits);
+        command.args(args);
         // The webhooks section's receiver is on loopback.
         command.arg("--allow-private-webhooks");
         if let Some(dir) = console {
@@ -323,7 +335,12 @@ impl Server {
         let name = node.map_or_else(|| "tunnel-server".to_owned(), |n| format!("node {}", n.id));
         let mut process = ProcessGuard::spawn(&name, command)?;
         process.wait_for_port(addr, START)?;
-        Ok(Server { addr, db, process })
+        Ok(Server {
+            addr,
+            db,
+            process,
+            metrics: None,
+        })
     }
 
     pub fn key(&self) -> Option<&str> {

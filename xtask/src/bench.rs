@@ -97,3 +97,50 @@ pub fn run(extra: &[String]) -> Result<()> {
     done(timer);
     Ok(())
 }
+
+/// `cargo xtask soak --minutes N`: builds the server, the agent and the runner in release, then
+/// runs `tunnel-bench soak`, which writes its table into `BENCHMARKS.md` (between its markers).
+pub fn soak(minutes: f64, agents: usize) -> Result<()> {
+    ensure_build_tools()?;
+    let build = [
+        "cargo",
+        "build",
+        "--release",
+        "-p",
+        "tunnel-server",
+        "-p",
+        "tunnel-agent",
+        "-p",
+        "tunnel-bench",
+    ];
+    let timer = step("release build: tunnel-server, tunnel-agent, tunnel-bench");
+    exec(cmd(build[0], &build[1..]))?;
+    done(timer);
+    let release = release_dir();
+    let shown = format!("cargo xtask soak --minutes {minutes} --agents {agents}");
+    let args = [
+        "soak".to_owned(),
+        "--server-bin".into(),
+        release.join("tunnel-server").to_string_lossy().into_owned(),
+        "--agent-bin".into(),
+        release.join("tunnel-agent").to_string_lossy().into_owned(),
+        "--out-dir".into(),
+        root().join("target/bench").to_string_lossy().into_owned(),
+        "--report".into(),
+        root().join("BENCHMARKS.md").to_string_lossy().into_owned(),
+        "--minutes".into(),
+        minutes.to_string(),
+        "--agents".into(),
+        agents.to_string(),
+        "--commands".into(),
+        shown,
+    ];
+    let timer = step("soak (tunnel-bench soak)");
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    exec(cmd(
+        &release.join("tunnel-bench").to_string_lossy(),
+        &arg_refs,
+    ))?;
+    done(timer);
+    Ok(())
+}

@@ -3,6 +3,8 @@
 //! install the toolchain pieces they need first (see `tools`).
 //! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 //! `lighthouse` scores the accessibility of every console page (not part of `test`).
+//! `bench` measures against baselines; `soak` runs the server for minutes under agents and API
+//! load and records whether what it holds keeps growing (neither is part of `test`).
 
 mod bench;
 mod lighthouse;
@@ -52,6 +54,17 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Build in release, then run the server for minutes under agents that connect, reconnect
+    /// and are commanded, plus API load; writes the growth of its memory, file descriptors and
+    /// tasks into BENCHMARKS.md.
+    Soak {
+        /// How long the load runs.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Agents kept connected.
+        #[arg(long, default_value_t = 200)]
+        agents: usize,
+    },
 }
 
 fn main() {
@@ -69,6 +82,7 @@ fn main() {
             nodes,
         } => nodes::run(&listen, &database, nodes.into()),
         Command::Bench { args } => bench::run(&args),
+        Command::Soak { minutes, agents } => bench::soak(minutes, agents),
         Command::Postgres => test::hold_cluster(),
         Command::Lighthouse => lighthouse::run(),
     };

@@ -78,7 +78,7 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
 }
 
 /// The token of a credential created for an agent through `server`'s API.
-pub(super) async fn agent_token(server: &Server) -> Result<String> {
+pub(crate) async fn agent_token(server: &Server) -> Result<String> {
     let created = server
         .conn()
         .json(&server.post("/credentials", r#"{"description":"bench agent"}"#))
@@ -87,7 +87,7 @@ pub(super) async fn agent_token(server: &Server) -> Result<String> {
 }
 
 /// The release agent (`agent_bin`) connecting to the server at `server` with `token`.
-pub(super) fn spawn_agent(
+pub(crate) fn spawn_agent(
     agent_bin: &Path,
     server: SocketAddr,
     token: &str,

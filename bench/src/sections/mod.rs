@@ -16,7 +16,7 @@
 //! share one database): without PostgreSQL it is not measured. Every other section runs on
 //! SQLite only.
 
-mod agent_restarts;
+pub(crate) mod agent_restarts;
 mod cluster;
 mod console_size;
 mod console_start;
