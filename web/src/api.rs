@@ -154,7 +154,8 @@ impl Api {
         result
     }
 
-    fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
+    /// Reads an answer's JSON body as `T`.
+    pub fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
         serde_json::from_str(text)
             .map_err(|e| ApiError::network(format!("The API's answer could not be read: {e}")))
     }
@@ -164,7 +165,12 @@ impl Api {
     }
 
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ApiError> {
-        Self::decode(&self.send(Method::GET, path, None).await?)
+        Self::decode(&self.get_text(path).await?)
+    }
+
+    /// `GET path`, its body not yet decoded (see [`Api::decode`]).
+    pub async fn get_text(&self, path: &str) -> Result<String, ApiError> {
+        self.send(Method::GET, path, None).await
     }
 
     /// A request with a JSON body (create, replace, update), answered with JSON.

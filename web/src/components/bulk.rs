@@ -408,15 +408,19 @@ pub fn BulkBar(
 /// The rows in their order, but the API key this console is signed in with (when deleting API
 /// keys) moved last: revoking it signs the console out, so every other row is sent first.
 fn own_key_last(
-    mut rows: Vec<(String, String, Outcome)>,
+    rows: Vec<(String, String, Outcome)>,
     app: AppState,
 ) -> Vec<(String, String, Outcome)> {
     let own = app
         .me
         .with_untracked(|me| me.as_ref().map(|me| me.api_key_id.clone()));
-    // Stable: the others keep the list's order.
-    rows.sort_by_key(|(id, _, _)| own.as_deref() == Some(id.as_str()));
-    rows
+    // A partition, not a sort (whose code is large in the WASM): the others keep the list's
+    // order.
+    let (own, mut others): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|(id, _, _)| own.as_deref() == Some(id.as_str()));
+    others.extend(own);
+    others
 }
 
 /// The dialog of a run, open while there is one: the progress, then each row's result. One

@@ -253,7 +253,6 @@ where
     }
 }
 
-/// The list at one API path (with the search `q`, empty when none).
 /// The row of a list holding the keyboard focus: its `data-id`, and whether the focus is on its
 /// checkbox (else on its name link).
 fn focused_row() -> Option<(String, bool)> {
@@ -292,19 +291,73 @@ fn refocus_row((id, on_box): (String, bool)) {
     }
 }
 
+/// The list at one API path (with the search `q`, empty when none).
+///
+/// Only reading the page of `P` and making each row's cells are generic; the rest is in
+/// [`page_view`], compiled once for all lists.
 fn path_list<P, R, V>(
     page: ListPage,
     api_path: String,
     q: String,
     reload: RwSignal<u32>,
     row: R,
-) -> impl IntoView
+) -> AnyView
 where
     P: ApiPage + DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
     P::Item: Clone,
     R: Fn(P::Item) -> (RowName, V) + Clone + Send + Sync + 'static,
     V: IntoView + 'static,
 {
+    let pager = Pager::new();
+    let fetched = fetch_into::<P>(move || pager.path(&api_path, PAGE_SIZE), reload);
+    let shown = Shown {
+        loading: Signal::derive(move || fetched.with(|p| matches!(p, Load::Loading))),
+        next: Signal::derive(move || {
+            fetched.with(|p| p.ready().and_then(|p| p.next_page_uri().map(str::to_owned)))
+        }),
+        has_rows: Signal::derive(move || {
+            fetched.with(|p| p.ready().is_some_and(|p| !p.items().is_empty()))
+        }),
+        rows: Box::new(move || {
+            fetched.get().map(|p| {
+                p.items()
+                    .iter()
+                    .cloned()
+                    .map(|item| {
+                        let (name, cells) = row(item);
+                        (name, cells.into_any())
+                    })
+                    .collect()
+            })
+        }),
+    };
+    page_view(page, q, reload, pager, shown)
+}
+
+/// A row of the table: its name, and its other cells.
+type Row = (RowName, AnyView);
+
+/// What [`page_view`] shows of the fetched page, read through the page's own type.
+struct Shown {
+    /// Whether the first load is on its way (tracked).
+    loading: Signal<bool>,
+    /// The next page's uri (tracked).
+    next: Signal<Option<String>>,
+    /// Whether the page has rows (tracked).
+    has_rows: Signal<bool>,
+    /// Each row's name and its other cells (tracked).
+    rows: Box<dyn Fn() -> Load<Vec<Row>> + Send + Sync>,
+}
+
+/// The table of one page (or the loading, the error, the empty state), with the bulk bar and
+/// the pager.
+fn page_view(
+    page: ListPage,
+    q: String,
+    reload: RwSignal<u32>,
+    pager: Pager,
+    shown: Shown,
+) -> AnyView {
     let ListPage {
         columns,
         empty,
@@ -314,8 +367,12 @@ where
         bulk,
         ..
     } = page;
-    let pager = Pager::new();
-    let page = fetch_into::<P>(move || pager.path(&api_path, PAGE_SIZE), reload);
+    let Shown {
+        loading,
+        next,
+        has_rows,
+        rows,
+    } = shown;
     let selection = Selection::new();
     let selectable = !bulk.is_empty();
     // A selection belongs to one page.
@@ -323,12 +380,7 @@ where
         pager.cursor.track();
         selection.clear();
     });
-    let next = Signal::derive(move || {
-        page.with(|p| p.ready().and_then(|p| p.next_page_uri().map(str::to_owned)))
-    });
-    let has_rows = move || page.with(|p| p.ready().is_some_and(|p| !p.items().is_empty()));
-    let tr = move |item: P::Item, row: &R, shown: &mut Vec<(String, String)>| {
-        let (RowName { id, name }, cells) = row(item);
+    let tr = move |(RowName { id, name }, cells): Row, shown: &mut Vec<(String, String)>| {
         let (href, data_id) = (detail(&id), id.clone());
         shown.push((id.clone(), name.clone()));
         let select = selectable.then(|| {
@@ -343,16 +395,16 @@ where
         }
     };
     view! {
-        <div class="list-area" class:list-loading=move || page.with(|p| matches!(p, Load::Loading))>
+        <div class="list-area" class:list-loading=move || loading.get()>
             {move || {
-                let (row, q) = (row.clone(), q.clone());
-                render_load(page.get(), reload, move |p: P| {
-                    if p.items().is_empty() && !q.is_empty() {
+                let q = q.clone();
+                render_load(rows(), reload, move |items: Vec<Row>| {
+                    if items.is_empty() && !q.is_empty() {
                         // Isolated: a right-to-left override in the search text must not turn
                         // the sentence around it.
                         return view! { <p class="empty" role="status">"Nothing matches “"<bdi>{q}</bdi>"”."</p> }.into_any();
                     }
-                    if p.items().is_empty() {
+                    if items.is_empty() {
                         selection.show(Vec::new());
                         return view! { <p class="empty">{empty}</p> }.into_any();
                     }
@@ -362,7 +414,7 @@ where
                         request_animation_frame(move || refocus_row(focus));
                     }
                     let mut shown = Vec::new();
-                    let rows = p.items().iter().cloned().map(|item| tr(item, &row, &mut shown)).collect_view();
+                    let rows = items.into_iter().map(|item| tr(item, &mut shown)).collect_view();
                     selection.show(shown);
                     view! {
                         <div class="table-wrap"><table>
@@ -379,10 +431,11 @@ where
         </div>
         {selectable.then(|| view! { <BulkBar selection=selection actions=bulk noun=noun reload=reload /> })}
         // Paging only makes sense under rows (or to go back from an empty last page).
-        <Show when=move || has_rows() || pager.has_previous()>
+        <Show when=move || has_rows.get() || pager.has_previous()>
             <PagerNav pager=pager next=next />
         </Show>
     }
+    .into_any()
 }
 
 /// The first cell of a row: the description (or `untitled`) linking to `href`, and under it the

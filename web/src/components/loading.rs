@@ -1,11 +1,12 @@
 //! Loading: the one fetch helper of the console ([`fetch_into`], used by every list, detail
 //! and picker) and the three states of what it fetched: loading, ready, failed.
 
-use crate::api::{ApiError, use_api};
+use crate::api::{Api, ApiError, use_api};
 use crate::components::error_view::ErrorView;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::de::DeserializeOwned;
+use std::rc::Rc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Load<T> {
@@ -19,6 +20,15 @@ impl<T> Load<T> {
         match self {
             Load::Ready(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// The same state, with `f` of what is ready.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Load<U> {
+        match self {
+            Load::Loading => Load::Loading,
+            Load::Ready(t) => Load::Ready(f(t)),
+            Load::Failed(e) => Load::Failed(e),
         }
     }
 }
@@ -62,30 +72,59 @@ where
 /// Not a `LocalResource`: a refresh keeps what is shown (only a first load shows the spinner),
 /// and an answer equal to what is shown leaves the signal, and so the DOM, alone, so focus and
 /// selection survive the tunnel-session list's refresh every few seconds.
+///
+/// Only the handling of `T` (decode, compare, store) is generic; the effect and the request
+/// are in [`fetch_text`], compiled once for the many types the console fetches.
 pub fn fetch_into<T>(
-    path: impl Fn() -> String + Send + Sync + 'static,
+    path: impl Fn() -> String + 'static,
     reload: RwSignal<u32>,
 ) -> RwSignal<Load<T>>
 where
     T: DeserializeOwned + PartialEq + Send + Sync + 'static,
 {
-    let api = use_api();
     let state = RwSignal::new(Load::Loading);
+    fetch_text(
+        Box::new(path),
+        reload,
+        Rc::new(move |step| match step {
+            // A retry after a failure shows the spinner again, so the click visibly does
+            // something.
+            Fetch::Started => {
+                if state.with_untracked(|s| matches!(s, Load::Failed(_))) {
+                    state.set(Load::Loading);
+                }
+            }
+            // With `try_`: the page may be gone by the time the answer lands.
+            Fetch::Answered(text) => {
+                let result: Load<T> = text.and_then(|text| Api::decode(&text)).into();
+                if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
+                    state.try_set(result);
+                }
+            }
+        }),
+    );
+    state
+}
+
+/// A step of [`fetch_text`], handed to the typed side of [`fetch_into`].
+enum Fetch {
+    /// A request is about to leave.
+    Started,
+    /// Its answer: the body, or why there is none.
+    Answered(Result<String, ApiError>),
+}
+
+/// The untyped side of [`fetch_into`]: on every change of `path` or `reload`, `GET path()` and
+/// hand its body to `step`.
+fn fetch_text(path: Box<dyn Fn() -> String>, reload: RwSignal<u32>, step: Rc<dyn Fn(Fetch)>) {
+    let api = use_api();
     Effect::new(move |_| {
         reload.track();
         let path = path();
-        // A retry after a failure shows the spinner again, so the click visibly does something.
-        if state.with_untracked(|s| matches!(s, Load::Failed(_))) {
-            state.set(Load::Loading);
-        }
-        // Fire and forget: nothing waits for the load; its answer lands in `state` (with
-        // `try_`, as the page may be gone by then), and the effect starts the next one.
-        spawn_local(async move {
-            let result: Load<T> = api.get::<T>(&path).await.into();
-            if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
-                state.try_set(result);
-            }
-        });
+        step(Fetch::Started);
+        // Fire and forget: nothing waits for the load; its answer lands through `step`, and
+        // the effect starts the next one.
+        let step = Rc::clone(&step);
+        spawn_local(async move { step(Fetch::Answered(api.get_text(&path).await)) });
     });
-    state
 }

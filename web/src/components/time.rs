@@ -23,18 +23,19 @@ pub fn relative(then_ms: f64, now_ms: f64) -> String {
         return "just now".to_owned();
     }
     let (amount, future) = (ago.abs(), ago < 0.0);
+    // Whole units as integers: formatting an `f64` would compile the float printing of `core`
+    // (16 KB) into the WASM for these few numbers.
+    let whole = |unit: f64| (amount / unit) as u64;
     let words = if amount < MINUTE {
-        format!("{} s", (amount / 1000.0).floor())
+        format!("{} s", whole(1000.0))
     } else if amount < HOUR {
-        format!("{} min", (amount / MINUTE).floor())
+        format!("{} min", whole(MINUTE))
     } else if amount < DAY {
-        format!("{} h", (amount / HOUR).floor())
+        format!("{} h", whole(HOUR))
     } else if amount < 30.0 * DAY {
-        let days = (amount / DAY).floor();
-        if days == 1.0 {
-            "1 day".to_owned()
-        } else {
-            format!("{days} days")
+        match whole(DAY) {
+            1 => "1 day".to_owned(),
+            days => format!("{days} days"),
         }
     } else {
         return utc_date(then_ms);

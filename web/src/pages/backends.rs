@@ -83,15 +83,18 @@ fn labels_text(labels: &BTreeMap<String, String>) -> String {
 
 /// Parses `key=value` pairs separated by commas or lines.
 fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
-    split_list(text)
-        .into_iter()
-        .map(|pair| match pair.split_once('=') {
-            Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-            None => Err(format!(
+    // Inserted one by one (a repeated key keeps its last value): collecting into the map would
+    // sort the pairs first, and the sort's code is large in the WASM.
+    let mut labels = BTreeMap::new();
+    for pair in split_list(text) {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(format!(
                 "Write each label as key=value; \u{201c}{pair}\u{201d} is not."
-            )),
-        })
-        .collect()
+            ));
+        };
+        labels.insert(k.trim().to_owned(), v.trim().to_owned());
+    }
+    Ok(labels)
 }
 
 /// The errors of a labels field: its parse error, or the request's own.

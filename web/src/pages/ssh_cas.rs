@@ -158,7 +158,9 @@ pub fn SshCaForm(
                     <div class="progress" role="status" aria-live="polite">
                         <progress></progress>
                         <span>{move || {
-                            let secs = ((now.get() - started.get()) / 1000.0).max(0.0).floor();
+                            // Whole seconds as an integer: printing an `f64` would compile
+                            // the float formatting of `core` (16 KB) into the WASM.
+                            let secs = ((now.get() - started.get()) / 1000.0).max(0.0) as u64;
                             if slow {
                                 format!("Generating a 4096-bit RSA key on the server; this can take several seconds… ({secs} s)")
                             } else {
