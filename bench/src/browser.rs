@@ -10,7 +10,7 @@
 //! chromedriver and Chromium's flags come from `tunnel-testkit` (shared with the end-to-end
 //! tests); the benchmarks add `--disable-extensions`.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
 use tunnel_testkit::browser::Chromedriver;
 
@@ -34,31 +34,6 @@ pub struct Session {
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Session")
-    }
-}
-
-/// chromedriver's passthrough to the DevTools protocol.
-#[derive(Debug)]
-struct Cdp {
-    cmd: &'static str,
-    params: serde_json::Value,
-}
-
-impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _url: &url::Url) -> (http::Method, Option<String>) {
-        let body = serde_json::json!({"cmd": self.cmd, "params": self.params});
-        (http::Method::POST, Some(body.to_string()))
     }
 }
 
@@ -91,14 +66,7 @@ impl Session {
   observer.observe(document, {{ childList: true, subtree: true }});
 }})();"
         );
-        self.client
-            .issue_cmd(Cdp {
-                cmd: "Page.addScriptToEvaluateOnNewDocument",
-                params: serde_json::json!({ "source": source }),
-            })
-            .await
-            .context("chromedriver refused the DevTools command")?;
-        Ok(())
+        tunnel_testkit::browser::run_in_every_document(&self.client, &source).await
     }
 
     /// Navigates to `url` and returns the mark's time (ms since navigation start), waiting at

@@ -15,6 +15,26 @@ use crate::tools::{ensure_browser, ensure_build_tools, ensure_nginx, ensure_post
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// What both commands build first.
+const RELEASE_BUILD: [&str; 9] = [
+    "cargo",
+    "build",
+    "--release",
+    "-p",
+    "tunnel-server",
+    "-p",
+    "tunnel-agent",
+    "-p",
+    "tunnel-bench",
+];
+
+fn release_build() -> Result<()> {
+    let timer = step("release build: tunnel-server, tunnel-agent, tunnel-bench");
+    exec(cmd(RELEASE_BUILD[0], &RELEASE_BUILD[1..]))?;
+    done(timer);
+    Ok(())
+}
+
 /// Where cargo puts release binaries (honours `CARGO_TARGET_DIR`).
 fn release_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -34,20 +54,7 @@ pub fn run(extra: &[String]) -> Result<()> {
     let dist = out.join("dist");
     let dist_arg = dist.to_string_lossy().into_owned();
 
-    let build = [
-        "cargo",
-        "build",
-        "--release",
-        "-p",
-        "tunnel-server",
-        "-p",
-        "tunnel-agent",
-        "-p",
-        "tunnel-bench",
-    ];
-    let timer = step("release build: tunnel-server, tunnel-agent, tunnel-bench");
-    exec(cmd(build[0], &build[1..]))?;
-    done(timer);
+    release_build()?;
 
     let trunk = ["trunk", "build", "--release", "--dist", &dist_arg];
     let timer = step("console release build (trunk, then compressed)");
@@ -83,7 +90,7 @@ pub fn run(extra: &[String]) -> Result<()> {
             .trim_end()
             .to_owned(),
         "# which runs:".to_owned(),
-        build.join(" "),
+        RELEASE_BUILD.join(" "),
         trunk.join(" ").replace(&dist_arg, "target/bench/dist"),
         shown_run.join(" "),
     ];
@@ -102,20 +109,7 @@ pub fn run(extra: &[String]) -> Result<()> {
 /// runs `tunnel-bench soak`, which writes its table into `BENCHMARKS.md` (between its markers).
 pub fn soak(minutes: f64, agents: usize) -> Result<()> {
     ensure_build_tools()?;
-    let build = [
-        "cargo",
-        "build",
-        "--release",
-        "-p",
-        "tunnel-server",
-        "-p",
-        "tunnel-agent",
-        "-p",
-        "tunnel-bench",
-    ];
-    let timer = step("release build: tunnel-server, tunnel-agent, tunnel-bench");
-    exec(cmd(build[0], &build[1..]))?;
-    done(timer);
+    release_build()?;
     let release = release_dir();
     let shown = format!("cargo xtask soak --minutes {minutes} --agents {agents}");
     let args = [
