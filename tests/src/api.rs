@@ -111,6 +111,22 @@ impl Api {
             .collect())
     }
 
+    /// The ids of the tunnel sessions online now (the first page, which holds every session
+    /// a test starts).
+    pub async fn session_ids(&self) -> Result<Vec<String>> {
+        self.ids("/tunnel_sessions", "tunnel_sessions").await
+    }
+
+    /// Polls the sessions online (as [`crate::pages::eventually`]) until `pick` finds in their
+    /// ids what the test waits for (`what` names it in the timeout's error).
+    pub async fn wait_sessions<T>(
+        &self,
+        what: &str,
+        pick: impl Fn(Vec<String>) -> Option<T>,
+    ) -> Result<T> {
+        crate::pages::eventually(what, || async { Ok(pick(self.session_ids().await?)) }).await
+    }
+
     /// POST that must answer 201; returns the created resource.
     pub async fn create(&self, path: &str, body: Value) -> Result<Value> {
         let (status, json) = self.call(Method::POST, path, Some(body)).await?;

@@ -135,14 +135,9 @@ pub async fn create(server: &Server, api: &Api, texts: &Texts) -> Result<Data> {
             metadata,
         ],
     )?;
-    let session = eventually("the agent's session", || async {
-        Ok(api
-            .ids("/tunnel_sessions", "tunnel_sessions")
-            .await?
-            .into_iter()
-            .next())
-    })
-    .await?;
+    let session = api
+        .wait_sessions("the agent's session", |ids| ids.into_iter().next())
+        .await?;
     let (_, events) = api.get("/events").await?;
     let event = id(&events["events"][0]);
     anyhow::ensure!(!event.is_empty(), "no event in the audit log: {events}");

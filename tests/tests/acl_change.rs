@@ -6,7 +6,7 @@ use serde_json::json;
 use std::time::Duration;
 use tunnel_e2e::api::id;
 use tunnel_e2e::harness::{Agent, Stack};
-use tunnel_e2e::pages::{self, credentials, eventually, lists, tunnel_sessions};
+use tunnel_e2e::pages::{self, credentials, lists, tunnel_sessions};
 
 #[tokio::test]
 async fn a_narrowed_acl_disconnects_only_the_agents_it_refuses() -> anyhow::Result<()> {
@@ -22,11 +22,9 @@ async fn a_narrowed_acl_disconnects_only_the_agents_it_refuses() -> anyhow::Resu
     let token = credential["token"].as_str().unwrap_or_default();
     let mut kept = Agent::start(server, token, &["--bind", "api.example.com"])?;
     let mut refused = Agent::start(server, token, &["--bind", "web.example.com"])?;
-    let online = eventually("both agents online", || async {
-        let ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
-        Ok((ids.len() == 2).then_some(ids))
-    })
-    .await?;
+    let online = api
+        .wait_sessions("both agents online", |ids| (ids.len() == 2).then_some(ids))
+        .await?;
 
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
@@ -47,7 +45,7 @@ async fn a_narrowed_acl_disconnects_only_the_agents_it_refuses() -> anyhow::Resu
         "the refused agent exits 4: {status}"
     );
     assert!(kept.process.is_running(), "the permitted agent stays");
-    let left = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
+    let left = api.session_ids().await?;
     assert_eq!(left.len(), 1);
     assert!(online.contains(&left[0]), "the same session, not a new one");
     let (_, session) = api.get(&format!("/tunnel_sessions/{}", left[0])).await?;

@@ -12,19 +12,11 @@ use tunnel_e2e::api::Api;
 use tunnel_e2e::harness::{Agent, Stack};
 use tunnel_e2e::pages::{self, eventually, tunnel_sessions};
 
-/// Ids of the sessions online now.
-async fn session_ids(api: &Api) -> anyhow::Result<Vec<String>> {
-    api.ids("/tunnel_sessions", "tunnel_sessions").await
-}
-
 /// Waits until exactly one session is online and it is not `previous`.
 async fn one_session_other_than(api: &Api, previous: Option<&str>) -> anyhow::Result<String> {
-    eventually("a new tunnel session", || async {
-        let ids = session_ids(api).await?;
-        Ok(match ids.as_slice() {
-            [only] if Some(only.as_str()) != previous => Some(only.clone()),
-            _ => None,
-        })
+    api.wait_sessions("a new tunnel session", |ids| match ids.as_slice() {
+        [only] if Some(only.as_str()) != previous => Some(only.clone()),
+        _ => None,
     })
     .await
 }
@@ -123,7 +115,7 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     let status = agent.process.wait_exit(Duration::from_secs(15))?;
     assert!(status.success(), "the agent exits 0 on stop: {status}");
     pages::wait_for_text(client, "No tunnel sessions online").await?;
-    assert_eq!(session_ids(api).await?, Vec::<String>::new());
+    assert_eq!(api.session_ids().await?, Vec::<String>::new());
     for gone in [&second, &third] {
         let (status, _): (u16, Value) = api.get(&format!("/tunnel_sessions/{gone}")).await?;
         assert_eq!(status, 404);

@@ -35,11 +35,9 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
         .await?;
     let token = credential["token"].as_str().unwrap_or_default();
     let _agent = Agent::start(server, token, &["--label", "env=prod"])?;
-    let session = eventually("the agent's session", || async {
-        let ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
-        Ok(ids.first().cloned())
-    })
-    .await?;
+    let session = api
+        .wait_sessions("the agent's session", |ids| ids.into_iter().next())
+        .await?;
 
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;

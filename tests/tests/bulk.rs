@@ -164,13 +164,6 @@ async fn credentials_are_selected_and_deleted_together() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Ids of the sessions online now, sorted.
-async fn sessions(api: &Api) -> anyhow::Result<Vec<String>> {
-    let mut ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
-    ids.sort();
-    Ok(ids)
-}
-
 #[tokio::test]
 async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
     let stack = Stack::start(&[])?;
@@ -181,11 +174,9 @@ async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
         Agent::start(server, token, &["--bind", "one.example.com"])?,
         Agent::start(server, token, &["--bind", "two.example.com"])?,
     ];
-    let first = eventually("two sessions", || async {
-        let ids = sessions(api).await?;
-        Ok((ids.len() == 2).then_some(ids))
-    })
-    .await?;
+    let first = api
+        .wait_sessions("two sessions", |ids| (ids.len() == 2).then_some(ids))
+        .await?;
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
     tunnel_sessions::open_list(client).await?;
@@ -213,11 +204,11 @@ async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
         "{results:?}"
     );
     pages::click_in_dialog(client, "Close").await?;
-    let second = eventually("two new sessions", || async {
-        let ids = sessions(api).await?;
-        Ok((ids.len() == 2 && ids.iter().all(|id| !first.contains(id))).then_some(ids))
-    })
-    .await?;
+    let second = api
+        .wait_sessions("two new sessions", |ids| {
+            (ids.len() == 2 && ids.iter().all(|id| !first.contains(id))).then_some(ids)
+        })
+        .await?;
 
     // Stop both: the agents exit with 0 and the list empties.
     for id in &second {
@@ -245,7 +236,7 @@ async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
         assert!(status.success(), "a stopped agent exits 0: {status}");
     }
     pages::wait_for_text(client, "No tunnel sessions online.").await?;
-    assert!(sessions(api).await?.is_empty());
+    assert!(api.session_ids().await?.is_empty());
     browser.close().await?;
     Ok(())
 }

@@ -149,14 +149,9 @@ async fn the_focused_row_keeps_the_focus_when_the_sessions_list_changes() -> any
         .await?;
     let token = credential["token"].as_str().unwrap_or_default().to_owned();
     let _first = Agent::start(server, &token, &["--bind", "one.example.com"])?;
-    let first = eventually("the first session", || async {
-        Ok(api
-            .ids("/tunnel_sessions", "tunnel_sessions")
-            .await?
-            .into_iter()
-            .next())
-    })
-    .await?;
+    let first = api
+        .wait_sessions("the first session", |ids| ids.into_iter().next())
+        .await?;
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
     client.goto(&format!("{}/sessions", server.url())).await?;
@@ -167,11 +162,11 @@ async fn the_focused_row_keeps_the_focus_when_the_sessions_list_changes() -> any
 
     // A second agent: the list's next refresh brings new rows.
     let _second = Agent::start(server, &token, &["--bind", "two.example.com"])?;
-    let second = eventually("the second session", || async {
-        let ids = api.ids("/tunnel_sessions", "tunnel_sessions").await?;
-        Ok(ids.into_iter().find(|id| *id != first))
-    })
-    .await?;
+    let second = api
+        .wait_sessions("the second session", |ids| {
+            ids.into_iter().find(|id| *id != first)
+        })
+        .await?;
     pages::wait_for_text(client, &second).await?;
     assert_eq!(
         focused_row(client).await?,
