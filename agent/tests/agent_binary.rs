@@ -111,7 +111,11 @@ async fn bad_tokens_are_refused_and_tokens_are_not_api_keys() {
     let key = server.account().await;
     let (_, token) = server.credential(&key, &[]).await;
 
-    let wrong = format!("{}x", &token[..token.len() - 1]);
+    // The last character changed, to one it cannot already be (base62 tokens end in `x` one
+    // time in 62, and that "wrong" token would be the right one).
+    let (head, last) = token.split_at(token.len() - 1);
+    let wrong = format!("{head}{}", if last == "x" { "y" } else { "x" });
+    assert_ne!(wrong, token);
     let mut agent = Agent::spawn(&server, &wrong, &[]);
     let (status, stderr) = agent.exit().await;
     assert_eq!(status.code(), Some(3), "{stderr}");

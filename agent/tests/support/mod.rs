@@ -329,10 +329,19 @@ impl Agent {
 
     /// Waits (bounded) for the process to exit; returns its status and its stderr.
     pub async fn exit(&mut self) -> (ExitStatus, String) {
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("agent did not exit in time")
-            .unwrap();
+        let status = match tokio::time::timeout(WAIT, self.child.wait()).await {
+            Ok(status) => status.unwrap(),
+            Err(_) => {
+                // Killed, so that what it said can be read to the end and shown.
+                let _ = self.child.kill().await;
+                let mut stderr = String::new();
+                if let Some(mut pipe) = self.stderr.take() {
+                    let _ = tokio::time::timeout(WAIT, pipe.read_to_string(&mut stderr)).await;
+                }
+                let stdout = self.all_lines().await.join("\n");
+                panic!("agent did not exit in {WAIT:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+            }
+        };
         let mut stderr = String::new();
         if let Some(mut pipe) = self.stderr.take() {
             let _ = tokio::time::timeout(WAIT, pipe.read_to_string(&mut stderr)).await;
