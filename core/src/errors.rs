@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 /// One problem with one field of a request: what the console shows under the field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     /// The field's JSON name; list items as `acl[2]`, nested as `sources[0].type`.
     pub field: String,
@@ -97,16 +98,19 @@ error_codes! {
 
 /// The JSON body of every error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error_code: String,
     pub status_code: u16,
     pub msg: String,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(default)]
     pub details: ErrorDetails,
 }
 
 /// `details` of an error body: the operation id, the offending field, and every field error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorDetails {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub operation_id: String,

@@ -7,18 +7,21 @@ use crate::limits::{API_KEY_DESCRIPTION, API_KEY_METADATA};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiKey {
     pub id: String,
     pub uri: String,
     pub created_at: String,
     pub description: String,
     pub metadata: String,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// Present only in the response to creation; `null` everywhere else.
     pub token: Option<String>,
     pub owner_id: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,6 +47,7 @@ impl Validate for ApiKeyCreate {
 
 /// PATCH body: absent and `null` leave a field unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyUpdate {
     /// Accepted and ignored when equal to the path id (`docs/api/README.md`).
@@ -71,6 +75,7 @@ list_page!(
 
 /// `GET /me` (an extension): who the API key of the request acts as.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Me {
     /// The user (`usr_…`) or bot (`bot_…`).
     pub principal_id: String,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TunnelGroupBackend {
     pub id: String,
     pub uri: String,
@@ -21,12 +22,13 @@ pub struct TunnelGroupBackend {
     pub metadata: String,
     /// Tunnels carrying all of these labels serve this backend.
     pub labels: BTreeMap<String, String>,
-    /// The live tunnel sessions serving this backend now (see the module comment), each a
-    /// reference to `/tunnel_sessions/{id}`; `[]` when none.
+    /// The live tunnel sessions serving this backend now (those of the account whose
+    /// agent bound every one of its labels; none when it has no labels), each a reference to `/tunnel_sessions/{id}`; `[]` when none.
     pub tunnels: Vec<Ref>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TunnelGroupBackendCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,6 +56,7 @@ impl Validate for TunnelGroupBackendCreate {
 /// `PATCH /backends/tunnel_group/{id}`: what is given changes, the rest stays. `labels`
 /// replaces the whole set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TunnelGroupBackendUpdate {
     /// Sent by the official client libraries; the path's id is the one that counts.

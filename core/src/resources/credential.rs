@@ -7,12 +7,14 @@ use crate::limits::{CREDENTIAL_DESCRIPTION, CREDENTIAL_METADATA};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Credential {
     pub id: String,
     pub uri: String,
     pub created_at: String,
     pub description: String,
     pub metadata: String,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// Present only in the response to creation; `null` everywhere else.
     pub token: Option<String>,
     pub acl: Vec<String>,
@@ -20,6 +22,7 @@ pub struct Credential {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CredentialCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,6 +52,7 @@ impl Validate for CredentialCreate {
 
 /// PATCH body: absent and `null` leave a field unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CredentialUpdate {
     /// Accepted and ignored when equal to the path id (`docs/api/README.md`).

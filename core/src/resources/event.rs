@@ -7,16 +7,18 @@ use serde::{Deserialize, Serialize};
 
 /// One event of the audit log, as `GET /events` answers it and as a webhook receives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
     pub id: String,
     pub uri: String,
-    /// `<object>_<verb>.v0`, one of `event_types::CATALOGUE` (or `ping.v0` for a destination
-    /// test).
+    /// `<object>_<verb>.v0`, one of the catalogue of event types (or `ping.v0` for a
+    /// destination test).
     #[serde(rename = "type")]
     pub event_type: String,
     /// RFC 3339, UTC.
     pub occurred_at: String,
     pub actor: Actor,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The operation id of the API request that caused the event; `null` when none did (an
     /// agent connecting, the server itself).
     pub operation_id: Option<String>,
@@ -24,9 +26,11 @@ pub struct Event {
     pub object_id: String,
     /// The object in its API wire form: after the change, or as it was before a delete.
     pub object: serde_json::Value,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// For an update, the names of the wire fields that changed; empty otherwise.
     #[serde(default)]
     pub changed_fields: Vec<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// What is particular to the type: a session end's `reason`, a command's `command` and
     /// `result`. An empty object when there is nothing more.
     #[serde(default)]
@@ -35,12 +39,15 @@ pub struct Event {
 
 /// Who caused an event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Actor {
     #[serde(rename = "type")]
     pub kind: ActorKind,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The user (`usr_…`) or bot (`bot_…`) for a person or script; the credential (`cr_…`)
     /// whose authtoken the agent presented for an agent; `null` for the system.
     pub id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The API key (`ak_…`) the request was made with, for users and bots.
     #[serde(default)]
     pub api_key_id: Option<String>,
@@ -48,6 +55,7 @@ pub struct Actor {
 
 /// The kinds of actors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ActorKind {
     User,

@@ -8,6 +8,7 @@ use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventDestination {
     pub id: String,
     pub uri: String,
@@ -17,6 +18,7 @@ pub struct EventDestination {
     /// Always `json`.
     pub format: String,
     pub target: EventTarget,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The secret webhooks are signed with (`whsec_<base64>`, Standard Webhooks): only in the
     /// answers of create and `rotate_secret`, `null` on every other read.
     #[serde(default)]
@@ -25,6 +27,7 @@ pub struct EventDestination {
 
 /// Exactly one kind of target.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,12 +35,14 @@ pub struct EventTarget {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WebhookTarget {
     pub url: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventDestinationCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +101,7 @@ fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
 
 /// `PATCH /event_destinations/{id}`: every field optional, absent and `null` keep the value.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventDestinationUpdate {
     /// Accepted when equal to the path's id, and ignored.
@@ -131,6 +137,7 @@ list_page!(
 
 /// The state of a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// Waiting for its first attempt or for a retry.
@@ -144,12 +151,14 @@ pub enum DeliveryState {
 /// One event sent (or to be sent) to one destination, with its attempts, newest first.
 /// `GET /event_destinations/{id}/deliveries` lists them (an extension).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventDelivery {
     pub id: String,
     pub event_id: String,
     pub event_type: String,
     pub created_at: String,
     pub state: DeliveryState,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// When the next attempt is due, while pending.
     pub next_attempt_at: Option<String>,
     pub attempts: Vec<DeliveryAttempt>,
@@ -157,14 +166,18 @@ pub struct EventDelivery {
 
 /// One HTTP attempt of a delivery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryAttempt {
     /// RFC 3339, UTC, to the millisecond.
     pub attempted_at: String,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The receiver's HTTP status; `null` when none came (refused, timeout, connection error).
     pub status_code: Option<u16>,
     pub latency_ms: u64,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// Why the attempt failed, in words; `null` on success.
     pub error: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The first 1 KiB of the response body (lossy UTF-8).
     pub response_body: Option<String>,
 }
@@ -176,6 +189,7 @@ list_page!(
 
 /// `POST /event_destinations/{id}/test`: the `ping.v0` event sent and its one attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DestinationTest {
     pub event_id: String,
     pub attempt: DeliveryAttempt,

@@ -11,6 +11,7 @@ use crate::limits::{
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventSubscription {
     pub id: String,
     pub uri: String,
@@ -23,6 +24,7 @@ pub struct EventSubscription {
 
 /// A source in responses; `uri` is `<subscription uri>/sources/<type>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventSource {
     #[serde(rename = "type")]
     pub event_type: String,
@@ -31,6 +33,7 @@ pub struct EventSource {
 
 /// A source in requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSourceReplace {
     #[serde(rename = "type")]
@@ -40,6 +43,7 @@ pub struct EventSourceReplace {
 /// `POST /event_subscriptions/{id}/sources`: adds one type. `subscription_id`, which official
 /// clients send, is accepted when equal to the path's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSourceCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +64,7 @@ impl Validate for EventSourceCreate {
 /// `PATCH /event_subscriptions/{id}/sources/{type}`: a source has nothing to change but its
 /// type, which is its identity; the body may repeat the path's subscription id and type.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSourceUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,12 +76,14 @@ pub struct EventSourceUpdate {
 /// `GET /event_subscriptions/{id}/sources`: every source, in the subscription's order (one page:
 /// a subscription has at most 100).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventSourceList {
     pub sources: Vec<EventSource>,
     pub uri: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSubscriptionCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,6 +115,7 @@ impl Validate for EventSubscriptionCreate {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSubscriptionUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]

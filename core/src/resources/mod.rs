@@ -18,8 +18,37 @@ pub mod tunnel_session;
 use crate::errors::{Error, FieldError, collect};
 use serde::{Deserialize, Serialize};
 
+/// The schema of a request field accepted only as `null`, saying why.
+#[cfg(feature = "openapi")]
+fn null_schema(why: &str) -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Null)
+        .description(Some(why))
+        .build()
+}
+
+/// The TLS edge modules this server does not implement (`tls_edge::UNSUPPORTED_EDGE_MODULES`),
+/// which official clients send as `null`.
+#[cfg(feature = "openapi")]
+fn null_only() -> utoipa::openapi::schema::Object {
+    null_schema(
+        "Not implemented by this server: accepted only as `null`; any other value is refused \
+         with this field named.",
+    )
+}
+
+/// A TLS edge update's `backend`, which has its own routes.
+#[cfg(feature = "openapi")]
+fn null_backend() -> utoipa::openapi::schema::Object {
+    null_schema(
+        "Changed only through `PUT /edges/tls/{id}/backend`: accepted here only as `null`, as \
+         official clients send it.",
+    )
+}
+
 /// A reference to another resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Ref {
     pub id: String,
     pub uri: String,
@@ -40,9 +69,11 @@ macro_rules! list_page {
     ($(#[$doc:meta])* $name:ident, $field:ident, $item:ty) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub struct $name {
             pub $field: Vec<$item>,
             pub uri: String,
+            #[cfg_attr(feature = "openapi", schema(required = true))]
             pub next_page_uri: Option<String>,
         }
 

@@ -7,6 +7,7 @@ use crate::ssh::KeySpec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SshCertificateAuthority {
     pub id: String,
     pub uri: String,
@@ -20,6 +21,7 @@ pub struct SshCertificateAuthority {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SshCertificateAuthorityCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +63,7 @@ impl Validate for SshCertificateAuthorityCreate {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SshCertificateAuthorityUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TlsEdge {
     pub id: String,
     pub uri: String,
@@ -26,6 +27,7 @@ pub struct TlsEdge {
     pub metadata: String,
     /// `host:port` pairs the edge listens on.
     pub hostports: Vec<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// The backend module, `null` when none is set.
     pub backend: Option<TlsEdgeBackend>,
 }
@@ -40,6 +42,7 @@ pub const UNSUPPORTED_EDGE_MODULES: [&str; 4] = [
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,15 +54,19 @@ pub struct TlsEdgeCreate {
     /// The backend module to create the edge with; `null` or absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<TlsEdgeBackendModule>,
-    /// Not implemented (see [`UNSUPPORTED_EDGE_MODULES`]): kept as sent only so that a
-    /// non-null value can be refused by name rather than as a type error.
+    // Not implemented (see [`UNSUPPORTED_EDGE_MODULES`]): kept as sent only so that a
+    // non-null value can be refused by name rather than as a type error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub ip_restriction: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub mutual_tls: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub tls_termination: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub traffic_policy: Option<serde_json::Value>,
 }
 
@@ -115,6 +122,7 @@ impl Validate for TlsEdgeCreate {
 /// client libraries send every field, so `backend` and the unsupported modules are accepted
 /// as `null` and refused by name otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeUpdate {
     /// Sent by the official client libraries; the path's id is the one that counts.
@@ -127,14 +135,19 @@ pub struct TlsEdgeUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostports: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_backend))]
     pub backend: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub ip_restriction: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub mutual_tls: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub tls_termination: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub traffic_policy: Option<serde_json::Value>,
 }
 
@@ -163,6 +176,7 @@ impl Validate for TlsEdgeUpdate {
 
 /// The backend module of a TLS edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TlsEdgeBackend {
     pub enabled: bool,
     pub backend: Ref,
@@ -170,6 +184,7 @@ pub struct TlsEdgeBackend {
 
 /// A backend module as a request gives it: `module` of the wrapped PUT, `backend` of a create.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeBackendModule {
     /// Defaults to `true` when absent or `null`.
@@ -179,9 +194,10 @@ pub struct TlsEdgeBackendModule {
     pub backend_id: String,
 }
 
-/// `PUT /edges/tls/{id}/backend`, flat (`enabled`, `backend_id`) or wrapped (`module`); see the
-/// module comment.
+/// `PUT /edges/tls/{id}/backend`, flat (`enabled`, `backend_id`) or wrapped (`module`, the
+/// official clients' form).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TlsEdgeBackendReplace {
     /// An `id` equal to the path id is accepted and ignored (clients PUT back what

@@ -22,6 +22,7 @@ use super::{Ref, list_page};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TunnelSession {
     pub id: String,
     pub uri: String,
@@ -33,20 +34,24 @@ pub struct TunnelSession {
     pub region: String,
     pub started_at: String,
     pub transport: String,
-    /// Extension: the version `update` would move the agent to; `None` (JSON `null`) when
-    /// nothing newer exists in its major version or update checks are off (see the module doc).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    /// Extension: the version `update` would move the agent to; `null` when nothing
+    /// newer exists in its major version or update checks are off.
     #[serde(default)]
     pub agent_update_target: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     /// Extension: whether the agent accepts updates at all (its hello's `update_checks`).
     #[serde(default = "enabled")]
     pub agent_update_checks: bool,
-    /// Extension: the agent's update in progress or pending a restart (see the module doc).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    /// Extension: the agent's update in progress or pending a restart.
     #[serde(default)]
     pub agent_update_state: Option<AgentUpdateState>,
 }
 
 /// Where a session's agent is in an update (`agent_update_state`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum AgentUpdateState {
     /// Applying the update to `target`: a restart now would lose it, so it is refused.
@@ -68,6 +73,7 @@ fn enabled() -> bool {
 /// The body of restart, stop and update: a JSON object with no fields (a missing body is `{}`).
 /// An `id` equal to the path's id is tolerated and ignored (`docs/api/README.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AgentCommandRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +82,7 @@ pub struct AgentCommandRequest {
 
 /// The three commands an agent obeys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AgentCommand {
     Restart,

@@ -1,7 +1,7 @@
 //! Links and the API's description: every URI the API returns answers GET, and the OpenAPI
 //! document (`docs/api/README.md`) lists exactly the routes the server has.
 
-use crate::common::{BASE, TestApp};
+use crate::common::{BASE, TestApp, contract};
 use crate::support::{destination, session};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -107,4 +107,29 @@ async fn openapi_covers_every_route() {
             }
         }
     }
+}
+
+/// The document's schemas are valid JSON Schema, and the check every test's API responses go
+/// through (`common::contract`) catches a body or a status that breaks the document.
+#[test]
+fn the_document_is_valid_and_every_response_is_held_to_it() {
+    contract::schemas_are_valid();
+    let check = |method: &str, status: u16, body: Value, text: &str| {
+        let body = body.clone();
+        let text = text.to_owned();
+        let method = method.to_owned();
+        std::panic::catch_unwind(move || {
+            contract::check(&method, "/api/credentials/cr_x", status, &body, &text)
+        })
+        .is_ok()
+    };
+    let error =
+        json!({"error_code": "ERR_TUNNEL_120", "status_code": 404, "msg": "gone", "details": {}});
+    assert!(check("GET", 404, error, "…"));
+    // A number where the document says string; a status the operation does not answer; a
+    // body on a 204.
+    let bad = json!({"error_code": 120, "status_code": 404, "msg": "gone", "details": {}});
+    assert!(!check("GET", 404, bad, "…"));
+    assert!(!check("GET", 418, Value::Null, ""));
+    assert!(!check("DELETE", 204, json!({}), "{}"));
 }

@@ -6,6 +6,7 @@
 //! `tunnel-server` binary as a real process (`process`).
 #![allow(dead_code)] // Each test binary uses a different part.
 
+pub mod contract;
 pub mod process;
 
 use axum::Router;
@@ -251,9 +252,8 @@ impl Call {
     }
 
     pub async fn send(self, app: &TestApp) -> Resp {
-        let mut builder = Request::builder()
-            .method(self.method.clone())
-            .uri(self.target());
+        let target = self.target();
+        let mut builder = Request::builder().method(self.method.clone()).uri(&target);
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
@@ -266,6 +266,9 @@ impl Call {
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if !self.outside_api && !headers.contains_key("content-encoding") {
+            contract::check(self.method.as_str(), &target, status, &json, &text);
+        }
         Resp {
             status,
             headers,

@@ -1,7 +1,8 @@
-//! The table of the API's operations and the extension properties the document marks: data,
-//! one row per operation, kept apart from the code that turns it into the document.
+//! The table of the API's operations, the error codes particular to some, and the extension
+//! properties the document marks: data, one row per operation, kept apart from the code that
+//! turns it into the document.
 
-use tunnel_core::paths;
+use tunnel_core::{ErrorCode, paths};
 
 /// One operation of the API.
 #[derive(Debug, Clone, Copy)]
@@ -119,21 +120,33 @@ pub const OPERATIONS: &[Operation] = &[
     op("get", EVENT, "getEvent", "Get Event (an extension)", "Events", None, 200, Some("Event")),
 ];
 
-/// Fields that are `null` in some responses.
-pub const NULLABLE: &[&str] = &[
-    "token",
-    "next_page_uri",
-    "backend",
-    "agent_update_target",
-    "agent_update_state",
-    "signing_secret",
-    "next_attempt_at",
-    "status_code",
-    "error",
-    "response_body",
-    "operation_id",
-    "api_key_id",
+/// The error codes particular to an operation, beyond those its shape brings (an id, a body,
+/// a list's query; see `error_codes` in the module above).
+#[rustfmt::skip]
+pub const OWN_ERRORS: &[(&str, &[ErrorCode])] = &[
+    ("createCredential", &[ErrorCode::OwnerForbidden, ErrorCode::UnknownOwner]),
+    ("createApiKey", &[ErrorCode::OwnerForbidden, ErrorCode::UnknownOwner]),
+    ("createSshCertificateAuthority", &[ErrorCode::KeyGenerationBusy]),
+    ("restartTunnelAgent", &[ErrorCode::RestartUnsupported, ErrorCode::RestartDuringUpdate, ErrorCode::RestartTooSoon, ErrorCode::AgentTimeout]),
+    ("stopTunnelAgent", &[ErrorCode::AgentTimeout]),
+    ("updateTunnelAgent", &[ErrorCode::NoUpdateAvailable, ErrorCode::UpdateChecksDisabled, ErrorCode::UpdateInProgress, ErrorCode::UpdatedNotRestarted, ErrorCode::AgentTimeout]),
+    ("createTlsEdge", &[ErrorCode::ReferenceNotFound]),
+    ("replaceTlsEdgeBackend", &[ErrorCode::ReferenceNotFound]),
+    ("deleteTunnelGroupBackend", &[ErrorCode::InUse]),
+    ("createEventDestination", &[ErrorCode::WebhookAddressRefused]),
+    ("updateEventDestination", &[ErrorCode::WebhookAddressRefused]),
+    ("deleteEventDestination", &[ErrorCode::InUse]),
+    ("createEventSubscription", &[ErrorCode::ReferenceNotFound]),
+    ("updateEventSubscription", &[ErrorCode::ReferenceNotFound]),
 ];
+
+/// [`OWN_ERRORS`] of one operation.
+pub fn own_errors(operation_id: &str) -> &'static [ErrorCode] {
+    OWN_ERRORS
+        .iter()
+        .find(|(id, _)| *id == operation_id)
+        .map_or(&[], |(_, codes)| codes)
+}
 
 /// Properties beyond the spec (docs/api/README.md, extensions): (schema, property, description). Each is marked
 /// with `x-extension: true` and described, so a client can tell them from the spec's fields.
