@@ -6,7 +6,9 @@
 use crate::error::ApiError;
 use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::limits::MAX_BODY_BYTES;
 
@@ -28,7 +30,7 @@ fn is_json(content_type: &str) -> bool {
     essence.eq_ignore_ascii_case("application/json")
 }
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, _state: &S) -> Result<JsonBody<T>, ApiError> {
@@ -112,7 +114,7 @@ fn nul_path(value: &serde_json::Value, at: String) -> Option<String> {
 
 /// Parses `bytes`, mapping serde's errors to the API's codes. A string holding NUL is refused
 /// (400 naming its field) whatever the database: PostgreSQL cannot store it.
-pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
     if holds_nul(bytes)
         && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
         && let Some(field) = nul_path(&value, String::new())
@@ -186,7 +188,48 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             format!("The request body is not valid JSON: {text}."),
         )
     })?;
+    // serde reads a struct from an array too (its fields in order); the API takes objects only.
+    if let Ok(given) = serde_json::from_slice::<Value>(bytes)
+        && let Ok(read) = serde_json::to_value(&value)
+        && let Some(at) = array_for_object(&given, &read, String::new())
+    {
+        let error = ApiError::new(
+            ErrorCode::MalformedJson,
+            format!(
+                "The request body does not have the expected shape: {} must be a JSON object, not an array.",
+                if at.is_empty() { "the body" } else { &at }
+            ),
+        );
+        return Err(if at.is_empty() {
+            error
+        } else {
+            error.with_field(at)
+        });
+    }
     Ok(value)
+}
+
+/// The path of the first place where the body `given` has an array and what was `read` from it
+/// is an object, `""` for the body itself.
+fn array_for_object(given: &Value, read: &Value, at: String) -> Option<String> {
+    match (given, read) {
+        (Value::Array(_), Value::Object(_)) => Some(at),
+        (Value::Object(given), Value::Object(read)) => read.iter().find_map(|(name, r)| {
+            let g = given.get(name)?;
+            let here = if at.is_empty() {
+                name.clone()
+            } else {
+                format!("{at}.{name}")
+            };
+            array_for_object(g, r, here)
+        }),
+        (Value::Array(given), Value::Array(read)) => given
+            .iter()
+            .zip(read)
+            .enumerate()
+            .find_map(|(i, (g, r))| array_for_object(g, r, format!("{at}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// When an unknown field sits in a nested object, serde_path_to_error's path already ends at
@@ -239,5 +282,25 @@ mod tests {
         );
         assert!(is_json("Application/JSON; charset=utf-8"));
         assert!(!is_json("text/plain"));
+    }
+
+    #[test]
+    fn objects_written_as_arrays_are_refused() {
+        use tunnel_core::resources::event_destination::EventDestinationCreate;
+        // serde alone would read these as the fields in order.
+        assert_eq!(
+            code(parse::<CredentialCreate>(b"[null, null]").unwrap_err()),
+            (ErrorCode::MalformedJson, None)
+        );
+        let nested = br#"{"target": {"webhook": ["https://example.com/"]}}"#;
+        assert_eq!(
+            code(parse::<EventDestinationCreate>(nested).unwrap_err()),
+            (ErrorCode::MalformedJson, Some("target.webhook".into()))
+        );
+        // Lists stay lists.
+        let acl = parse::<CredentialCreate>(br#"{"acl": ["bind:a.example.com"]}"#).unwrap();
+        assert_eq!(acl.acl.unwrap().len(), 1);
+        let ok = br#"{"target": {"webhook": {"url": "https://example.com/"}}}"#;
+        assert!(parse::<EventDestinationCreate>(ok).is_ok());
     }
 }

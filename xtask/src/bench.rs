@@ -10,10 +10,10 @@
 //! `postgresql` programs): Debian's package is installed first, unless `--no-postgres` is passed.
 //! So is Debian's nginx, which the cluster section (PostgreSQL only) puts in front of the nodes.
 
-use crate::shell::{cmd, done, exec, root, step};
+use crate::shell::{cmd, done, exec, root, step, target_dir};
 use crate::tools::{ensure_browser, ensure_build_tools, ensure_nginx, ensure_postgres};
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What both commands build first.
 const RELEASE_BUILD: [&str; 9] = [
@@ -35,14 +35,6 @@ fn release_build() -> Result<()> {
     Ok(())
 }
 
-/// Where cargo puts release binaries (honours `CARGO_TARGET_DIR`).
-fn release_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("release")
-}
-
 pub fn run(extra: &[String]) -> Result<()> {
     ensure_build_tools()?;
     ensure_browser()?;
@@ -61,7 +53,7 @@ pub fn run(extra: &[String]) -> Result<()> {
     crate::run::build_console_into(Path::new(&dist_arg))?;
     done(timer);
 
-    let release = release_dir();
+    let release = target_dir("release");
     let bench = release.join("tunnel-bench");
     let mut args: Vec<String> = vec![
         "run".into(),
@@ -110,7 +102,7 @@ pub fn run(extra: &[String]) -> Result<()> {
 pub fn soak(minutes: f64, agents: usize) -> Result<()> {
     ensure_build_tools()?;
     release_build()?;
-    let release = release_dir();
+    let release = target_dir("release");
     let shown = format!("cargo xtask soak --minutes {minutes} --agents {agents}");
     let args = [
         "soak".to_owned(),

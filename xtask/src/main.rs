@@ -3,10 +3,12 @@
 //! install the toolchain pieces they need first (see `tools`).
 //! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 //! `lighthouse` scores the accessibility of every console page (not part of `test`).
+//! `fuzz-api` sends generated requests to the API for minutes (`test` runs a fixed budget of them).
 //! `bench` measures against baselines; `soak` runs the server for minutes under agents and API
 //! load and records whether what it holds keeps growing (neither is part of `test`).
 
 mod bench;
+mod fuzz_api;
 mod lighthouse;
 mod nodes;
 mod run;
@@ -40,6 +42,13 @@ enum Command {
         /// missing) instead of one.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
         nodes: u16,
+    },
+    /// Build the server in release and send it requests generated from its OpenAPI document
+    /// (schemathesis, every check and the stateful phase) for minutes; fails on any finding.
+    FuzzApi {
+        /// How long to generate requests.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
     },
     /// Start a throwaway PostgreSQL cluster for the tests and print its TUNNEL_TEST_POSTGRES;
     /// Enter stops it.
@@ -84,6 +93,7 @@ fn main() {
         Command::Bench { args } => bench::run(&args),
         Command::Soak { minutes, agents } => bench::soak(minutes, agents),
         Command::Postgres => test::hold_cluster(),
+        Command::FuzzApi { minutes } => fuzz_api::fuzz(minutes),
         Command::Lighthouse => lighthouse::run(),
     };
     if let Err(err) = result {

@@ -14,6 +14,15 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Where cargo puts the binaries of `profile` (`debug`, `release`), honouring
+/// `CARGO_TARGET_DIR`.
+pub fn target_dir(profile: &str) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join(profile)
+}
+
 /// `~/.cache/tunnel-console/<name>`: where an npm package of the toolchain is installed, a
 /// cache outside the clone (so a fresh clone or `cargo clean` does not download it again).
 pub fn tool_cache(name: &str) -> PathBuf {

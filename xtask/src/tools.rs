@@ -2,16 +2,17 @@
 //! (`docs/toolchain.md`): the wasm32 target, trunk, wasm-bindgen-cli at the version of the
 //! lock file, wasm-opt from npm binaryen, Debian's Chromium and chromedriver, npm axe-core (the
 //! accessibility engine of the end-to-end tests), npm lighthouse (`cargo xtask lighthouse`
-//! only), Debian's PostgreSQL server, and Debian's nginx (the load balancer of `cargo xtask run
+//! only), PyPI schemathesis in a virtual environment (the generated API requests of
+//! `fuzz_api`), Debian's PostgreSQL server, and Debian's nginx (the load balancer of `cargo xtask run
 //! --nodes`). A tool counts as present only when `--version` answers with the pinned version
 //! (an npm library: when node reads the pinned version from its `package.json`; PostgreSQL:
 //! when its server programs are there, any major version; nginx: when `nginx -v` answers).
 //!
-//! Everything comes from the package registries (crates.io, npm, Debian); trunk itself runs
+//! Everything comes from the package registries (crates.io, npm, PyPI, Debian); trunk itself runs
 //! offline (`Trunk.toml`) so it never downloads a tool of its own.
 
 use crate::shell::{
-    axe_core_dir, binaryen_dir, cmd, done, exec, lighthouse_dir, output, root, step,
+    axe_core_dir, binaryen_dir, cmd, done, exec, lighthouse_dir, output, root, step, tool_cache,
 };
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ pub const BINARYEN_VERSION: &str = "132.0.0";
 pub const AXE_CORE_VERSION: &str = "4.14.1";
 /// Lighthouse 12.8 is the last release that runs on Node 20 (13 needs Node 22.19).
 pub const LIGHTHOUSE_VERSION: &str = "12.8.2";
+/// The schemathesis (PyPI) that sends generated requests to the API (`fuzz_api`).
+pub const SCHEMATHESIS_VERSION: &str = "4.32.5";
 /// The variable naming `axe.min.js` to the end-to-end tests (`tests/src/axe.rs` reads it).
 pub const AXE_CORE_ENV: &str = "TUNNEL_AXE_CORE";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -158,6 +161,49 @@ pub fn ensure_axe_core() -> Result<PathBuf> {
     println!("    axe-core {AXE_CORE_VERSION}: {}", script.display());
     done(timer);
     Ok(script)
+}
+
+/// Installs PyPI `schemathesis` (pinned) into a virtual environment of the tool cache, creating
+/// it with the machine's `python3` (and Debian's `python3-venv` when `venv` is missing); returns
+/// the path of its `st` program.
+pub fn ensure_schemathesis() -> Result<PathBuf> {
+    let timer = step("tools: schemathesis (PyPI)");
+    let venv = tool_cache("schemathesis");
+    let st = venv.join("bin/st");
+    let wanted = format!("st, version {SCHEMATHESIS_VERSION}");
+    let installed = || version_of(&st.to_string_lossy(), "--version");
+    if installed().as_deref().map(str::trim) != Some(wanted.as_str()) {
+        let venv_text = venv.to_string_lossy().into_owned();
+        if !venv.join("bin/pip").is_file() {
+            let created = exec(cmd("python3", &["-m", "venv", "--clear", &venv_text]));
+            if created.is_err() {
+                println!("    python3 has no venv module; installing python3-venv with apt-get");
+                apt_install(&["python3-venv"])?;
+                exec(cmd("python3", &["-m", "venv", "--clear", &venv_text]))?;
+            }
+        }
+        let pip = venv.join("bin/pip");
+        let package = format!("schemathesis=={SCHEMATHESIS_VERSION}");
+        exec(cmd(
+            &pip.to_string_lossy(),
+            &[
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                &package,
+            ],
+        ))?;
+    }
+    let found = installed().context("schemathesis does not start")?;
+    if found.trim() != wanted {
+        bail!(
+            "pip installed `{}`, not schemathesis {SCHEMATHESIS_VERSION}",
+            found.trim()
+        );
+    }
+    println!("    {}: {}", found.trim(), st.display());
+    done(timer);
+    Ok(st)
 }
 
 /// Installs npm `lighthouse` (pinned; with it the `puppeteer-core` that drives Chromium) for

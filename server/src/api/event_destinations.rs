@@ -20,7 +20,7 @@ use crate::webhooks::{self, Worker, client, sign, ssrf};
 use axum::extract::{RawQuery, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::event_types::PING;
@@ -75,7 +75,7 @@ pub fn spawn_deliveries(state: &AppState) -> tokio::task::JoinHandle<()> {
 }
 
 /// A body of nothing, or of `{}`: the operations on a destination that take no input.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct NoInput {}
 

@@ -28,6 +28,7 @@ use crate::store::{Audit, Cause};
 use axum::Router;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tunnel_core::errors::ErrorCode;
 
@@ -128,7 +129,7 @@ id_field!(BodyId::body_id -> Option<String>:
     tunnel_core::resources::tunnel_session::AgentCommandRequest,
 );
 
-impl<T: DeserializeOwned + BodyId + Send> FromRequest<AppState> for Change<T> {
+impl<T: DeserializeOwned + Serialize + BodyId + Send> FromRequest<AppState> for Change<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Change<T>, ApiError> {

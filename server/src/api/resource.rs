@@ -41,7 +41,7 @@ pub trait Resource: Send + Sync + 'static {
     /// The list page of the wire; its items are the resource's wire type.
     type Page: ListPage<Item: Serialize + Send + HasId>;
     /// The create request of the wire.
-    type Create: DeserializeOwned + Validate + Send;
+    type Create: DeserializeOwned + Serialize + Validate + Send;
 
     /// The path of one resource (relative to the API prefix), e.g. `/credentials/{id}`.
     fn path(id: &str) -> String;
@@ -90,7 +90,7 @@ pub trait Resource: Send + Sync + 'static {
 /// A stored resource with a `PATCH`.
 pub trait Updatable: Resource {
     /// The update request of the wire.
-    type Update: DeserializeOwned + Validate + BodyId + Send;
+    type Update: DeserializeOwned + Serialize + Validate + BodyId + Send;
 
     /// Applies a change already validated; the row as it is now.
     fn update(change: Change<Self::Update>) -> impl Future<Output = ApiResult<Self::Row>> + Send;

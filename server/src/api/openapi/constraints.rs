@@ -4,6 +4,7 @@
 //! below hold each limit against that validation.
 
 use serde_json::{Map, Value, json};
+use tunnel_core::ids::{IdKind, SUFFIX_LEN};
 use tunnel_core::limits::{self, TextLimit, Unit};
 use tunnel_core::ssh::{EllipticCurve, KeyType, RSA_KEY_SIZES};
 
@@ -103,6 +104,32 @@ fn closed_sets() -> Vec<(&'static str, &'static str, Vec<Value>)> {
     ]
 }
 
+/// Request fields naming other resources: the pattern of their ids (`""`, "not given", too where
+/// a field is optional). Whether the resource exists is the server's to say (400
+/// `ERR_TUNNEL_121`).
+fn id_fields() -> Vec<(&'static str, &'static str, String)> {
+    let id = |kinds: &[IdKind], optional: bool| {
+        let prefixes: Vec<&str> = kinds.iter().map(|k| k.prefix()).collect();
+        let empty = if optional { "|" } else { "" };
+        format!(
+            "^({empty}({})[0-9A-Za-z]{{{SUFFIX_LEN}}})$",
+            prefixes.join("|")
+        )
+    };
+    let owner = id(&[IdKind::User, IdKind::Bot], true);
+    let destination = id(&[IdKind::EventDestination], false);
+    vec![
+        ("CredentialCreate", "owner_id", owner.clone()),
+        ("ApiKeyCreate", "owner_id", owner),
+        (
+            "EventSubscriptionCreate",
+            "destination_ids",
+            destination.clone(),
+        ),
+        ("EventSubscriptionUpdate", "destination_ids", destination),
+    ]
+}
+
 /// The sentence that says what a text limit counts.
 pub fn limit_sentence(limit: &TextLimit) -> String {
     match limit.unit {
@@ -154,8 +181,12 @@ pub fn apply(schemas: &mut Map<String, Value>) {
     }
     for (schema, name, mut values) in closed_sets() {
         let request = schemas[schema]["additionalProperties"] == json!(false);
+        // A required field has no "not given".
+        let required = schemas[schema]["required"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!(name)));
         let p = property(schemas, schema, name);
-        if request {
+        if request && !required {
             values.push(if allows(p, "integer") {
                 json!(0)
             } else {
@@ -166,5 +197,14 @@ pub fn apply(schemas: &mut Map<String, Value>) {
             values.push(Value::Null);
         }
         p["enum"] = json!(values);
+    }
+    for (schema, name, pattern) in id_fields() {
+        let p = property(schemas, schema, name);
+        let target = if allows(p, "array") {
+            &mut p["items"]
+        } else {
+            p
+        };
+        target["pattern"] = json!(pattern);
     }
 }

@@ -38,8 +38,17 @@ async fn document(State(state): State<AppState>) -> Json<Value> {
     Json(build(&state.config.public_url))
 }
 
+/// A list that pages (`limit`, `before_id`). A subscription's sources are one page: a
+/// subscription has at most 100, and that list takes no query.
 fn is_list(op: &Operation) -> bool {
-    op.method == "get" && op.response.is_some_and(|r| r.ends_with("List"))
+    op.method == "get"
+        && op.response.is_some_and(|r| r.ends_with("List"))
+        && !op.path.ends_with("/sources")
+}
+
+/// The pattern of an id of `kind`: what `tunnel_core::ids::parse_id` accepts.
+fn id_pattern(kind: IdKind) -> String {
+    format!("^{}[0-9A-Za-z]{{{SUFFIX_LEN}}}$", kind.prefix())
 }
 
 /// The kind of id a path's `{id}` names, from the path's first segment.
@@ -72,7 +81,7 @@ fn parameters(op: &Operation) -> Vec<Value> {
     })];
     if op.path.contains("{id}") {
         let kind = id_kind(op.path).expect("a documented path with an id names its kind");
-        let pattern = format!("^{}[0-9A-Za-z]{{{SUFFIX_LEN}}}$", kind.prefix());
+        let pattern = id_pattern(kind);
         parameters.push(json!({
             "name": "id", "in": "path", "required": true,
             "description": format!("The {}'s id.", kind.noun()),
@@ -93,10 +102,16 @@ fn parameters(op: &Operation) -> Vec<Value> {
             "Items per page.",
             json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}),
         ));
+        // The items' kind: a destination's deliveries are deliveries, not destinations.
+        let item = if op.path.ends_with("/deliveries") {
+            IdKind::EventDelivery
+        } else {
+            id_kind(op.path).expect("a documented list names its kind")
+        };
         parameters.push(query(
             "before_id",
             "Id of the last item of the previous page (from next_page_uri).",
-            json!({"type": "string"}),
+            json!({"type": "string", "pattern": id_pattern(item)}),
         ));
         if crate::paging::takes_search(op.path) {
             let mut q = query(
@@ -206,6 +221,43 @@ fn responses(op: &Operation) -> Map<String, Value> {
     responses
 }
 
+/// The names of the `{…}` parameters of a path template.
+fn path_params(path: &str) -> Vec<&str> {
+    path.split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .collect()
+}
+
+/// OpenAPI links from a create's response to the operations on what it created (`GET`,
+/// `PATCH`, `DELETE` and the actions under its path), so a client or a stateful tester can
+/// follow them: the new id from the response body (a source's from its `type`), the parent's
+/// from the request's path.
+fn links(op: &Operation) -> Option<Value> {
+    if op.method != "post" || op.status != 201 {
+        return None;
+    }
+    let under = format!("{}/{{", op.path);
+    let mut links = Map::new();
+    for target in OPERATIONS.iter().filter(|t| t.path.starts_with(&under)) {
+        let mut parameters = Map::new();
+        for param in path_params(target.path) {
+            let value = if path_params(op.path).contains(&param) {
+                format!("$request.path.{param}")
+            } else if param == "event_type" {
+                "$response.body#/type".to_owned()
+            } else {
+                "$response.body#/id".to_owned()
+            };
+            parameters.insert(param.to_owned(), json!(value));
+        }
+        links.insert(
+            target.operation_id.to_owned(),
+            json!({"operationId": target.operation_id, "parameters": parameters}),
+        );
+    }
+    (!links.is_empty()).then_some(Value::Object(links))
+}
+
 /// The whole document, with `servers` set to `{base_url}`.
 pub fn build(base_url: &str) -> Value {
     let mut schemas = schemas::schemas();
@@ -221,12 +273,16 @@ pub fn build(base_url: &str) -> Value {
     }
     let mut paths_obj = Map::new();
     for op in OPERATIONS {
+        let mut responses = responses(op);
+        if let Some(links) = links(op) {
+            responses[&op.status.to_string()]["links"] = links;
+        }
         let mut operation = json!({
             "operationId": op.operation_id,
             "summary": op.summary,
             "tags": [op.tag],
             "parameters": parameters(op),
-            "responses": responses(op),
+            "responses": responses,
         });
         if let Some(name) = op.request {
             operation["requestBody"] = json!({
@@ -433,6 +489,17 @@ mod tests {
             assert!(conflicts.contains(code.as_str()), "{conflicts}");
         }
         assert!(restart["504"].is_object());
+        let created = &doc["paths"]["/credentials"]["post"]["responses"]["201"]["links"];
+        assert_eq!(
+            created["getCredential"]["parameters"]["id"],
+            "$response.body#/id"
+        );
+        assert!(created["deleteCredential"].is_object());
+        let source =
+            &doc["paths"]["/event_subscriptions/{id}/sources"]["post"]["responses"]["201"]["links"];
+        let get = &source["getEventSource"]["parameters"];
+        assert_eq!(get["id"], "$request.path.id");
+        assert_eq!(get["event_type"], "$response.body#/type");
         let id = &doc["paths"]["/credentials/{id}"]["get"]["parameters"][1];
         assert_eq!(id["schema"]["pattern"], "^cr_[0-9A-Za-z]{27}$");
         tunnel_core::ids::parse_id(IdKind::Credential, "cr_0EReR4WWfBto6iBJ0GJMqrlZ2Yd").unwrap();

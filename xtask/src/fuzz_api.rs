@@ -1,0 +1,214 @@
+//! Generated requests against the API: schemathesis (PyPI, `tools::ensure_schemathesis`) reads
+//! the server's own OpenAPI document and sends requests made from it to a real server on a
+//! loopback port, on a fresh SQLite database with an admin key made for the run. Every check
+//! runs (a 5xx, a status or header or body the document does not give, a request the document
+//! forbids that is accepted, a missing header or bad key that is not refused, a deleted resource
+//! still answering, …), through the coverage, fuzzing and stateful phases, except one:
+//! `positive_data_acceptance`, which expects every request the schemas allow to succeed. The
+//! API's rules go beyond what JSON Schema can say (the ACL rule grammar, host names and ports,
+//! label syntax, whether a referenced resource exists, a webhook's public address, a body id
+//! equal to the path's), so such requests are rightly refused with 400 (docs/testing.md).
+//!
+//! The run's own key is kept from being revoked by a generated delete (a schemathesis hook,
+//! `xtask/schemathesis/hooks.py`).
+//!
+//! `cargo xtask test` runs it on the debug server with a fixed seed and a fixed budget, and
+//! fails unless at least [`MIN_REQUESTS`] requests were generated; `cargo xtask fuzz-api
+//! --minutes N` runs it on the release server for N minutes with a fresh seed.
+
+use crate::shell::{cmd, done, exec, root, step, target_dir};
+use crate::tools::ensure_schemathesis;
+use anyhow::{Context, Result, bail};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// The fewest generated requests a `cargo xtask test` run accepts.
+pub const MIN_REQUESTS: u64 = 5_000;
+
+/// How long a run lasts.
+pub enum Budget {
+    /// `cargo xtask test`: this many cases per operation, seed 1 (reproducible).
+    Test,
+    /// `cargo xtask fuzz-api`: as many as fit in the minutes, a fresh seed.
+    Minutes(f64),
+}
+
+/// The server of one run, stopped when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A fresh admin key for the run: random, so nothing fixed ever unlocks a server.
+fn random_key() -> Result<String> {
+    let mut bytes = [0u8; 20];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("tk_{hex}"))
+}
+
+/// Starts `binary` on `port` with its data in `dir`, every rate limit off (the run sends
+/// thousands of requests, some with wrong keys, from one address), and waits until it listens.
+fn start(binary: &Path, dir: &Path, port: u16, key: &str) -> Result<Server> {
+    let database = format!("sqlite://{}", dir.join("api.sqlite").display());
+    let listen = format!("127.0.0.1:{port}");
+    let log = std::fs::File::create(dir.join("server.log"))?;
+    let child = std::process::Command::new(binary)
+        .args(["serve", "--database", &database, "--listen", &listen])
+        .args(["--rate-limit-key", "off", "--rate-limit-ip", "off"])
+        .args(["--rate-limit-auth-failures", "off"])
+        .env("TUNNEL_BOOTSTRAP_API_KEY", key)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(&listen).is_err() {
+        if Instant::now() > deadline {
+            bail!("the server did not listen on {listen} within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(server)
+}
+
+/// The number in schemathesis's summary line `N generated, …`.
+fn generated(line: &str) -> Option<u64> {
+    let (count, _) = line.trim().split_once(" generated")?;
+    count.trim().parse().ok()
+}
+
+/// Runs schemathesis against `binary` (a `tunnel-server`); returns the requests generated.
+pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
+    let st = ensure_schemathesis()?;
+    let timer = step("API contract: generated requests (schemathesis)");
+    let work = target_dir("schemathesis");
+    std::fs::create_dir_all(&work)?;
+    let dir = tempfile::tempdir_in(&work)?;
+    let port = free_port()?;
+    let key = random_key()?;
+    let _server = start(binary, dir.path(), port, &key)?;
+
+    let schema = format!("http://127.0.0.1:{port}/api/openapi.json");
+    let auth = format!("Authorization: Bearer {key}");
+    let seed = match budget {
+        Budget::Test => "1".to_owned(),
+        Budget::Minutes(_) => format!("{}", std::process::id() as u64 * 7919 + 1),
+    };
+    let mut args: Vec<String> = ["run", &schema, "-H", &auth, "-H", "Service-Version: 2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(
+        [
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "positive_data_acceptance",
+            "--phases",
+            "coverage,fuzzing,stateful",
+            "--workers",
+            "2",
+            "--wait-for-schema",
+            "30",
+            // An RSA 4096 SSH CA takes seconds to generate, more on a busy machine.
+            "--request-timeout",
+            "120",
+            "--seed",
+            &seed,
+            "--report",
+            "junit",
+        ]
+        .map(str::to_owned),
+    );
+    match budget {
+        Budget::Test => args.extend(["--max-examples", "60"].map(str::to_owned)),
+        Budget::Minutes(minutes) => {
+            let seconds = ((minutes * 60.0).round() as u64).max(1).to_string();
+            args.extend(["--max-examples", "100000", "--max-time", &seconds].map(str::to_owned));
+        }
+    }
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut command = cmd(&st.to_string_lossy(), &arg_refs);
+    // Its `.hypothesis` database and reports go under target/, not into the checkout.
+    command.current_dir(dir.path());
+    command.env("NO_COLOR", "1");
+    // Keeps the run's own key from being revoked by a generated delete (see the hooks file).
+    command
+        .env(
+            "SCHEMATHESIS_HOOKS",
+            root().join("xtask/schemathesis/hooks.py"),
+        )
+        .env(
+            "TUNNEL_FUZZ_BASE_URL",
+            format!("http://127.0.0.1:{port}/api"),
+        )
+        .env("TUNNEL_FUZZ_API_KEY", &key);
+    println!("    schemathesis against {schema} (seed {seed})");
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start schemathesis")?;
+    let mut count = None;
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line?;
+            count = count.or(generated(&line));
+            println!("{line}");
+        }
+    }
+    let _ = std::io::stdout().flush();
+    let status = child.wait()?;
+    if !status.success() {
+        bail!(
+            "schemathesis found problems ({status}); the server's log: {}",
+            dir.keep().join("server.log").display()
+        );
+    }
+    let count = count.context("schemathesis printed no count of generated requests")?;
+    if matches!(budget, Budget::Test) && count < MIN_REQUESTS {
+        bail!("schemathesis generated {count} requests; at least {MIN_REQUESTS} are wanted");
+    }
+    println!("    {count} generated requests, no finding");
+    done(timer);
+    Ok(count)
+}
+
+/// `cargo xtask fuzz-api --minutes N`: the release server, N minutes.
+pub fn fuzz(minutes: f64) -> Result<()> {
+    let timer = step("release build: tunnel-server");
+    exec(cmd("cargo", &["build", "--release", "-p", "tunnel-server"]))?;
+    done(timer);
+    run(
+        &target_dir("release").join("tunnel-server"),
+        Budget::Minutes(minutes),
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::generated;
+
+    #[test]
+    fn the_summary_count_is_read() {
+        assert_eq!(
+            generated("  5328 generated, 5328 passed, 74 skipped"),
+            Some(5328)
+        );
+        assert_eq!(generated("Test cases:"), None);
+    }
+}
