@@ -1,36 +1,71 @@
 //! Account isolation and what admins alone may do, as a property (docs/accounts.md): random
 //! interleaved operations (create, get, update, delete, list) on credentials, SSH CAs, TLS
-//! edges, backends and API keys, by an admin and a member of each of two accounts, each
-//! checked against a model of who may see what. Nothing of one account is ever visible to,
-//! changed by or counted for the other; a member reaches only their own API keys and cannot make
-//! a credential for someone else; the audit log of each account names only its own resources.
-//! Seeded, so a failure names its seed and replays.
+//! edges, backends, API keys, event destinations and subscriptions, and tunnel sessions (opened
+//! as an agent's would be, on a credential of either account), by an admin and a member of each
+//! of two accounts, each checked against a model of who may see what. Nothing of one account is
+//! ever visible to, changed by or counted for the other; a subscription can name only its own
+//! account's destinations, and a destination one uses cannot be deleted; deleting a credential
+//! ends its sessions; a member reaches only their own API keys and cannot make a credential for
+//! someone else; the audit log of each account names only its own resources. Seeded, so a
+//! failure names its seed and replays.
 
 use crate::common::TestApp;
+use crate::support::session;
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-/// An area exercised: its path, its list's field, the body of a create.
-type Area = (&'static str, &'static str, fn() -> Value);
+/// An area exercised: its path, its list's field, the body of a create through the API (none
+/// for sessions, which agents open), and whether it takes PATCH and DELETE.
+struct Area {
+    path: &'static str,
+    field: &'static str,
+    create: Option<fn() -> Value>,
+    writable: bool,
+}
 
-const AREAS: [Area; 5] = [
-    ("/credentials", "credentials", || json!({})),
-    (
+const fn area(path: &'static str, field: &'static str, create: fn() -> Value) -> Area {
+    Area {
+        path,
+        field,
+        create: Some(create),
+        writable: true,
+    }
+}
+
+const AREAS: [Area; 8] = [
+    area("/credentials", "credentials", || json!({})),
+    area(
         "/ssh_certificate_authorities",
         "ssh_certificate_authorities",
         || json!({}),
     ),
-    ("/edges/tls", "tls_edges", || json!({"hostports": []})),
-    (
+    area("/edges/tls", "tls_edges", || json!({"hostports": []})),
+    area(
         "/backends/tunnel_group",
         "backends",
         || json!({"labels": {"app": "web"}}),
     ),
-    ("/api_keys", "keys", || json!({})),
+    area("/api_keys", "keys", || json!({})),
+    area(
+        "/event_destinations",
+        "event_destinations",
+        || json!({"target": {"webhook": {"url": "https://example.com/hook"}}}),
+    ),
+    area("/event_subscriptions", "event_subscriptions", || json!({})),
+    Area {
+        path: "/tunnel_sessions",
+        field: "tunnel_sessions",
+        create: None,
+        writable: false,
+    },
 ];
+const CREDENTIALS: usize = 0;
 const API_KEYS: usize = 4;
+const DESTINATIONS: usize = 5;
+const SUBSCRIPTIONS: usize = 6;
+const SESSIONS: usize = 7;
 
 /// Runs per seed and operations per run.
 const SEEDS: u64 = 6;
@@ -51,6 +86,24 @@ struct Made {
     owner: String,
     description: String,
     alive: bool,
+    /// A session's credential.
+    credential: Option<String>,
+    /// The destinations a subscription names.
+    uses: Vec<String>,
+}
+
+impl Made {
+    fn new(area: usize, account: usize, owner: String, description: String) -> Made {
+        Made {
+            area,
+            account,
+            owner,
+            description,
+            alive: true,
+            credential: None,
+            uses: Vec::new(),
+        }
+    }
 }
 
 impl Made {
@@ -100,23 +153,44 @@ async fn actors(app: &TestApp) -> Vec<Actor> {
     ]
 }
 
+/// A random id of `made` for which `pick` holds, if any.
+fn any_id(
+    made: &BTreeMap<String, Made>,
+    rng: &mut StdRng,
+    pick: impl Fn(&Made) -> bool,
+) -> Option<String> {
+    let ids: Vec<&String> = made
+        .iter()
+        .filter(|(_, m)| pick(m))
+        .map(|(id, _)| id)
+        .collect();
+    (!ids.is_empty()).then(|| ids[rng.gen_range(0..ids.len())].clone())
+}
+
+/// Whether a destination is named by a subscription that exists.
+fn in_use(made: &BTreeMap<String, Made>, destination: &str) -> bool {
+    made.values()
+        .any(|m| m.alive && m.area == SUBSCRIPTIONS && m.uses.iter().any(|d| d == destination))
+}
+
 async fn run(seed: u64) {
     let app = TestApp::new().await;
     let actors = actors(&app).await;
+    let accounts = [app.account_id.clone(), app.other_account_id.clone()];
     let mut rng = StdRng::seed_from_u64(seed);
     let mut made: BTreeMap<String, Made> = BTreeMap::new();
+    let mut sessions = 0u64;
     for step in 0..STEPS {
         let actor = &actors[rng.gen_range(0..actors.len())];
         let area = rng.gen_range(0..AREAS.len());
-        let (path, field, body) = AREAS[area];
         // An id of any account and any area, most often one that exists.
-        let target = (!made.is_empty()).then(|| {
-            let ids: Vec<&String> = made.keys().collect();
-            ids[rng.gen_range(0..ids.len())].clone()
-        });
+        let target = any_id(&made, &mut rng, |_| true);
         let at = format!("seed {seed} step {step}");
-        match (rng.gen_range(0..10), target) {
+        match (rng.gen_range(0..12), target) {
             (0..=2, _) | (_, None) => {
+                // Sessions come from agents (below); anything else through the API.
+                let area = if area == SESSIONS { CREDENTIALS } else { area };
+                let (path, body) = (AREAS[area].path, AREAS[area].create.unwrap());
                 let description = format!("made at {at}");
                 let mut body = body();
                 body["description"] = json!(description);
@@ -131,37 +205,32 @@ async fn run(seed: u64) {
                     owner, actor.principal,
                     "{at}: the owner defaults to the caller"
                 );
-                made.insert(
-                    id,
-                    Made {
-                        area,
-                        account: actor.account,
-                        owner,
-                        description,
-                        alive: true,
-                    },
-                );
+                made.insert(id, Made::new(area, actor.account, owner, description));
             }
             (3..=4, Some(id)) => {
                 let m = &made[&id];
                 let r = app
-                    .get(&format!("{}/{id}", AREAS[m.area].0))
+                    .get(&format!("{}/{id}", AREAS[m.area].path))
                     .key(&actor.key)
                     .send(&app)
                     .await;
                 if m.reachable_by(actor) {
                     assert_eq!(r.status, 200, "{at}: GET {id}: {}", r.text);
-                    assert_eq!(r.json["description"], m.description, "{at}");
+                    if m.area == SESSIONS {
+                        assert_eq!(r.json["credential"]["id"], json!(m.credential), "{at}");
+                    } else {
+                        assert_eq!(r.json["description"], m.description, "{at}");
+                    }
                 } else {
                     r.error(404, "ERR_TUNNEL_120");
                 }
             }
-            (5..=6, Some(id)) => {
+            (5..=6, Some(id)) if AREAS[made[&id].area].writable => {
                 let description = format!("changed at {at}");
                 let m = made.get_mut(&id).unwrap();
                 let r = app
                     .patch(
-                        &format!("{}/{id}", AREAS[m.area].0),
+                        &format!("{}/{id}", AREAS[m.area].path),
                         json!({"description": description}),
                     )
                     .key(&actor.key)
@@ -174,18 +243,29 @@ async fn run(seed: u64) {
                     r.error(404, "ERR_TUNNEL_120");
                 }
             }
-            (7, Some(id)) => {
+            (7, Some(id)) if AREAS[made[&id].area].writable => {
+                let used = in_use(&made, &id);
                 let m = made.get_mut(&id).unwrap();
                 let r = app
-                    .delete(&format!("{}/{id}", AREAS[m.area].0))
+                    .delete(&format!("{}/{id}", AREAS[m.area].path))
                     .key(&actor.key)
                     .send(&app)
                     .await;
-                if m.reachable_by(actor) {
+                if !m.reachable_by(actor) {
+                    r.error(404, "ERR_TUNNEL_120");
+                } else if used {
+                    r.error(409, "ERR_TUNNEL_122");
+                } else {
                     assert_eq!(r.status, 204, "{at}: DELETE {id}: {}", r.text);
                     m.alive = false;
-                } else {
-                    r.error(404, "ERR_TUNNEL_120");
+                    if m.area == CREDENTIALS {
+                        // Its sessions end with it.
+                        for s in made.values_mut() {
+                            if s.credential.as_deref() == Some(id.as_str()) {
+                                s.alive = false;
+                            }
+                        }
+                    }
                 }
             }
             (8, _) => {
@@ -203,13 +283,12 @@ async fn run(seed: u64) {
                     assert_eq!(r.status, 201, "{at}: {}", r.text);
                     made.insert(
                         r.json["id"].as_str().unwrap().to_owned(),
-                        Made {
-                            area: 0,
-                            account: actor.account,
-                            owner: other.principal.clone(),
-                            description: String::new(),
-                            alive: true,
-                        },
+                        Made::new(
+                            CREDENTIALS,
+                            actor.account,
+                            other.principal.clone(),
+                            String::new(),
+                        ),
                     );
                 } else {
                     r.error(403, "ERR_TUNNEL_123");
@@ -223,7 +302,52 @@ async fn run(seed: u64) {
                     .await;
                 assert!(matches!(r.status, 400 | 403), "{at}: {}", r.text);
             }
+            (9, _) => {
+                // An agent connects with the authtoken of a credential of either account: the
+                // session is that account's.
+                let Some(credential) =
+                    any_id(&made, &mut rng, |m| m.alive && m.area == CREDENTIALS)
+                else {
+                    continue;
+                };
+                let account = made[&credential].account;
+                sessions += 1;
+                let live = session(&app, sessions, &accounts[account], &credential);
+                let id = live.session.id.clone();
+                app.state.sessions().register(live).await.unwrap();
+                let mut m = Made::new(SESSIONS, account, String::new(), String::new());
+                m.credential = Some(credential);
+                made.insert(id, m);
+            }
+            (10, _) => {
+                // A subscription naming a destination of either account.
+                let Some(destination) = any_id(&made, &mut rng, |m| m.area == DESTINATIONS) else {
+                    continue;
+                };
+                let r = app
+                    .post(
+                        "/event_subscriptions",
+                        json!({"destination_ids": [destination]}),
+                    )
+                    .key(&actor.key)
+                    .send(&app)
+                    .await;
+                if made[&destination].reachable_by(actor) {
+                    assert_eq!(r.status, 201, "{at}: {}", r.text);
+                    let mut m = Made::new(
+                        SUBSCRIPTIONS,
+                        actor.account,
+                        actor.principal.clone(),
+                        String::new(),
+                    );
+                    m.uses.push(destination);
+                    made.insert(r.json["id"].as_str().unwrap().to_owned(), m);
+                } else {
+                    r.error(400, "ERR_TUNNEL_121");
+                }
+            }
             (_, _) => {
+                let Area { path, field, .. } = AREAS[area];
                 let r = app
                     .get(&format!("{path}?limit=100"))
                     .key(&actor.key)
@@ -247,6 +371,14 @@ async fn run(seed: u64) {
                 assert_eq!(listed, expected, "{at}: GET {path} as {}", actor.principal);
             }
         }
+    }
+    // Every area was reached, so the run says something about each.
+    for (i, area) in AREAS.iter().enumerate() {
+        assert!(
+            made.values().any(|m| m.area == i),
+            "seed {seed}: nothing made in {}",
+            area.path
+        );
     }
     // The audit log of each account names none of the other account's resources.
     for actor in actors.iter().filter(|a| a.admin) {
