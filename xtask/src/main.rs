@@ -3,11 +3,13 @@
 //! install the toolchain pieces they need first (see `tools`).
 //! `postgres` holds a throwaway PostgreSQL cluster open for running a test suite on it by hand.
 //! `lighthouse` scores the accessibility of every console page (not part of `test`).
+//! `fuzz` runs the cargo-fuzz targets of `fuzz/` for seconds each.
 //! `fuzz-api` sends generated requests to the API for minutes (`test` runs a fixed budget of them).
 //! `bench` measures against baselines; `soak` runs the server for minutes under agents and API
 //! load and records whether what it holds keeps growing (neither is part of `test`).
 
 mod bench;
+mod fuzz;
 mod fuzz_api;
 mod lighthouse;
 mod nodes;
@@ -42,6 +44,13 @@ enum Command {
         /// missing) instead of one.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
         nodes: u16,
+    },
+    /// Run every cargo-fuzz target of fuzz/ (ACL rules and binds, request bodies, agent
+    /// messages, ids and tokens) for N seconds each; fails on the first crash.
+    Fuzz {
+        /// How long each target runs.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
     },
     /// Build the server in release and send it requests generated from its OpenAPI document
     /// (schemathesis, every check and the stateful phase) for minutes; fails on any finding.
@@ -94,6 +103,7 @@ fn main() {
         Command::Soak { minutes, agents } => bench::soak(minutes, agents),
         Command::Postgres => test::hold_cluster(),
         Command::FuzzApi { minutes } => fuzz_api::fuzz(minutes),
+        Command::Fuzz { seconds } => fuzz::run(seconds),
         Command::Lighthouse => lighthouse::run(),
     };
     if let Err(err) = result {

@@ -24,6 +24,8 @@ pub const BINARYEN_VERSION: &str = "132.0.0";
 pub const AXE_CORE_VERSION: &str = "4.14.1";
 /// Lighthouse 12.8 is the last release that runs on Node 20 (13 needs Node 22.19).
 pub const LIGHTHOUSE_VERSION: &str = "12.8.2";
+/// cargo-fuzz, which builds and runs the fuzz targets of `fuzz/` (`cargo xtask fuzz`).
+pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// The schemathesis (PyPI) that sends generated requests to the API (`fuzz_api`).
 pub const SCHEMATHESIS_VERSION: &str = "4.32.5";
 /// The variable naming `axe.min.js` to the end-to-end tests (`tests/src/axe.rs` reads it).
@@ -161,6 +163,31 @@ pub fn ensure_axe_core() -> Result<PathBuf> {
     println!("    axe-core {AXE_CORE_VERSION}: {}", script.display());
     done(timer);
     Ok(script)
+}
+
+/// Installs crates.io `cargo-fuzz` (pinned) for `cargo xtask fuzz`.
+pub fn ensure_cargo_fuzz() -> Result<()> {
+    let timer = step("tools: cargo-fuzz");
+    let wanted = format!("cargo-fuzz {CARGO_FUZZ_VERSION}");
+    if version_of("cargo-fuzz", "--version").as_deref() != Some(wanted.as_str()) {
+        exec(cmd(
+            "cargo",
+            &[
+                "install",
+                "cargo-fuzz",
+                "--version",
+                CARGO_FUZZ_VERSION,
+                "--locked",
+            ],
+        ))?;
+    }
+    let found = version_of("cargo-fuzz", "--version").context("cargo-fuzz does not start")?;
+    if found != wanted {
+        bail!("cargo installed `{found}`, not {wanted}");
+    }
+    println!("    {found}");
+    done(timer);
+    Ok(())
 }
 
 /// Installs PyPI `schemathesis` (pinned) into a virtual environment of the tool cache, creating
