@@ -146,7 +146,7 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .collect();
     let searchable: Vec<&str> = paging::LIST_PARAMS
         .into_iter()
-        .chain([paging::SEARCH_PARAM])
+        .chain([paging::SEARCH_PARAM, paging::ORDER_PARAM])
         .collect();
     let accepted: &[&str] = match (is_list, relative) {
         (true, paths::EVENTS) => &events,

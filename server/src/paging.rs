@@ -1,5 +1,6 @@
 //! List pages (docs/api/README.md, lists and paging; sizes in docs/limits.md): `limit`
-//! (1..=100, default 100) and `before_id`, newest first, keyset pagination on the id, and an
+//! (1..=100, default 100) and `before_id`, newest first (oldest first with the `order`
+//! extension where the search is taken), keyset pagination on the id, and an
 //! absolute `next_page_uri` (or `null` on the last page). Also the one check of query
 //! parameters: lists accept exactly these two, other operations none (unknown parameters are a
 //! 400).
@@ -17,6 +18,10 @@ pub const LIST_PARAMS: [&str; 2] = ["limit", "before_id"];
 /// The search parameter (an extension) the lists of resources and sessions also accept; the
 /// audit log and a destination's deliveries have filters of their own instead.
 pub const SEARCH_PARAM: &str = "q";
+/// The order parameter (an extension) of the same lists: `newest` (the default) or `oldest`.
+pub const ORDER_PARAM: &str = "order";
+/// The values of [`ORDER_PARAM`].
+pub const ORDERS: [&str; 2] = ["newest", "oldest"];
 /// The deliveries of a destination, as its route is written (the matched path).
 pub const DELIVERIES: &str = "/event_destinations/{id}/deliveries";
 
@@ -65,6 +70,7 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
         limit: DEFAULT_PAGE_SIZE,
         before_id: None,
         q: None,
+        oldest_first: false,
     };
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match name.as_ref() {
@@ -87,6 +93,20 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
                         .with_field("before_id")
                 })?;
                 page.before_id = Some(value.into_owned());
+            }
+            ORDER_PARAM => {
+                page.oldest_first = match value.as_ref() {
+                    "newest" => false,
+                    "oldest" => true,
+                    _ => {
+                        let shown: String = value.chars().take(64).collect();
+                        return Err(ApiError::new(
+                            ErrorCode::InvalidQueryParameter,
+                            format!("{ORDER_PARAM} must be `newest` or `oldest`, not `{shown}`."),
+                        )
+                        .with_field(ORDER_PARAM));
+                    }
+                };
             }
             SEARCH_PARAM if !value.is_empty() => {
                 if value.chars().count() > MAX_SEARCH_CHARS {
@@ -123,6 +143,9 @@ pub fn next_page_uri(
             if let Some(q) = &page.q {
                 let q: String = form_urlencoded::byte_serialize(q.as_bytes()).collect();
                 paging.push_str(&format!("&q={q}"));
+            }
+            if page.oldest_first {
+                paging.push_str(&format!("&{ORDER_PARAM}=oldest"));
             }
             let paging = match list_path.contains('?') {
                 true => paging.replacen('?', "&", 1),

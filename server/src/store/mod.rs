@@ -89,6 +89,16 @@ pub struct PageQuery {
     pub before_id: Option<String>,
     /// The search (`q`): only rows whose searched text holds it; `None` for every row.
     pub q: Option<String>,
+    /// `order=oldest` (an extension): oldest first, `before_id` then naming the last row of the
+    /// previous page in that order.
+    pub oldest_first: bool,
+}
+
+impl PageQuery {
+    /// The page's `ORDER BY` direction on `id`.
+    pub fn direction(&self) -> &'static str {
+        if self.oldest_first { "ASC" } else { "DESC" }
+    }
 }
 
 /// The handle on the database, cheap to clone.

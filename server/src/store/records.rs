@@ -162,8 +162,8 @@ impl<'a, R: Record> Audit<'a, R> {
 }
 
 impl Store {
-    /// One page of the rows in `scope` (those holding the page's search, if any), newest first,
-    /// `limit + 1` of them so the caller knows whether more exist.
+    /// One page of the rows in `scope` (those holding the page's search, if any), newest first
+    /// (oldest first for `order=oldest`), `limit + 1` of them so the caller knows whether more exist.
     pub async fn list<'a, R: Record>(
         &self,
         scope: impl Into<Scope<'a>>,
@@ -180,8 +180,10 @@ impl Store {
         let (paged, page_values) =
             page_filter(self.dialect, table, "", R::SEARCH, page, values.len() + 1);
         let next = values.len() + page_values.len() + 1;
-        let sql =
-            format!("SELECT * FROM {table} WHERE {scoped}{paged} ORDER BY id DESC LIMIT ${next}");
+        let direction = page.direction();
+        let sql = format!(
+            "SELECT * FROM {table} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}"
+        );
         let mut query = sqlx::query(&sql);
         for value in values {
             query = query.bind(value);
@@ -311,7 +313,7 @@ impl Store {
 }
 
 /// What a list statement adds for one page beyond its scope (` AND …`, or nothing for the first
-/// page of every row): `id < before_id` for a later page, then the search, on `table` whose
+/// page of every row): `id < before_id` for a later page (`>` oldest first), then the search, on `table` whose
 /// columns are qualified with `qualifier` and searched in `columns`; parameters numbered from
 /// `$first`, and the values to bind, in order. Shared by the resource lists and the sessions'.
 pub(super) fn page_filter(
@@ -324,7 +326,9 @@ pub(super) fn page_filter(
 ) -> (String, Vec<String>) {
     let (mut filter, mut values) = (String::new(), Vec::new());
     if let Some(before_id) = &page.before_id {
-        filter.push_str(&format!(" AND {qualifier}id < ${first}"));
+        // Past the previous page's last row, in the page's order.
+        let past = if page.oldest_first { ">" } else { "<" };
+        filter.push_str(&format!(" AND {qualifier}id {past} ${first}"));
         values.push(before_id.clone());
     }
     if let Some(q) = page.q.as_deref() {

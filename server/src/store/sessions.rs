@@ -259,18 +259,20 @@ impl Store {
     }
 
     /// The live sessions matching `filter` (a condition on `s`, with parameters from `$2`
-    /// bound by `bind`), of the account `$1`, on nodes whose lease runs, newest first.
+    /// bound by `bind`), of the account `$1`, on nodes whose lease runs, newest first unless
+    /// `direction` is `ASC`.
     async fn live_sessions(
         &self,
         account_id: &str,
         filter: &str,
         limit: Option<u32>,
+        direction: &str,
         binds: &[&str],
     ) -> Result<Vec<LocatedSession>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM tunnel_sessions s JOIN cluster_nodes n ON n.id = s.node_id
              WHERE s.account_id = $1 AND n.lease_until >= {} {filter}
-             ORDER BY s.id DESC{}",
+             ORDER BY s.id {direction}{}",
             self.dialect.now_ms(),
             limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
         );
@@ -285,13 +287,13 @@ impl Store {
     /// The live session `id` of the account, and where its node is.
     pub async fn live_session(&self, account_id: &str, id: &str) -> Result<Option<LocatedSession>> {
         Ok(self
-            .live_sessions(account_id, "AND s.id = $2", None, &[id])
+            .live_sessions(account_id, "AND s.id = $2", None, "DESC", &[id])
             .await?
             .pop())
     }
 
     /// One page of the account's live sessions (those holding the page's search, if any),
-    /// newest first: `limit + 1` of them at most, so the caller knows whether more follow.
+    /// newest first (or oldest, as the page asks): `limit + 1` of them at most, so the caller knows whether more follow.
     pub async fn live_sessions_page(
         &self,
         account_id: &str,
@@ -300,7 +302,8 @@ impl Store {
         // `$1` is the account (`live_sessions`).
         let (filter, binds) = page_filter(self.dialect, "tunnel_sessions", "s.", SEARCH, page, 2);
         let binds: Vec<&str> = binds.iter().map(String::as_str).collect();
-        self.live_sessions(account_id, &filter, Some(page.limit + 1), &binds)
+        let direction = page.direction();
+        self.live_sessions(account_id, &filter, Some(page.limit + 1), direction, &binds)
             .await
     }
 
@@ -314,6 +317,7 @@ impl Store {
             account_id,
             "AND s.credential_id = $2",
             None,
+            "DESC",
             &[credential_id],
         )
         .await
@@ -321,6 +325,6 @@ impl Store {
 
     /// Every live session of the account (tunnel-group backends select among them by label).
     pub async fn account_sessions(&self, account_id: &str) -> Result<Vec<LocatedSession>> {
-        self.live_sessions(account_id, "", None, &[]).await
+        self.live_sessions(account_id, "", None, "DESC", &[]).await
     }
 }

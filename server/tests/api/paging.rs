@@ -124,3 +124,48 @@ async fn pagination_works_the_same_on_every_list() {
     .await;
     two_pages::<CredentialList>(&app, "/credentials", json!({}), 3).await;
 }
+
+#[tokio::test]
+async fn oldest_first_pages_forward_and_keeps_the_search() {
+    let app = TestApp::new().await;
+    let mut matching = Vec::new();
+    for i in 0..5 {
+        let c: Credential = app
+            .created("/credentials", json!({"description": format!("web {i}")}))
+            .await;
+        matching.push(c.id);
+        app.create("/credentials", json!({"description": "db"}))
+            .await;
+    }
+    let mut seen = Vec::new();
+    let mut next = format!("{BASE}/credentials?limit=2&q=web&order=oldest");
+    loop {
+        let page: CredentialList = app.get(&next).send(&app).await.body();
+        seen.extend(page.credentials.iter().map(|c| c.id.clone()));
+        match page.next_page_uri {
+            Some(uri) => {
+                assert!(
+                    uri.contains("q=web") && uri.contains("order=oldest"),
+                    "{uri}"
+                );
+                next = uri;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, matching, "oldest first, only the matches, no gaps");
+    // `newest` is the default, said or not.
+    let newest: CredentialList = app.fetch("/credentials?order=newest&limit=1").await;
+    let default: CredentialList = app.fetch("/credentials?limit=1").await;
+    assert_eq!(newest.credentials, default.credentials);
+    assert_eq!(newest.next_page_uri, default.next_page_uri);
+    for bad in ["order=", "order=asc", "order=OLDEST"] {
+        app.get(&format!("/credentials?{bad}"))
+            .fails(&app, 400, "ERR_TUNNEL_116")
+            .await;
+    }
+    // Only where the search is offered: the audit log has its own order.
+    app.get("/events?order=oldest")
+        .fails(&app, 400, "ERR_TUNNEL_115")
+        .await;
+}

@@ -39,6 +39,23 @@ async fn tunnel_sessions_list_get_and_close_on_credential_delete() {
     let page2: TunnelSessionList = app.get(&next).send(&app).await.body();
     assert_eq!(page2.tunnel_sessions.len(), 2);
     assert_eq!(page2.next_page_uri, None);
+    // Oldest first, in pages too.
+    let oldest: TunnelSessionList = app.fetch("/tunnel_sessions?order=oldest&limit=3").await;
+    let later = oldest.next_page_uri.clone().unwrap_or_default();
+    let rest: TunnelSessionList = app.get(&later).send(&app).await.body();
+    let ids: Vec<&str> = oldest
+        .tunnel_sessions
+        .iter()
+        .chain(&rest.tunnel_sessions)
+        .map(|s| s.id.as_str())
+        .collect();
+    let mut expected: Vec<&str> = items
+        .iter()
+        .chain(&page2.tunnel_sessions)
+        .map(|s| s.id.as_str())
+        .collect();
+    expected.reverse();
+    assert_eq!(ids, expected);
 
     let one = app.get(&items[0].uri).send(&app).await;
     assert_eq!(one.status, 200);

@@ -122,6 +122,14 @@ fn parameters(op: &Operation) -> Vec<Value> {
             );
             q["x-extension"] = json!(true);
             parameters.push(q);
+            let mut order = query(
+                crate::paging::ORDER_PARAM,
+                "An extension: `newest` first (the default) or `oldest` first; `before_id` is \
+                 then the last item of the previous page in that order (docs/api/README.md).",
+                json!({"type": "string", "enum": crate::paging::ORDERS, "default": "newest"}),
+            );
+            order["x-extension"] = json!(true);
+            parameters.push(order);
         }
         if op.path == tunnel_core::paths::EVENTS {
             let id = json!({"type": "string", "pattern": "^[0-9A-Za-z_]{1,64}$"});
