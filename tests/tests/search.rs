@@ -1,6 +1,7 @@
 //! Searching a list through the console: the search box filters as the user types, the search
 //! is in the URL (a reload, back / forward and a shared link show the same rows), Enter applies
-//! at once, an empty result says so, and clearing the box shows every row again.
+//! at once, an empty result says so, and clearing the box shows every row again. The order
+//! (newest or oldest first) is chosen beside it and kept in the URL with it.
 
 use serde_json::json;
 use tunnel_e2e::api::id;
@@ -79,6 +80,38 @@ async fn a_search_filters_the_list_and_lives_in_the_url() -> anyhow::Result<()> 
         .goto(&format!("{}/credentials?q=BETA", stack.server.url()))
         .await?;
     rows_are(client, &[beta]).await?;
+
+    // The order goes in the URL beside the search, and survives a reload; back returns to
+    // newest first.
+    client
+        .goto(&format!("{}/credentials?q=laptop", stack.server.url()))
+        .await?;
+    rows_are(client, &[gamma, alpha]).await?;
+    pages::select(client, "Order", "Oldest first").await?;
+    rows_are(client, &[alpha, gamma]).await?;
+    assert!(
+        url(client)
+            .await?
+            .ends_with("/credentials?q=laptop&order=oldest")
+    );
+    client.refresh().await?;
+    rows_are(client, &[alpha, gamma]).await?;
+    assert_eq!(pages::value_of(client, "Order").await?, "oldest");
+    client.back().await?;
+    rows_are(client, &[gamma, alpha]).await?;
+    assert_eq!(pages::value_of(client, "Order").await?, "newest");
+    client.forward().await?;
+    rows_are(client, &[alpha, gamma]).await?;
+    // A new search keeps the order.
+    pages::fill(client, "Search credentials", "a").await?;
+    pages::press(client, fantoccini::key::Key::Enter).await?;
+    rows_are(client, &[alpha, beta, gamma]).await?;
+    assert!(
+        url(client)
+            .await?
+            .ends_with("/credentials?q=a&order=oldest")
+    );
+    browser.screenshot("search-oldest-first").await?;
     browser.close().await?;
     Ok(())
 }

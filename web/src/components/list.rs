@@ -20,7 +20,7 @@ use super::copy::CopyButton;
 use super::export::ExportButtons;
 use super::loading::{Load, fetch_into, render_load};
 use super::pager::{Pager, PagerNav};
-use super::search::{SearchBox, use_search, with_search};
+use super::search::{OrderSelect, SearchBox, use_oldest_first, use_search, with_list_query};
 use leptos::prelude::*;
 use leptos::wasm_bindgen::JsCast;
 use leptos_router::components::A;
@@ -121,8 +121,8 @@ impl ListPage {
         }
     }
 
-    /// A search box (labelled `label`) over the list: the search is in the console's URL and
-    /// goes to the API as `q`; a new search starts at the first page.
+    /// A search box (labelled `label`) over the list, and the choice of its order: both are in
+    /// the console's URL and go to the API as `q` and `order`; a change starts at the first page.
     pub fn search(self, label: &'static str) -> ListPage {
         ListPage {
             search: Some(label),
@@ -194,14 +194,15 @@ impl ListPage {
         let mut list = self;
         let mut searched = None;
         if list.search.is_some() {
-            let (base, q) = (list.api_path, use_search());
-            list.api_path = Signal::derive(move || with_search(&base.get(), &q.get()));
+            let (base, q, oldest) = (list.api_path, use_search(), use_oldest_first());
+            list.api_path =
+                Signal::derive(move || with_list_query(&base.get(), &q.get(), oldest.get()));
             searched = Some(q);
         }
         let tools = (list.search.is_some() || list.export.is_some()).then(|| {
             view! {
                 <div class="list-tools">
-                    {list.search.map(|label| view! { <SearchBox label=label /> })}
+                    {list.search.map(|label| view! { <SearchBox label=label /> <OrderSelect /> })}
                     {list.export.map(|stem| view! { <ExportButtons api_path=list.api_path field=P::FIELD stem=stem /> })}
                 </div>
             }

@@ -3,6 +3,10 @@
 //! the same results: the box follows the URL, typing puts the text in the URL once the user
 //! pauses (replacing the entry, so the history is not one entry per letter), and Enter at once
 //! (a new entry). [`ListPage`](super::list::ListPage) sends it to the API as `q`.
+//!
+//! The order of the list (`order=oldest`, the API's extension; newest first when absent) lives
+//! beside it in the URL and is chosen with [`OrderSelect`]. Changing either keeps the other and
+//! goes back to the first page.
 
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
@@ -15,6 +19,27 @@ pub const PARAM: &str = "q";
 /// How long typing pauses before the search is applied.
 const PAUSE: Duration = Duration::from_millis(300);
 
+/// The console URL's query parameter of the order, named as the API's.
+pub const ORDER_PARAM: &str = "order";
+
+/// Whether the URL asks for the oldest first.
+pub fn use_oldest_first() -> Memo<bool> {
+    let query = use_query_map();
+    Memo::new(move |_| query.with(|q| q.get(ORDER_PARAM).as_deref() == Some("oldest")))
+}
+
+/// `path` with the search `q` (none when empty) and the order (none when newest first): a
+/// console URL, or an API path, at its first page.
+pub fn with_list_query(path: &str, q: &str, oldest_first: bool) -> String {
+    let order = if oldest_first { "oldest" } else { "" };
+    let query = crate::routes::query_string(&[(PARAM, q), (ORDER_PARAM, order)]);
+    if query.is_empty() {
+        return path.to_owned();
+    }
+    let sep = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{sep}{query}")
+}
+
 /// The search in the URL (trimmed; empty when none).
 pub fn use_search() -> Memo<String> {
     let query = use_query_map();
@@ -23,20 +48,14 @@ pub fn use_search() -> Memo<String> {
 
 /// `api_path` with the search `q` (none when empty).
 pub fn with_search(api_path: &str, q: &str) -> String {
-    if q.is_empty() {
-        return api_path.to_owned();
-    }
-    let sep = if api_path.contains('?') { '&' } else { '?' };
-    format!(
-        "{api_path}{sep}{}",
-        crate::routes::query_string(&[(PARAM, q)])
-    )
+    with_list_query(api_path, q, false)
 }
 
 /// The box, labelled `label` (read by screen readers; the placeholder says it too).
 #[component]
 pub fn SearchBox(label: &'static str) -> impl IntoView {
     let current = use_search();
+    let oldest_first = use_oldest_first();
     let location = use_location();
     let navigate = use_navigate();
     let text = RwSignal::new(current.get_untracked());
@@ -53,7 +72,7 @@ pub fn SearchBox(label: &'static str) -> impl IntoView {
             return;
         }
         let path = location.pathname.get_untracked();
-        let href = with_search(&path, &q);
+        let href = with_list_query(&path, &q, oldest_first.get_untracked());
         navigate(
             &href,
             NavigateOptions {
@@ -98,5 +117,44 @@ pub fn SearchBox(label: &'static str) -> impl IntoView {
                 spellcheck="false" maxlength="255"
                 prop:value=move || text.get() on:input=on_input />
         </form>
+    }
+}
+
+/// The order of the list: newest first (the API's order) or oldest first.
+#[component]
+pub fn OrderSelect() -> impl IntoView {
+    let oldest_first = use_oldest_first();
+    let q = use_search();
+    let location = use_location();
+    let navigate = use_navigate();
+    let change = move |ev: leptos::ev::Event| {
+        let oldest = event_target_value(&ev) == "oldest";
+        if oldest == oldest_first.get_untracked() {
+            return;
+        }
+        let path = location.pathname.get_untracked();
+        navigate(
+            &with_list_query(&path, &q.get_untracked(), oldest),
+            NavigateOptions {
+                scroll: false,
+                ..NavigateOptions::default()
+            },
+        );
+    };
+    let value = move || {
+        if oldest_first.get() {
+            "oldest"
+        } else {
+            "newest"
+        }
+    };
+    view! {
+        <div class="order">
+            <label for="list-order" class="sr-only">"Order"</label>
+            <select id="list-order" name=ORDER_PARAM on:change=change prop:value=value>
+                <option value="newest">"Newest first"</option>
+                <option value="oldest">"Oldest first"</option>
+            </select>
+        </div>
     }
 }

@@ -172,6 +172,8 @@ fn error_codes(op: &Operation) -> Vec<ErrorCode> {
         MissingAuthorization,
         MalformedAuthorization,
         InvalidApiKey,
+        // Every operation refuses a query parameter it does not take.
+        UnknownQueryParameter,
         RateLimited,
         AuthFailuresLimited,
         Internal,
@@ -189,7 +191,7 @@ fn error_codes(op: &Operation) -> Vec<ErrorCode> {
         ]);
     }
     if is_list(op) {
-        codes.extend([UnknownQueryParameter, InvalidQueryParameter]);
+        codes.push(InvalidQueryParameter);
     }
     codes.extend(operations::own_errors(op.operation_id).iter().copied());
     codes

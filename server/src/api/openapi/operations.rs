@@ -136,6 +136,9 @@ pub const OWN_ERRORS: &[(&str, &[ErrorCode])] = &[
     ("createEventDestination", &[ErrorCode::WebhookAddressRefused]),
     ("updateEventDestination", &[ErrorCode::WebhookAddressRefused]),
     ("deleteEventDestination", &[ErrorCode::InUse]),
+    // No input, but a body may be sent (`{}`, as clients do), and is read as any body is.
+    ("rotateEventDestinationSecret", &[ErrorCode::MalformedJson, ErrorCode::UnknownField, ErrorCode::BodyTooLarge, ErrorCode::UnsupportedMediaType]),
+    ("testEventDestination", &[ErrorCode::MalformedJson, ErrorCode::UnknownField, ErrorCode::BodyTooLarge, ErrorCode::UnsupportedMediaType]),
     ("createEventSubscription", &[ErrorCode::ReferenceNotFound]),
     ("updateEventSubscription", &[ErrorCode::ReferenceNotFound]),
 ];
