@@ -70,11 +70,19 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// `N` random bytes from the kernel.
+fn random_bytes<const N: usize>() -> Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// A fresh admin key for the run: random, so nothing fixed ever unlocks a server.
 fn random_key() -> Result<String> {
-    let mut bytes = [0u8; 20];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = random_bytes::<20>()?
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     Ok(format!("tk_{hex}"))
 }
 
@@ -126,7 +134,7 @@ pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
     let auth = format!("Authorization: Bearer {key}");
     let seed = match budget {
         Budget::Test => "1".to_owned(),
-        Budget::Minutes(_) => format!("{}", std::process::id() as u64 * 7919 + 1),
+        Budget::Minutes(_) => u32::from_le_bytes(random_bytes::<4>()?).to_string(),
     };
     let mut args: Vec<String> = ["run", &schema, "-H", &auth, "-H", "Service-Version: 2"]
         .iter()
