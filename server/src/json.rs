@@ -115,9 +115,15 @@ fn nul_path(value: &serde_json::Value, at: String) -> Option<String> {
 /// Parses `bytes`, mapping serde's errors to the API's codes. A string holding NUL is refused
 /// (400 naming its field) whatever the database: PostgreSQL cannot store it.
 pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
-    if holds_nul(bytes)
-        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
-        && let Some(field) = nul_path(&value, String::new())
+    // The body as a JSON tree, read only when a check below can find something: a NUL is
+    // written only as `\u0000`, and an array only with `[`.
+    let nul = holds_nul(bytes);
+    let tree = (nul || bytes.contains(&b'['))
+        .then(|| serde_json::from_slice::<Value>(bytes).ok())
+        .flatten();
+    if nul
+        && let Some(tree) = &tree
+        && let Some(field) = nul_path(tree, String::new())
     {
         return Err(ApiError::new(
             ErrorCode::InvalidField,
@@ -189,9 +195,9 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiErro
         )
     })?;
     // serde reads a struct from an array too (its fields in order); the API takes objects only.
-    if let Ok(given) = serde_json::from_slice::<Value>(bytes)
+    if let Some(given) = &tree
         && let Ok(read) = serde_json::to_value(&value)
-        && let Some(at) = array_for_object(&given, &read, String::new())
+        && let Some(at) = array_for_object(given, &read, String::new())
     {
         let error = ApiError::new(
             ErrorCode::MalformedJson,

@@ -16,14 +16,16 @@
 //! fails unless at least [`MIN_REQUESTS`] requests were generated; `cargo xtask fuzz-api
 //! --minutes N` runs it on the release server for N minutes with a fresh seed.
 
+use crate::run::random_hex;
 use crate::shell::{cmd, done, exec, root, step, target_dir};
 use crate::tools::ensure_schemathesis;
 use anyhow::{Context, Result, bail};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
+use tunnel_testkit::process::{ProcessGuard, free_addr, serve_command};
 
 /// The fewest generated requests a `cargo xtask test` run accepts.
 pub const MIN_REQUESTS: u64 = 5_000;
@@ -56,60 +58,18 @@ pub enum Budget {
     Minutes(f64),
 }
 
-/// The server of one run, stopped when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// `N` random bytes from the kernel.
-fn random_bytes<const N: usize>() -> Result<[u8; N]> {
-    let mut bytes = [0u8; N];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// A fresh admin key for the run: random, so nothing fixed ever unlocks a server.
-fn random_key() -> Result<String> {
-    let hex: String = random_bytes::<20>()?
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Ok(format!("tk_{hex}"))
-}
-
-/// Starts `binary` on `port` with its data in `dir`, every rate limit off (the run sends
+/// Starts `binary` on `addr` with its data in `dir`, every rate limit off (the run sends
 /// thousands of requests, some with wrong keys, from one address), and waits until it listens.
-fn start(binary: &Path, dir: &Path, port: u16, key: &str) -> Result<Server> {
+fn start(binary: &Path, dir: &Path, addr: SocketAddr, key: &str) -> Result<ProcessGuard> {
     let database = format!("sqlite://{}", dir.join("api.sqlite").display());
-    let listen = format!("127.0.0.1:{port}");
-    let log = std::fs::File::create(dir.join("server.log"))?;
-    let child = std::process::Command::new(binary)
-        .args(["serve", "--database", &database, "--listen", &listen])
+    let mut command = serve_command(binary, addr, &database);
+    command
         .args(["--rate-limit-key", "off", "--rate-limit-ip", "off"])
         .args(["--rate-limit-auth-failures", "off"])
         .env("TUNNEL_BOOTSTRAP_API_KEY", key)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("cannot start {}", binary.display()))?;
-    let server = Server(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(&listen).is_err() {
-        if Instant::now() > deadline {
-            bail!("the server did not listen on {listen} within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        .stderr(std::fs::File::create(dir.join("server.log"))?);
+    let mut server = ProcessGuard::spawn("tunnel-server", command)?;
+    server.wait_for_port(addr, Duration::from_secs(60))?;
     Ok(server)
 }
 
@@ -126,15 +86,16 @@ pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
     let work = target_dir("schemathesis");
     std::fs::create_dir_all(&work)?;
     let dir = tempfile::tempdir_in(&work)?;
-    let port = free_port()?;
-    let key = random_key()?;
-    let _server = start(binary, dir.path(), port, &key)?;
+    let addr = free_addr()?;
+    // A fresh admin key for the run: random, so nothing fixed ever unlocks a server.
+    let key = format!("tk_{}", random_hex(20)?);
+    let _server = start(binary, dir.path(), addr, &key)?;
 
-    let schema = format!("http://127.0.0.1:{port}/api/openapi.json");
+    let schema = format!("http://{addr}/api/openapi.json");
     let auth = format!("Authorization: Bearer {key}");
     let seed = match budget {
         Budget::Test => "1".to_owned(),
-        Budget::Minutes(_) => u32::from_le_bytes(random_bytes::<4>()?).to_string(),
+        Budget::Minutes(_) => u32::from_str_radix(&random_hex(4)?, 16)?.to_string(),
     };
     let mut args: Vec<String> = ["run", &schema, "-H", &auth, "-H", "Service-Version: 2"]
         .iter()
@@ -178,10 +139,7 @@ pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
             "SCHEMATHESIS_HOOKS",
             root().join("xtask/schemathesis/hooks.py"),
         )
-        .env(
-            "TUNNEL_FUZZ_BASE_URL",
-            format!("http://127.0.0.1:{port}/api"),
-        )
+        .env("TUNNEL_FUZZ_BASE_URL", format!("http://{addr}/api"))
         .env("TUNNEL_FUZZ_API_KEY", &key);
     println!("    schemathesis against {schema} (seed {seed})");
     let mut child = command

@@ -9,10 +9,9 @@
 //! page in Debian's Chromium. The script and everything it starts run in one process group,
 //! killed when this returns.
 
-use crate::shell::{cmd, done, exec, root, step};
+use crate::shell::{cmd, done, exec, root, step, target_dir};
 use crate::tools::{CHROMIUM, ensure_browser, ensure_build_tools, ensure_lighthouse};
 use anyhow::{Result, bail};
-use std::path::PathBuf;
 use std::time::Duration;
 use tunnel_testkit::process::{ProcessGuard, free_addr, serve_command};
 
@@ -36,13 +35,11 @@ pub fn run() -> Result<()> {
     ))?;
     done(timer);
 
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
+    let debug = target_dir("debug");
     let data = tempfile::tempdir()?;
     let addr = free_addr()?;
     let database = format!("sqlite://{}", data.path().join("tunnel.db").display());
-    let mut command = serve_command(&target.join("debug/tunnel-server"), addr, &database);
+    let mut command = serve_command(&debug.join("tunnel-server"), addr, &database);
     command
         .arg("--console-dir")
         .arg(root().join("dist"))
@@ -55,10 +52,10 @@ pub fn run() -> Result<()> {
     command
         .env("TUNNEL_URL", format!("http://{addr}"))
         .env("TUNNEL_API_KEY", ADMIN_KEY)
-        .env("TUNNEL_AGENT", target.join("debug/tunnel-agent"))
+        .env("TUNNEL_AGENT", debug.join("tunnel-agent"))
         .env("LIGHTHOUSE_DIR", &lighthouse)
         .env("CHROMIUM", CHROMIUM)
-        .env("OUT_DIR", target.join("lighthouse"));
+        .env("OUT_DIR", target_dir("lighthouse"));
     let mut audit = ProcessGuard::spawn("node xtask/lighthouse/audit.mjs", command)?;
     let status = audit.wait_exit(AUDIT_TIMEOUT)?;
     if !status.success() {
