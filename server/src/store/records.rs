@@ -176,13 +176,24 @@ impl Store {
         // bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
         // the same whatever the total (docs/api/README.md, lists and paging).
         let table = R::TABLE;
+        let mut conn = self.pool.acquire().await?;
+        // A search with few matches reads them rather than the account's rows (search.rs).
+        let narrow = match page.q.as_deref() {
+            Some(q) => super::search::narrow(&mut conn, self.dialect, table, q).await?,
+            None => false,
+        };
+        let from = if narrow {
+            format!("{table} NOT INDEXED")
+        } else {
+            table.to_owned()
+        };
         let (scoped, values) = scope.into().filter::<R>(1);
         let (paged, page_values) =
             page_filter(self.dialect, table, "", R::SEARCH, page, values.len() + 1);
         let next = values.len() + page_values.len() + 1;
         let direction = page.direction();
         let sql = format!(
-            "SELECT * FROM {table} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}"
+            "SELECT * FROM {from} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}"
         );
         let mut query = sqlx::query(&sql);
         for value in values {
@@ -191,7 +202,6 @@ impl Store {
         for value in page_values {
             query = query.bind(value);
         }
-        let mut conn = self.pool.acquire().await?;
         let rows = query
             .bind(i64::from(page.limit) + 1)
             .fetch_all(&mut *conn)
