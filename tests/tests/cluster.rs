@@ -6,6 +6,8 @@
 //!   single-node answers (409 with the agent's refusal, 204, 404).
 //! - Two nodes commanding one session at the same moment: exactly one stop is accepted.
 //! - A credential deleted, or its ACL narrowed, through node B closes the sessions node A holds.
+//! - An API key deleted through node A is refused by node B from the delete's answer on, though
+//!   B had just authenticated it (and keeps the keys it authenticated for a few seconds).
 //! - Node A killed: its session leaves every list within the lease (15 s), the ended event is
 //!   recorded once, and the agent, given both nodes, comes back through node B.
 //! - Node A stopped cleanly: its session leaves every list at once.
@@ -303,6 +305,44 @@ async fn a_credential_changed_through_one_node_closes_sessions_on_another() -> R
         !exit.success(),
         "an agent whose credential was deleted exits with an error"
     );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_deleted_through_one_node_is_refused_by_every_node_at_once() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    let created = a.api.create("/api_keys", json!({})).await?;
+    let key = created["token"].as_str().context("the new key")?.to_owned();
+    let with_key = |node: &Node| Api::new(&format!("{}/api", node.url()), &key);
+    // Both nodes authenticate it (and keep it).
+    for node in [&a, &b] {
+        let (status, me) = with_key(node).get("/me").await?;
+        assert_eq!(status, 200, "{me}");
+    }
+    // The other nodes' route that forgets keys wants the cluster secret too.
+    for key in [ADMIN_KEY, ""] {
+        let outsider = Api::new(&b.url(), key);
+        let (status, _) = outsider
+            .post("/cluster/v1/api_keys/forget", json!(null))
+            .await?;
+        assert_eq!(status, 401, "with `{key}`");
+    }
+    let (status, body) = a
+        .api
+        .call(
+            hyper::Method::DELETE,
+            &format!("/api_keys/{}", id(&created)),
+            None,
+        )
+        .await?;
+    assert_eq!(status, 204, "{body}");
+    for node in [&b, &a] {
+        let (status, refused) = with_key(node).get("/me").await?;
+        assert_eq!(status, 401, "{refused}");
+        assert_eq!(refused["error_code"], json!("ERR_TUNNEL_104"), "{refused}");
+    }
     Ok(())
 }
 

@@ -12,7 +12,9 @@
 //! over HTTP (`POST {advertise_url}/cluster/v1/tunnel_sessions/{id}/command|close`), with the
 //! cluster secret as a Bearer token, and answered there exactly as the local path would answer
 //! (`api::cluster` serves these routes). The answer is synchronous, like the local path's, so the
-//! API's answers are the same wherever the agent is connected.
+//! API's answers are the same wherever the agent is connected. The deletion of an API key is
+//! sent to every other live node too (`POST …/cluster/v1/api_keys/forget`), which empties its
+//! cache of authenticated keys before the deletion is answered.
 
 use super::journal;
 use crate::secret::Secret;
@@ -214,6 +216,31 @@ impl Node {
             Ok(_) => {}
             Err(e) => tracing::warn!("cannot remove expired nodes: {e}"),
         }
+    }
+
+    /// Has every other live node forget the API keys it recently authenticated (a key was
+    /// deleted here, and this node's own cache is already empty): all at once, each within
+    /// [`CALL_MARGIN`]. A node that does not answer is logged; its entries end with their time
+    /// to live (`store::key_cache`). Returns how many nodes confirmed.
+    pub async fn forget_api_keys_everywhere(&self, store: &Store) -> usize {
+        let urls = match store.peer_urls(&self.id).await {
+            Ok(urls) => urls,
+            Err(e) => {
+                tracing::warn!("cannot list the other nodes to revoke an API key on: {e}");
+                return 0;
+            }
+        };
+        let calls = urls
+            .iter()
+            .map(|url| self.call::<_, bool>(url, "api_keys/forget", &(), CALL_MARGIN));
+        let mut confirmed = 0;
+        for answer in futures_util::future::join_all(calls).await {
+            match answer {
+                Ok(_) => confirmed += 1,
+                Err(e) => tracing::warn!("an API key revocation may be late there: {e}"),
+            }
+        }
+        confirmed
     }
 
     /// Sends `order` for session `id` to the node at `url`; its answer.

@@ -1,14 +1,16 @@
 //! API keys (docs/api/api_keys.md, an extension shaped as ngrok's): create (the only response
 //! carrying the key, in `token`), update (description, metadata), and the generic list, get and
-//! delete. A deleted key is revoked at once: every request reads its key from the database. A
-//! member reaches only their own keys; an admin every key of the account.
+//! delete. A deleted key is revoked at once: the store forgets the keys it authenticated
+//! recently, and every other node of the cluster is told to forget them too before the delete is
+//! answered (`store::key_cache`). A member reaches only their own keys; an admin every key of
+//! the account.
 
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, owner, text};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::AppState;
-use crate::store::{ApiKeyRow, Scope};
+use crate::store::{ApiKeyRow, Cause, Scope};
 use axum::Router;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList, ApiKeyUpdate};
@@ -21,6 +23,7 @@ declare_resource! {
     ApiKeyRow => ApiKeyList, created from ApiKeyCreate => create;
     updated from ApiKeyUpdate => update;
     scope => scope;
+    deleted => revoked;
     wire(state, row) => ApiKey { token: None, owner_id: row.principal_id }
 }
 
@@ -35,6 +38,17 @@ fn scope(caller: &Caller) -> Scope<'_> {
     } else {
         Scope::owned_by(&caller.account_id, &caller.principal_id)
     }
+}
+
+/// The other nodes forget the keys they authenticated recently, so the deleted one is a 401
+/// everywhere from the delete's answer on. In a task of its own, so a client hanging up does not
+/// cancel it; the answer still waits for it.
+async fn revoked(state: &AppState, _account_id: &str, id: &str, _cause: &Cause) {
+    let (node, store) = (state.node.clone(), state.store.clone());
+    let told = tokio::spawn(async move { node.forget_api_keys_everywhere(&store).await })
+        .await
+        .unwrap_or(0);
+    tracing::info!(api_key_id = %id, nodes_told = told, "API key deleted");
 }
 
 async fn create(new: New<'_, ApiKeyCreate>) -> ApiResult<ApiKey> {

@@ -1,6 +1,7 @@
 //! The routes nodes of a cluster call on each other (docs/cluster.md), outside `/api` and
 //! never in the OpenAPI document: `POST /cluster/v1/tunnel_sessions/{id}/command` and
-//! `…/close`, for a session whose agent this node holds. Authenticated with the cluster secret
+//! `…/close`, for a session whose agent this node holds, and `POST /cluster/v1/api_keys/forget`,
+//! sent when another node deleted an API key. Authenticated with the cluster secret
 //! as a Bearer token (compared in constant time); anything else is a 401 that says nothing more.
 //!
 //! A command answers with the local outcome (`Result<(), Undelivered>` as JSON), which the
@@ -28,6 +29,10 @@ pub fn router() -> Router<AppState> {
         .route(
             &format!("{CLUSTER_PREFIX}/tunnel_sessions/{{id}}/close"),
             post(close),
+        )
+        .route(
+            &format!("{CLUSTER_PREFIX}/api_keys/forget"),
+            post(forget_api_keys),
         )
 }
 
@@ -85,4 +90,18 @@ async fn close(
     .await
     .unwrap_or(false);
     Json(held).into_response()
+}
+
+/// Another node deleted an API key: this node forgets the keys it authenticated recently, so
+/// the next request with the deleted one reads the database (and is a 401). Answers `true`.
+async fn forget_api_keys(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(refused) = order::<()>(&state, &headers, &body) {
+        return refused.into_response();
+    }
+    state.store.forget_api_keys();
+    Json(true).into_response()
 }

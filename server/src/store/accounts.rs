@@ -182,14 +182,31 @@ impl Store {
         self.insert_api_key(&mut tx, &account_id, &principal_id, Some(api_key))
             .await?;
         tx.commit().await?;
+        self.keys.clear();
         Ok(true)
     }
 
     /// The owner of a presented API key, or `None` when it is unknown (hash compared in
     /// constant time).
+    /// Answered from the keys recently authenticated when it is one of them (`key_cache`).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
-        self.authenticate_api_key_in(&mut *self.pool.acquire().await?, api_key)
-            .await
+        let hash = super::hash_secret(api_key);
+        let generation = match self.keys.get(&hash) {
+            Ok(owner) => return Ok(Some(owner)),
+            Err(generation) => generation,
+        };
+        let owner = self
+            .authenticate_api_key_in(&mut *self.pool.acquire().await?, api_key)
+            .await?;
+        if let Some(owner) = &owner {
+            self.keys.put(generation, hash, owner.clone());
+        }
+        Ok(owner)
+    }
+
+    /// Forgets the keys recently authenticated: another node of the cluster revoked one.
+    pub fn forget_api_keys(&self) {
+        self.keys.clear();
     }
 
     /// [`Store::authenticate_api_key`] in `conn` (a transaction's, to see its own writes).

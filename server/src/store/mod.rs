@@ -33,6 +33,7 @@ mod error;
 mod event_destinations;
 mod event_subscriptions;
 mod events;
+mod key_cache;
 mod migrations;
 mod records;
 mod search;
@@ -111,6 +112,8 @@ pub struct Store {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Woken by every commit that queued a webhook delivery ([`WriteTx::commit`]).
     deliveries_queued: Arc<Notify>,
+    /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
+    keys: Arc<key_cache::KeyCache>,
 }
 
 /// A write transaction: the changes, their events and their deliveries commit together
@@ -243,6 +246,7 @@ impl Store {
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             deliveries_queued: Arc::new(Notify::new()),
             writer: Arc::new(tokio::sync::Mutex::new(())),
+            keys: Arc::default(),
         })
     }
 

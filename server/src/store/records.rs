@@ -249,7 +249,13 @@ impl Store {
             .await?;
         let event = audit.event("deleted", id, &before);
         self.emit(&mut tx, account_id, event).await?;
-        tx.commit().await
+        tx.commit().await?;
+        if R::TABLE == super::ApiKeyRow::TABLE {
+            // Revoked at once: after the commit, so no lookup can put the key back
+            // (`key_cache`); the other nodes are told by the API (`api::api_keys`).
+            self.keys.clear();
+        }
+        Ok(())
     }
 
     /// Mints an id of `R`'s kind, makes the row of it with `row`, and stores it in the account

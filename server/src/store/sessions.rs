@@ -157,6 +157,18 @@ impl Store {
         Ok(reaped)
     }
 
+    /// The advertise URLs of the nodes other than `id` whose lease runs.
+    pub async fn peer_urls(&self, id: &str) -> Result<Vec<String>> {
+        let sql = format!(
+            "SELECT advertise_url FROM cluster_nodes WHERE id <> $1 AND lease_until >= {}",
+            self.dialect.now_ms()
+        );
+        Ok(sqlx::query_scalar(&sql)
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
     /// Node `id` leaves (a clean shutdown): its sessions end at once, recorded with `ended`.
     pub async fn leave_cluster(&self, id: &str, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
         let mut tx = self.write_tx().await?;
