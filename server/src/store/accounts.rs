@@ -186,9 +186,9 @@ impl Store {
         Ok(true)
     }
 
-    /// The owner of a presented API key, or `None` when it is unknown (hash compared in
-    /// constant time).
-    /// Answered from the keys recently authenticated when it is one of them (`key_cache`).
+    /// The owner of a presented API key, or `None` when it is unknown: from the keys this
+    /// process authenticated recently when it is one of them (`key_cache`, by the key's SHA-256),
+    /// else from the database (the stored hash compared in constant time).
     pub async fn authenticate_api_key(&self, api_key: &str) -> Result<Option<ApiKeyOwner>> {
         let hash = super::hash_secret(api_key);
         let generation = match self.keys.get(&hash) {
