@@ -1,5 +1,6 @@
 //! Before a session exists: bad hellos refused with a reason, hellos past core's limits
-//! (`docs/limits.md`), a huge frame cut off at its header, connections waiting for a hello capped.
+//! (`docs/limits.md`) refused and one at every limit welcomed, a huge frame cut off at its
+//! header, connections waiting for a hello capped.
 
 use crate::support::{Server, WAIT};
 use crate::{hello, next_json, open, timings, welcomed};
@@ -77,6 +78,31 @@ async fn hellos_past_the_core_limits_are_refused() {
         );
     }
     assert!(server.session_ids(&key).await.is_empty());
+}
+
+/// A hello at every limit at once (4 KiB of metadata, 100 long binds: about 24 KiB, several times
+/// what the server reads from a connection at a time) arrives whole and opens a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hello_at_every_limit_is_welcomed() {
+    let (server, key, token) = Server::with_credential("3.4.1", timings()).await;
+    let label = "a".repeat(60);
+    let binds: Vec<String> = (0..100)
+        .map(|i| format!("b{i:03}{}.{label}.{label}.example.com", &label[4..]))
+        .collect();
+    let hello = json!({
+        "type": "hello", "authtoken": token, "agent_version": "3.4.0", "os": "o".repeat(64),
+        "metadata": "m".repeat(4096), "update_checks": true, "binds": binds
+    })
+    .to_string();
+    assert!(hello.len() > 20_000, "{} bytes", hello.len());
+    let mut ws = open(&server).await;
+    ws.send(Message::text(hello)).await.unwrap();
+    let welcome = next_json(&mut ws).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    assert_eq!(
+        server.session_ids(&key).await,
+        [welcome["session_id"].as_str().unwrap().to_owned()]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
