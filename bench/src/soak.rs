@@ -2,8 +2,9 @@
 //! SQLite database, with its default limits on agent connections and failed keys, under a long
 //! mixed load: `--agents` real agents connected, some restarted and some stopped through the API
 //! every second, some killed and started again, while API clients create, read, list and delete
-//! credentials. Every 10 s it samples what the server holds: resident memory and open file
-//! descriptors (`/proc`), tasks alive and sessions held (its `--metrics-listen` gauges).
+//! credentials. Every 10 s it samples what the server holds: resident memory, its anonymous part
+//! (heap and stacks) and open file descriptors (`/proc`), tasks alive and sessions held (its
+//! `--metrics-listen` gauges).
 //!
 //! A leak shows as growth that does not level off: the table compares the start (every agent
 //! connected), the end (the load stopped, every agent connected again) and the second half of
@@ -12,7 +13,7 @@
 //! soak keeps the rest of the file).
 
 use crate::http::{Conn, Req};
-use crate::procs::{ProcessGuard, free_addr, rss_kib};
+use crate::procs::{ProcessGuard, anon_kib, free_addr, rss_kib};
 use crate::report::kib;
 use crate::sections::agent_restarts::{agent_token, spawn_agent};
 use crate::server::{Databases, Kind, Server};
@@ -59,6 +60,7 @@ const API_CLIENTS: usize = 4;
 struct Sample {
     seconds: f64,
     rss_kib: u64,
+    anon_kib: u64,
     fds: u64,
     tasks: u64,
     sessions: u64,
@@ -129,8 +131,8 @@ async fn soak(args: SoakArgs) -> Result<()> {
             next_sample += Duration::from_secs(SAMPLE_EVERY);
             let s = sample(&server, metrics, load_start.elapsed().as_secs_f64()).await?;
             println!(
-                "soak: {:>5.0} s  rss {} KiB  fds {}  tasks {}  sessions {}",
-                s.seconds, s.rss_kib, s.fds, s.tasks, s.sessions
+                "soak: {:>5.0} s  rss {} KiB (anonymous {} KiB)  fds {}  tasks {}  sessions {}",
+                s.seconds, s.rss_kib, s.anon_kib, s.fds, s.tasks, s.sessions
             );
             samples.push(s);
         }
@@ -300,6 +302,7 @@ async fn sample(server: &Server, metrics: SocketAddr, seconds: f64) -> Result<Sa
     Ok(Sample {
         seconds,
         rss_kib: rss_kib(server.process.pid())?,
+        anon_kib: anon_kib(server.process.pid())?,
         ..g
     })
 }
@@ -346,8 +349,9 @@ fn report(args: &SoakArgs, samples: &[Sample], counts: &Counts, seconds: f64) ->
          credential; every second, by turns, two sessions restarted through the API, one stopped \
          (its agent exits and is started again), or two agents' processes killed and started \
          again; {API_CLIENTS} API clients meanwhile create, read, list and delete credentials. \
-         Sampled every {SAMPLE_EVERY} s: resident memory (`/proc`), open file descriptors, tasks \
-         alive and sessions held (`--metrics-listen`). Start: every agent connected, before the \
+         Sampled every {SAMPLE_EVERY} s: resident memory and its anonymous part (`/proc`: \
+         `VmRSS`, and `RssAnon`, the heap and stacks without the binary's pages, which are read in \
+         as code first runs), open file descriptors, tasks alive and sessions held (`--metrics-listen`). Start: every agent connected, before the \
          load; end: the load stopped, every agent connected again, 5 s later. Growth: the mean of \
          the second half of the load's samples over the first half's (1.00× when it levelled \
          off).\n\n",
@@ -359,16 +363,21 @@ fn report(args: &SoakArgs, samples: &[Sample], counts: &Counts, seconds: f64) ->
     ));
     md.push_str("| figure | start | end | largest | growth |\n|---|---:|---:|---:|---:|\n");
     md.push_str(&row("resident memory", &|s| s.rss_kib, &memory));
+    md.push_str(&row("of which anonymous", &|s| s.anon_kib, &memory));
     md.push_str(&row("open file descriptors", &|s| s.fds, &count));
     md.push_str(&row("tasks alive", &|s| s.tasks, &count));
     md.push_str(&row("sessions held", &|s| s.sessions, &count));
-    let series: Vec<String> = samples
-        .iter()
-        .map(|s| format!("{:.1}", s.rss_kib as f64 / 1024.0))
-        .collect();
+    let series = |f: &dyn Fn(&Sample) -> u64| {
+        samples
+            .iter()
+            .map(|s| format!("{:.1}", f(s) as f64 / 1024.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     md.push_str(&format!(
-        "\nResident memory at each sample, MiB: {}.\n\n",
-        series.join(", ")
+        "\nResident memory at each sample, MiB: {}.\n\nIts anonymous part, MiB: {}.\n\n",
+        series(&|s| s.rss_kib),
+        series(&|s| s.anon_kib)
     ));
     md.push_str(&format!(
         "Load: {:.1} min, {} samples; {} restarts and {} stops accepted, {} agents killed, {} \

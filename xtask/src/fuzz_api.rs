@@ -12,9 +12,9 @@
 //! The run's own key is kept from being revoked by a generated delete (a schemathesis hook,
 //! `xtask/schemathesis/hooks.py`).
 //!
-//! `cargo xtask test` runs it on the debug server with a fixed seed and a fixed budget, and
-//! fails unless at least [`MIN_REQUESTS`] requests were generated; `cargo xtask fuzz-api
-//! --minutes N` runs it on the release server for N minutes with a fresh seed.
+//! Both run it on the release server ([`release_server`]): `cargo xtask test` with a fixed seed
+//! and a fixed budget, failing unless at least [`MIN_REQUESTS`] requests were generated; `cargo
+//! xtask fuzz-api --minutes N` for N minutes with a fresh seed.
 
 use crate::run::random_hex;
 use crate::shell::{cmd, done, exec, root, step, target_dir};
@@ -174,15 +174,18 @@ pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
     Ok(count)
 }
 
-/// `cargo xtask fuzz-api --minutes N`: the release server, N minutes.
-pub fn fuzz(minutes: f64) -> Result<()> {
-    let timer = step("release build: tunnel-server");
+/// Builds the release server, the one both runs send their requests to (a server as
+/// deployed; the debug one also answers them several times slower); its path.
+pub fn release_server() -> Result<std::path::PathBuf> {
+    let timer = step("release build: tunnel-server (for the generated requests)");
     exec(cmd("cargo", &["build", "--release", "-p", "tunnel-server"]))?;
     done(timer);
-    run(
-        &target_dir("release").join("tunnel-server"),
-        Budget::Minutes(minutes),
-    )?;
+    Ok(target_dir("release").join("tunnel-server"))
+}
+
+/// `cargo xtask fuzz-api --minutes N`: the release server, N minutes.
+pub fn fuzz(minutes: f64) -> Result<()> {
+    run(&release_server()?, Budget::Minutes(minutes))?;
     Ok(())
 }
 

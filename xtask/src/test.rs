@@ -4,7 +4,7 @@
 //! server among them), `cargo fmt --check`, clippy (native workspace, and the WASM crates for
 //! wasm32), the release console build, the server and agent binaries, the native tests of the
 //! workspace (end-to-end ones and `tunnel-testkit` included: every step names the workspace, not
-//! a list of crates), generated requests against the debug server (`fuzz_api`, schemathesis),
+//! a list of crates), generated requests against the release server (`fuzz_api`, schemathesis),
 //! the contract suites again on a real PostgreSQL (one cluster started from
 //! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
 //! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
@@ -116,9 +116,9 @@ pub fn run() -> Result<()> {
     let mut count = exec_tests(tests)?;
     done(timer);
 
-    // Its own step (timed inside): the debug server built above, a fixed budget.
+    // Its own steps (timed inside): the release server, a fixed budget.
     let generated = crate::fuzz_api::run(
-        &crate::shell::target_dir("debug").join("tunnel-server"),
+        &crate::fuzz_api::release_server()?,
         crate::fuzz_api::Budget::Test,
     )?;
     println!("    (schemathesis: {generated} generated requests)");

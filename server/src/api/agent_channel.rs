@@ -17,7 +17,7 @@ use tunnel_core::limits::MAX_AGENT_MESSAGE_BYTES;
 use tunnel_core::paths::AGENT_CONNECT;
 
 /// What each connection reads into at a time. tungstenite's default (128 KiB, allocated when
-/// the connection opens) was 26 of the 31 MiB the server's heap held with 200 agents connected
+/// the connection opens) was 26 of the 33 MB the server's heap held with 200 agents connected
 /// (a heap profile of `cargo xtask soak`): agents send a hello and short answers, so a small
 /// buffer costs nothing, and a larger message (up to [`MAX_AGENT_MESSAGE_BYTES`]) still arrives
 /// whole, read in several steps.
