@@ -73,8 +73,14 @@ impl ProcessGuard {
     pub fn wait_for_port(&mut self, addr: SocketAddr, within: Duration) -> Result<()> {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                return Ok(());
+            if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                // A port in the ephemeral range with nobody listening on it can be connected to
+                // by the connecting socket itself (TCP simultaneous open, when the kernel picks
+                // that very port as the local one): that is not the program listening. Seen as
+                // an end-to-end test whose first request was refused.
+                if stream.local_addr().ok() != Some(addr) {
+                    return Ok(());
+                }
             }
             if let Some(status) = self.child.try_wait()? {
                 bail!("{} exited before listening: {status}", self.name);
