@@ -351,10 +351,10 @@ fn report(args: &SoakArgs, samples: &[Sample], counts: &Counts, seconds: f64) ->
          again; {API_CLIENTS} API clients meanwhile create, read, list and delete credentials. \
          Sampled every {SAMPLE_EVERY} s: resident memory and its anonymous part (`/proc`: \
          `VmRSS`, and `RssAnon`, the heap and stacks without the binary's pages, which are read in \
-         as code first runs), open file descriptors, tasks alive and sessions held (`--metrics-listen`). Start: every agent connected, before the \
-         load; end: the load stopped, every agent connected again, 5 s later. Growth: the mean of \
-         the second half of the load's samples over the first half's (1.00× when it levelled \
-         off).\n\n",
+         as code first runs), open file descriptors, tasks alive and sessions held \
+         (`--metrics-listen`). Start: every agent connected, before the load; end: the load \
+         stopped, every agent connected again, 5 s later. Growth: the mean of the second half of \
+         the load's samples over the first half's (1.00× when it levelled off).\n\n",
         args.commands
             .first()
             .map_or("tunnel-bench soak", String::as_str),

@@ -76,8 +76,8 @@ impl ProcessGuard {
             if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
                 // A port in the ephemeral range with nobody listening on it can be connected to
                 // by the connecting socket itself (TCP simultaneous open, when the kernel picks
-                // that very port as the local one): that is not the program listening. Seen as
-                // an end-to-end test whose first request was refused.
+                // that very port as the local one): that is not the program listening. The likely
+                // cause of an end-to-end test whose first request was refused.
                 if stream.local_addr().ok() != Some(addr) {
                     return Ok(());
                 }

@@ -174,8 +174,8 @@ pub fn run(binary: &Path, budget: Budget) -> Result<u64> {
     Ok(count)
 }
 
-/// Builds the release server, the one both runs send their requests to (a server as
-/// deployed; the debug one also answers them several times slower); its path.
+/// Builds the release server, the one both runs send their requests to (the server as it is
+/// deployed; the debug build answers several times slower); its path.
 pub fn release_server() -> Result<std::path::PathBuf> {
     let timer = step("release build: tunnel-server (for the generated requests)");
     exec(cmd("cargo", &["build", "--release", "-p", "tunnel-server"]))?;
