@@ -49,8 +49,7 @@ pub(super) fn condition(
             format!(
                 "{qualifier}rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH ${param})"
             ),
-            // One phrase: its trigrams in order, so the whole text as a substring.
-            format!("\"{}\"", q.replace('"', "\"\"")),
+            phrase(q),
         ),
         // SQLite's `lower` folds ASCII only; the index's folding covers the rest for longer
         // searches.
@@ -74,15 +73,19 @@ pub(super) async fn narrow(
     if dialect != Dialect::Sqlite || q.chars().count() < TRIGRAM {
         return Ok(false);
     }
-    let (_, phrase) = condition(dialect, table, "", &[], 1, q);
     let sql = format!(
         "SELECT count(*) FROM (SELECT 1 FROM {table}_search WHERE {table}_search MATCH $1 LIMIT {NARROW})"
     );
     let found: i64 = sqlx::query_scalar(&sql)
-        .bind(phrase)
+        .bind(phrase(q))
         .fetch_one(conn)
         .await?;
     Ok(found < NARROW)
+}
+
+/// `q` as one FTS5 phrase: its trigrams in order, so the whole text as a substring.
+fn phrase(q: &str) -> String {
+    format!("\"{}\"", q.replace('"', "\"\""))
 }
 
 /// `c1 || ' ' || c2 || …`: the text a search looks in, as migration 6 indexes it.
