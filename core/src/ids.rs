@@ -93,6 +93,15 @@ impl IdKind {
     pub fn of(id: &str) -> Option<IdKind> {
         IdKind::ALL.into_iter().find(|k| id.starts_with(k.prefix()))
     }
+
+    /// The kind of a principal's id (an owner, an actor): a bot by its prefix, else a user.
+    pub fn of_principal(id: &str) -> IdKind {
+        if id.starts_with(IdKind::Bot.prefix()) {
+            IdKind::Bot
+        } else {
+            IdKind::User
+        }
+    }
 }
 
 /// Why a string is not an id of the expected kind.

@@ -77,6 +77,8 @@ pub const EVENT_SUBSCRIPTION_METADATA: TextLimit = TextLimit::chars("metadata", 
 /// `docs/api/README.md`) follow the byte limits of credentials.
 pub const OTHER_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const OTHER_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
+/// The name of a user or bot, given with the operator's commands.
+pub const USER_NAME: TextLimit = TextLimit::chars("name", 64);
 
 /// Checks the length of a list field, then marks repeated items.
 ///

@@ -21,11 +21,17 @@ pub const EVENT_SUBSCRIPTIONS: &str = "/event_subscriptions";
 pub const API_KEYS: &str = "/api_keys";
 /// Who the request's API key acts as (an extension).
 pub const ME: &str = "/me";
+/// The users and bots of the account (an extension).
+pub const USERS: &str = "/users";
 /// The audit log (an extension).
 pub const EVENTS: &str = "/events";
 
 pub fn credential(id: &str) -> String {
     format!("{CREDENTIALS}/{id}")
+}
+
+pub fn user(id: &str) -> String {
+    format!("{USERS}/{id}")
 }
 
 pub fn api_key(id: &str) -> String {

@@ -158,8 +158,9 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
 }
 
 /// The list operations: the collection paths, and the one list below a resource.
-const LIST_PATHS: [&str; 10] = [
+const LIST_PATHS: [&str; 11] = [
     paths::API_KEYS,
+    paths::USERS,
     paths::CREDENTIALS,
     paths::SSH_CERTIFICATE_AUTHORITIES,
     paths::TUNNEL_SESSIONS,

@@ -1,15 +1,17 @@
 //! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
 //! operator commands that work on the same database (`account create`, `account list`,
-//! `user create`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
+//! `user create`, `user rename`, `user list`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
 //! and calls these.
 
 use crate::config::ServeOptions;
 use crate::secret::Secret;
 use crate::state::AppState;
-use crate::store::{DatabaseUrl, Store};
+use crate::store::{DatabaseUrl, PageQuery, Principal, Store};
 use anyhow::Context as _;
 use serde_json::json;
 use std::net::SocketAddr;
+use tunnel_core::event_types::object_name;
+use tunnel_core::ids::IdKind;
 
 /// Runs the server until Ctrl-C / SIGTERM.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
@@ -98,8 +100,9 @@ pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow
              Created account {} with admin user {}.\n\
              Admin API key (shown only now; keep it safe):\n\n    {}\n\n\
              Use it as `Authorization: Bearer <key>` or to sign in to the console.\n\
+             Name the user: tunnel-server user rename --id {} --name NAME (and the server's --database)\n\
              ===================================================================\n",
-            created.account_id, created.principal_id, created.api_key
+            created.account_id, created.principal_id, created.api_key, created.principal_id
         );
     }
     Ok(())
@@ -170,14 +173,19 @@ pub async fn migrate(from: &str, to: &str) -> anyhow::Result<serde_json::Value> 
     }))
 }
 
-/// `account create [--name N]`: `{"account_id","user_id","api_key"}`.
+/// `account create [--name N] [--admin-name NAME]`: `{"account_id","user_id","api_key"}`.
 pub async fn account_create(
     database: &str,
     name: Option<&str>,
+    admin_name: Option<&str>,
 ) -> anyhow::Result<serde_json::Value> {
+    let admin_name = user_name("--admin-name", admin_name.unwrap_or_default())?;
     let store = open(database).await?;
     let created = store
-        .create_account(name.unwrap_or(crate::store::DEFAULT_ACCOUNT_NAME))
+        .create_account(
+            name.unwrap_or(crate::store::DEFAULT_ACCOUNT_NAME),
+            &admin_name,
+        )
         .await?;
     store.close().await;
     Ok(
@@ -196,19 +204,92 @@ pub async fn account_list(database: &str) -> anyhow::Result<serde_json::Value> {
         .collect())
 }
 
-/// `user create --account ID [--admin] [--bot]`: `{"user_id","api_key"}`.
+/// `user create --account ID [--name NAME] [--admin] [--bot]`: `{"user_id","api_key"}`.
 pub async fn user_create(
     database: &str,
     account: &str,
+    name: &str,
     admin: bool,
     bot: bool,
 ) -> anyhow::Result<serde_json::Value> {
+    let name = user_name("--name", name)?;
+    let principal = Principal {
+        kind: if bot { IdKind::Bot } else { IdKind::User },
+        name: &name,
+        admin,
+    };
     let store = open(database).await?;
-    let created = store.create_principal(account, admin, bot).await?;
+    let created = store.create_principal(account, &principal).await?;
     store.close().await;
     let created = created
         .with_context(|| format!("no account `{account}` (see `tunnel-server account list`)"))?;
     Ok(json!({"user_id": created.principal_id, "api_key": created.api_key}))
+}
+
+/// `user rename --id ID --name NAME`: `{"user_id","name"}`.
+pub async fn user_rename(
+    database: &str,
+    id: &str,
+    name: &str,
+) -> anyhow::Result<serde_json::Value> {
+    let name = user_name("--name", name)?;
+    let store = open(database).await?;
+    let renamed = store.rename_principal(id, &name).await;
+    store.close().await;
+    anyhow::ensure!(
+        renamed?,
+        "no user or bot `{id}` (see `tunnel-server user list --account ID`)"
+    );
+    Ok(json!({"user_id": id, "name": name}))
+}
+
+/// `user list --account ID`: `[{"user_id","name","kind","is_admin"}]`, users then bots, newest
+/// first.
+pub async fn user_list(database: &str, account: &str) -> anyhow::Result<serde_json::Value> {
+    let store = open(database).await?;
+    let listed = async {
+        anyhow::ensure!(
+            store.account_name(account).await?.is_some(),
+            "no account `{account}` (see `tunnel-server account list`)"
+        );
+        let mut page = PageQuery {
+            limit: 500,
+            before_id: None,
+            q: None,
+            oldest_first: false,
+        };
+        let mut users = Vec::new();
+        loop {
+            let mut rows = store.list_users(account, &page).await?;
+            let more = rows.len() > page.limit as usize;
+            rows.truncate(page.limit as usize);
+            page.before_id = rows.last().map(|u| u.id.clone());
+            users.extend(rows.into_iter().map(|u| {
+                let kind = object_name(IdKind::of_principal(&u.id));
+                json!({"user_id": u.id, "name": u.name, "kind": kind, "is_admin": u.is_admin})
+            }));
+            if !more {
+                return Ok(serde_json::Value::Array(users));
+            }
+        }
+    }
+    .await;
+    store.close().await;
+    listed
+}
+
+/// A name for a user or bot as given on the command line: trimmed, at most
+/// [`tunnel_core::limits::USER_NAME`], no control characters (it is shown in the console).
+fn user_name(flag: &str, name: &str) -> anyhow::Result<String> {
+    let name = name.trim();
+    if let Some(error) = tunnel_core::limits::USER_NAME.check(name) {
+        anyhow::bail!("{flag}: {}", error.message);
+    }
+    anyhow::ensure!(
+        !name.chars().any(char::is_control),
+        "{flag}: a name cannot hold control characters"
+    );
+    Ok(name.to_owned())
 }
 
 /// `dev seed-credentials --account ID --count N` (hidden; for `cargo xtask bench`): bulk-loads

@@ -63,6 +63,9 @@ enum AccountCommand {
     Create {
         #[arg(long)]
         name: Option<String>,
+        /// The admin user's name, shown wherever it owns something (none by default).
+        #[arg(long)]
+        admin_name: Option<String>,
         #[command(flatten)]
         database: Database,
     },
@@ -79,10 +82,30 @@ enum UserCommand {
     Create {
         #[arg(long)]
         account: String,
+        /// The name shown wherever the user owns something (credentials, API keys).
+        #[arg(long, default_value = "")]
+        name: String,
         #[arg(long)]
         admin: bool,
         #[arg(long)]
         bot: bool,
+        #[command(flatten)]
+        database: Database,
+    },
+    /// Name (or rename) a user or bot; prints {"user_id","name"}.
+    Rename {
+        /// The user (usr_…) or bot (bot_…).
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        database: Database,
+    },
+    /// List the users and bots of an account; prints [{"user_id","name","kind","is_admin"}].
+    List {
+        #[arg(long)]
+        account: String,
         #[command(flatten)]
         database: Database,
     },
@@ -143,18 +166,29 @@ async fn start() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let output = match cli.command {
         Command::Serve(options) => return cli::serve(*options).await,
-        Command::Account(AccountCommand::Create { name, database }) => {
-            cli::account_create(&database.database, name.as_deref()).await?
+        Command::Account(AccountCommand::Create {
+            name,
+            admin_name,
+            database,
+        }) => {
+            cli::account_create(&database.database, name.as_deref(), admin_name.as_deref()).await?
         }
         Command::Account(AccountCommand::List { database }) => {
             cli::account_list(&database.database).await?
         }
         Command::User(UserCommand::Create {
             account,
+            name,
             admin,
             bot,
             database,
-        }) => cli::user_create(&database.database, &account, admin, bot).await?,
+        }) => cli::user_create(&database.database, &account, &name, admin, bot).await?,
+        Command::User(UserCommand::Rename { id, name, database }) => {
+            cli::user_rename(&database.database, &id, &name).await?
+        }
+        Command::User(UserCommand::List { account, database }) => {
+            cli::user_list(&database.database, &account).await?
+        }
         Command::Migrate { from, to } => cli::migrate(&from, &to).await?,
         Command::Dev(DevCommand::SeedCredentials {
             account,

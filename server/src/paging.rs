@@ -63,9 +63,10 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
     Ok(())
 }
 
-/// Parses `limit` and `before_id` of a list of `kind`, ignoring the list's other parameters
-/// (the `Caller` extractor refused unknown ones before any handler runs).
-pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
+/// Parses `limit` and `before_id` of a list of the id kinds `kinds` (one, or the users' two;
+/// never none), ignoring the list's other parameters (the `Caller` extractor refused unknown
+/// ones before any handler runs).
+pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiError> {
     let mut page = PageQuery {
         limit: DEFAULT_PAGE_SIZE,
         before_id: None,
@@ -88,6 +89,12 @@ pub fn parse(query: Option<&str>, kind: IdKind) -> Result<PageQuery, ApiError> {
                     })?;
             }
             "before_id" => {
+                // Checked as the kind its prefix names, else as the list's first (for the error).
+                let kind = kinds
+                    .iter()
+                    .copied()
+                    .find(|k| value.starts_with(k.prefix()))
+                    .unwrap_or(kinds[0]);
                 parse_id(kind, &value).map_err(|e| {
                     ApiError::new(ErrorCode::InvalidQueryParameter, format!("before_id: {e}"))
                         .with_field("before_id")

@@ -39,6 +39,12 @@ impl Texts {
         text
     }
 
+    /// The name of a user: [`Texts::description`] cut to the characters a name may hold.
+    pub fn name(&self, kind: &str) -> String {
+        let max = tunnel_core::limits::USER_NAME.max;
+        self.description(kind).chars().take(max).collect()
+    }
+
     /// What the pages of a resource of `kind` show first: its description's start.
     pub fn marker(&self, kind: &str) -> String {
         format!("{} {kind}", self.prefix)
@@ -55,6 +61,8 @@ pub struct Data {
     pub subscription: String,
     pub api_key: String,
     pub backend: String,
+    /// A member of the account named with the texts (made with the operator's command).
+    pub user: String,
     pub session: String,
     /// The newest event of the audit log.
     pub event: String,
@@ -121,6 +129,9 @@ pub async fn create(server: &Server, api: &Api, texts: &Texts) -> Result<Data> {
             json!({"description": texts.description("key"), "metadata": metadata}),
         )
         .await?;
+    let (_, me) = api.get("/me").await?;
+    let account = me["account_id"].as_str().unwrap_or_default();
+    let (user, _) = server.user(account, &texts.name("user"), false)?;
     let token = credential["token"].as_str().unwrap_or_default();
     let bind = format!("env={}", texts.label);
     let agent = Agent::start(
@@ -149,6 +160,7 @@ pub async fn create(server: &Server, api: &Api, texts: &Texts) -> Result<Data> {
         subscription: id(&subscription),
         api_key: id(&api_key),
         backend: id(&backend),
+        user,
         session,
         event,
         agent,
@@ -207,6 +219,8 @@ pub fn routes(data: &Data, texts: &Texts) -> Vec<(String, String)> {
         ("/api-keys".into(), m("key")),
         ("/api-keys/new".into(), "New API key".into()),
         (format!("/api-keys/{}", data.api_key), m("key")),
+        ("/users".into(), m("user")),
+        (format!("/users/{}", data.user), m("user")),
     ]
 }
 

@@ -160,11 +160,19 @@ impl Server {
         })
     }
 
-    /// A new member (a user, not an admin) of `account`, made with the operator command
-    /// `tunnel-server user create` on the server's database while it runs: `(user_id, api_key)`.
+    /// A new member (a user, not an admin) of `account`, without a name: see [`Server::user`].
     pub fn member(&self, account: &str) -> Result<(String, String)> {
+        self.user(account, "", false)
+    }
+
+    /// A new member (a user, or a bot when `bot`) of `account` named `name`, made with the
+    /// operator command `tunnel-server user create` on the server's database while it runs:
+    /// `(user_id, api_key)`.
+    pub fn user(&self, account: &str, name: &str, bot: bool) -> Result<(String, String)> {
         let output = Command::new(binary("tunnel-server")?)
-            .args(["user", "create", "--account", account, "--database"])
+            .args(["user", "create", "--account", account, "--name", name])
+            .args(bot.then_some("--bot"))
+            .arg("--database")
             .arg(&self.database)
             .stdin(Stdio::null())
             .output()?;

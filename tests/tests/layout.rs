@@ -118,6 +118,7 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             (&*format!("/tls-edges/{edge_id}"), "Backend module"),
             ("/api-keys", "this console"),
             (&*format!("/api-keys/{key_id}"), "Shown only once"),
+            ("/users", "The people and bots of this account"),
         ];
         for (route, text) in pages_to_check {
             let shot = format!("layout-{width}{}", route.replace('/', "-"));

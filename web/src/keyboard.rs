@@ -20,7 +20,7 @@ const STORAGE_KEY: &str = "tunnel-console.shortcuts";
 const CHORD_MS: f64 = 1500.0;
 
 /// The sections `g` leads to: (letter, route).
-const GO: [(&str, &str); 9] = [
+const GO: [(&str, &str); 10] = [
     ("c", routes::CREDENTIALS),
     ("h", routes::SSH_CAS),
     ("s", routes::TUNNEL_SESSIONS),
@@ -30,10 +30,11 @@ const GO: [(&str, &str); 9] = [
     ("d", routes::EVENT_DESTINATIONS),
     ("a", routes::ACTIVITY),
     ("k", routes::API_KEYS),
+    ("u", routes::USERS),
 ];
 
 /// Every shortcut as the list shows it: (keys, what it does).
-pub const SHORTCUTS: [(&str, &str); 15] = [
+pub const SHORTCUTS: [(&str, &str); 16] = [
     ("/", "Search the list"),
     ("n", "New (on a page that creates)"),
     ("j / k", "Next / previous row of the list"),
@@ -48,6 +49,7 @@ pub const SHORTCUTS: [(&str, &str); 15] = [
     ("g d", "Go to Destinations"),
     ("g a", "Go to Activity"),
     ("g k", "Go to API keys"),
+    ("g u", "Go to Users"),
     ("?", "This list"),
 ];
 
@@ -87,7 +89,7 @@ fn move_row(by: i32) {
     let Some(doc) = document() else {
         return;
     };
-    let Ok(links) = doc.query_selector_all("main table tbody tr a.name") else {
+    let Ok(links) = doc.query_selector_all("main table tbody tr td.name-cell a.name") else {
         return;
     };
     let links: Vec<web_sys::HtmlElement> = (0..links.length())

@@ -29,7 +29,7 @@ use crate::components::toast::Toasts;
 use crate::pages::signin::SignIn;
 use crate::pages::{
     activity, api_keys, backends, credentials, event_destinations, event_subscriptions, ssh_cas,
-    tls_edges, tunnel_sessions,
+    tls_edges, tunnel_sessions, users,
 };
 use crate::routes::segment;
 use crate::state::{AppState, use_app};
@@ -137,6 +137,8 @@ fn Console() -> impl IntoView {
                     <Route path=StaticSegment(segment::API_KEYS) view=api_keys::ApiKeyList />
                     <Route path=(StaticSegment(segment::API_KEYS), StaticSegment(segment::NEW)) view=api_keys::ApiKeyNew />
                     <Route path=(StaticSegment(segment::API_KEYS), id) view=api_keys::ApiKeyDetail />
+                    <Route path=StaticSegment(segment::USERS) view=users::UserList />
+                    <Route path=(StaticSegment(segment::USERS), id) view=users::UserDetail />
                 </Routes>
             </main>
             <p id="route-announcer" class="sr-only" aria-live="polite" aria-atomic="true">{move || announcer.get()}</p>
@@ -144,7 +146,7 @@ fn Console() -> impl IntoView {
     }
 }
 
-/// Who is signed in (`GET /me`): whether an admin, and the account; the user or bot id and the
+/// Who is signed in (`GET /me`): the name, whether an admin, and the account; the user or bot id and the
 /// API base URL on hover. A resumed sign-in (a reload) reads it again; until it is known, only
 /// the base URL shows.
 #[component]
@@ -164,19 +166,31 @@ fn WhoAmI(base: Signal<String>) -> impl IntoView {
     move || match app.me.get() {
         Some(me) => {
             let role = if me.is_admin { "admin" } else { "member" };
+            // A named user shows the name first, the role after it (left to the title on a
+            // narrow desktop); an unnamed one shows the role.
+            let (shown, role_after) = if me.principal_name.is_empty() {
+                (role.to_owned(), None)
+            } else {
+                (me.principal_name.clone(), Some(format!(" · {role}")))
+            };
+            let principal = format!("{} {}", me.principal_kind, me.principal_id);
+            let who = if me.principal_name.is_empty() {
+                format!("{principal} ({role})")
+            } else {
+                format!("{} ({principal}, {role})", me.principal_name)
+            };
             let title = format!(
-                "Signed in as {} {} ({role}) of account {} ({}), through {}",
-                me.principal_kind,
-                me.principal_id,
+                "Signed in as {who} of account {} ({}), through {}",
                 me.account_name,
                 me.account_id,
                 base.get()
             );
-            // The id is long and says little at a glance: the role and account show, the whole
-            // of it is on hover and for screen readers.
+            // The id is long and says little at a glance: the name, role and account show, the
+            // whole of it is on hover and for screen readers.
             view! {
                 <span class="whoami" title=title.clone() aria-label=title>
-                    {role} <span class="account">" · " {me.account_name}</span>
+                    {shown}{role_after.map(|r| view! { <span class="role">{r}</span> })}
+                    <span class="account">" · " {me.account_name}</span>
                 </span>
             }
             .into_any()

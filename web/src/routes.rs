@@ -19,6 +19,7 @@ pub mod segment {
     pub const EVENT_DESTINATIONS: &str = "event-destinations";
     pub const ACTIVITY: &str = "activity";
     pub const API_KEYS: &str = "api-keys";
+    pub const USERS: &str = "users";
     /// The create page under a section (`/credentials/new`).
     pub const NEW: &str = "new";
     /// The root of the console (the router's empty path), which redirects to the first
@@ -46,6 +47,12 @@ pub const EVENT_DESTINATION_NEW: &str = "/event-destinations/new";
 pub const ACTIVITY: &str = "/activity";
 pub const API_KEYS: &str = "/api-keys";
 pub const API_KEY_NEW: &str = "/api-keys/new";
+/// The users and bots of the account (read-only).
+pub const USERS: &str = "/users";
+
+pub fn user(id: &str) -> String {
+    format!("{USERS}/{id}")
+}
 
 pub fn api_key(id: &str) -> String {
     format!("{API_KEYS}/{id}")
@@ -140,13 +147,14 @@ pub fn for_id(id: &str) -> Option<String> {
         IdKind::EventSubscription => event_subscription(id),
         IdKind::Event => activity_event(id),
         IdKind::ApiKey => api_key(id),
+        IdKind::User | IdKind::Bot => user(id),
         _ => return None,
     };
     Some(route)
 }
 
 /// The sections of the main navigation: (route, label).
-pub const SECTIONS: [(&str, &str); 9] = [
+pub const SECTIONS: [(&str, &str); 10] = [
     (CREDENTIALS, "Credentials"),
     (SSH_CAS, "SSH CAs"),
     (TUNNEL_SESSIONS, "Sessions"),
@@ -156,6 +164,7 @@ pub const SECTIONS: [(&str, &str); 9] = [
     (EVENT_DESTINATIONS, "Destinations"),
     (ACTIVITY, "Activity"),
     (API_KEYS, "API keys"),
+    (USERS, "Users"),
 ];
 
 /// The product name, the last part of every title.
@@ -194,6 +203,8 @@ pub fn title(path: &str) -> String {
         (s::API_KEYS, None) => "API keys".to_owned(),
         (s::API_KEYS, Some(s::NEW)) => "New API key".to_owned(),
         (s::API_KEYS, Some(id)) => format!("API key {id}"),
+        (s::USERS, None) => "Users".to_owned(),
+        (s::USERS, Some(id)) => format!("User {id}"),
         (s::ROOT, None) => return PRODUCT.to_owned(),
         _ => "Page not found".to_owned(),
     };
@@ -241,6 +252,7 @@ mod tests {
             (EVENT_DESTINATIONS, segment::EVENT_DESTINATIONS),
             (ACTIVITY, segment::ACTIVITY),
             (API_KEYS, segment::API_KEYS),
+            (USERS, segment::USERS),
         ];
         for (path, segment) in sections {
             assert_eq!(path, format!("/{segment}"));
@@ -279,7 +291,9 @@ mod tests {
         assert_eq!(for_id("ed_1").as_deref(), Some("/event-destinations/ed_1"));
         assert_eq!(for_id("ak_1").as_deref(), Some("/api-keys/ak_1"));
         assert_eq!(for_id("bkdtg_1").as_deref(), Some("/backends/bkdtg_1"));
-        assert_eq!(for_id("usr_1"), None);
+        assert_eq!(for_id("usr_1").as_deref(), Some("/users/usr_1"));
+        assert_eq!(for_id("bot_1").as_deref(), Some("/users/bot_1"));
+        assert_eq!(for_id("acct_1"), None);
         assert_eq!(for_id("nothing"), None);
     }
 }

@@ -78,6 +78,7 @@ for (let i = 0; i < 100 && !session; i++) {
 }
 if (!session) throw new Error('the agent opened no session');
 const event = (await api('GET', '/events')).events[0].id;
+const me = await api('GET', '/me');
 
 const routes = [
   ['sign-in', '/', false],
@@ -105,6 +106,8 @@ const routes = [
   ['API keys', '/api-keys'],
   ['new API key', '/api-keys/new'],
   ['API key', `/api-keys/${key.id}`],
+  ['users', '/users'],
+  ['user', `/users/${me.principal_id}`],
 ];
 const variants = [
   ['mobile', 'light'], ['mobile', 'dark'], ['desktop', 'light'], ['desktop', 'dark'],

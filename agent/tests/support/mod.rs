@@ -87,7 +87,7 @@ impl Server {
     pub async fn account(&self) -> String {
         self.state
             .store
-            .create_account("test")
+            .create_account("test", "admin")
             .await
             .unwrap()
             .api_key

@@ -81,6 +81,8 @@ pub struct Me {
     pub principal_id: String,
     /// `user` or `bot`.
     pub principal_kind: String,
+    /// The user's or bot's name; empty when the operator gave none.
+    pub principal_name: String,
     pub is_admin: bool,
     pub account_id: String,
     pub account_name: String,

@@ -86,10 +86,9 @@ impl Actor {
     /// The principal `principal_id` (a user `usr_…` or a bot `bot_…`) with the API key
     /// `api_key_id`.
     pub fn principal(principal_id: &str, api_key_id: &str) -> Actor {
-        let kind = if principal_id.starts_with(crate::ids::IdKind::Bot.prefix()) {
-            ActorKind::Bot
-        } else {
-            ActorKind::User
+        let kind = match crate::ids::IdKind::of_principal(principal_id) {
+            crate::ids::IdKind::Bot => ActorKind::Bot,
+            _ => ActorKind::User,
         };
         Actor {
             kind,

@@ -14,6 +14,7 @@ pub mod event_subscription;
 pub mod ssh_ca;
 pub mod tls_edge;
 pub mod tunnel_session;
+pub mod user;
 
 use crate::errors::{Error, FieldError, collect};
 use serde::{Deserialize, Serialize};
@@ -113,11 +114,7 @@ pub(crate) fn check_text(
 
 /// `owner_id` of a create request: a user (`usr_…`) or bot (`bot_…`) id.
 pub(crate) fn check_owner(owner: &str, errors: &mut Vec<FieldError>) {
-    let kind = if owner.starts_with(crate::ids::IdKind::Bot.prefix()) {
-        crate::ids::IdKind::Bot
-    } else {
-        crate::ids::IdKind::User
-    };
+    let kind = crate::ids::IdKind::of_principal(owner);
     check_id(kind, "owner_id".into(), owner, errors);
 }
 

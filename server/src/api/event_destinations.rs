@@ -218,7 +218,7 @@ async fn deliveries(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<EventDeliveryList>>> {
-    let page = paging::parse(query.as_deref(), IdKind::EventDelivery)?;
+    let page = paging::parse(query.as_deref(), &[IdKind::EventDelivery])?;
     let rows = state
         .store
         .list_deliveries(&caller.account_id, &id, &page)

@@ -29,7 +29,7 @@ async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<EventList>>> {
-    let page = paging::parse(query.as_deref(), IdKind::Event)?;
+    let page = paging::parse(query.as_deref(), &[IdKind::Event])?;
     let (filter, kept) = filter(query.as_deref())?;
     let rows = state
         .store

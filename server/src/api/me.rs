@@ -4,9 +4,11 @@
 use crate::auth::{Caller, unknown_api_key};
 use crate::error::ApiResult;
 use crate::state::AppState;
+use crate::store;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
+use tunnel_core::event_types::object_name;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::Me;
@@ -23,13 +25,18 @@ async fn me(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Me>
         .account_name(&caller.account_id)
         .await?
         .ok_or_else(unknown_api_key)?;
-    let principal_kind = if caller.principal_id.starts_with(IdKind::Bot.prefix()) {
-        "bot"
-    } else {
-        "user"
+    // Likewise a principal gone meanwhile.
+    let principal = match state
+        .store
+        .user(&caller.account_id, &caller.principal_id)
+        .await
+    {
+        Err(store::Error::NotFound { .. }) => return Err(unknown_api_key()),
+        found => found?,
     };
     Ok(Json(Me {
-        principal_kind: principal_kind.to_owned(),
+        principal_kind: object_name(IdKind::of_principal(&caller.principal_id)).to_owned(),
+        principal_name: principal.name,
         principal_id: caller.principal_id,
         is_admin: caller.is_admin,
         account_id: caller.account_id,

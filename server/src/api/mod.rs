@@ -19,6 +19,7 @@ pub mod resource;
 pub mod ssh_cas;
 pub mod tls_edges;
 pub mod tunnel_sessions;
+pub mod users;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -38,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .merge(credentials::router())
         .merge(api_keys::router())
         .merge(me::router())
+        .merge(users::router())
         .merge(ssh_cas::router())
         .merge(tunnel_sessions::router())
         .merge(tls_edges::router())

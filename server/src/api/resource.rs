@@ -253,7 +253,7 @@ pub async fn list<R: Resource>(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<R::Page>>> {
-    let page = paging::parse(query.as_deref(), <R::Row as Record>::KIND)?;
+    let page = paging::parse(query.as_deref(), &[<R::Row as Record>::KIND])?;
     let rows = state.store.list::<R::Row>(R::scope(&caller), &page).await?;
     let wire = |row| R::wire(&state, row);
     let mut page = Page::of_rows(&state, R::PATH, &page, rows, wire);
@@ -368,6 +368,7 @@ super::id_field!(HasId::id -> str:
     tunnel_core::resources::event_subscription::EventSubscription,
     tunnel_core::resources::event::Event,
     tunnel_core::resources::event_destination::EventDelivery,
+    tunnel_core::resources::user::User,
 );
 
 #[cfg(test)]

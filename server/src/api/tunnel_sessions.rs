@@ -67,7 +67,7 @@ async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Page<TunnelSessionList>>> {
-    let page = paging::parse(query.as_deref(), IdKind::TunnelSession)?;
+    let page = paging::parse(query.as_deref(), &[IdKind::TunnelSession])?;
     let (sessions, more) = state.sessions().list(&caller.account_id, &page).await?;
     let path = paths::TUNNEL_SESSIONS;
     Ok(Json(Page::new(&state, path, &page, sessions, more)))

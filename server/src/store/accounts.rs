@@ -36,11 +36,21 @@ impl std::fmt::Debug for NewPrincipal {
 /// The name of the account created on first start or for the bootstrap key.
 pub const DEFAULT_ACCOUNT_NAME: &str = "default";
 
+/// A user or bot to create: its kind (`IdKind::User` or `IdKind::Bot`), name and admin flag.
+#[derive(Debug, Clone, Copy)]
+pub struct Principal<'a> {
+    pub kind: IdKind,
+    pub name: &'a str,
+    pub admin: bool,
+}
+
 impl Store {
-    /// A new account with one admin user and its API key.
-    pub async fn create_account(&self, name: &str) -> Result<NewPrincipal> {
+    /// A new account `name` with one admin user, named `admin_name`, and its API key.
+    pub async fn create_account(&self, name: &str, admin_name: &str) -> Result<NewPrincipal> {
         let mut tx = self.write_tx().await?;
-        let created = self.insert_account_with_admin(&mut tx, name).await?;
+        let created = self
+            .insert_account_with_admin(&mut tx, name, admin_name)
+            .await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -56,31 +66,37 @@ impl Store {
         if n > 0 {
             return Ok(None);
         }
-        let created = self.insert_account_with_admin(&mut tx, name).await?;
+        // Unnamed: the operator names it with `user rename` (the banner says how).
+        let created = self.insert_account_with_admin(&mut tx, name, "").await?;
         tx.commit().await?;
         Ok(Some(created))
     }
 
-    /// A new account and its first admin user with an API key, in `tx`.
+    /// A new account and its first admin user (named `admin_name`) with an API key, in `tx`.
     async fn insert_account_with_admin(
         &self,
         tx: &mut AnyConnection,
         name: &str,
+        admin_name: &str,
     ) -> Result<NewPrincipal> {
         let account_id = self.insert_account(tx, name).await?;
-        self.insert_principal_with_key(tx, IdKind::User, &account_id, true)
+        let admin = Principal {
+            kind: IdKind::User,
+            name: admin_name,
+            admin: true,
+        };
+        self.insert_principal_with_key(tx, &account_id, &admin)
             .await
     }
 
-    /// A new user or bot (`kind`) of `account_id` with a fresh API key, in `tx`.
+    /// A new user or bot of `account_id` with a fresh API key, in `tx`.
     async fn insert_principal_with_key(
         &self,
         tx: &mut AnyConnection,
-        kind: IdKind,
         account_id: &str,
-        admin: bool,
+        principal: &Principal<'_>,
     ) -> Result<NewPrincipal> {
-        let principal_id = self.insert_principal(tx, kind, account_id, admin).await?;
+        let principal_id = self.insert_principal(tx, account_id, principal).await?;
         let api_key = self
             .insert_api_key(tx, account_id, &principal_id, None)
             .await?;
@@ -123,12 +139,11 @@ impl Store {
         )
     }
 
-    /// A new user (or bot) of `account_id` with an API key; `None` when the account is unknown.
+    /// A new user or bot of `account_id` with an API key; `None` when the account is unknown.
     pub async fn create_principal(
         &self,
         account_id: &str,
-        admin: bool,
-        bot: bool,
+        principal: &Principal<'_>,
     ) -> Result<Option<NewPrincipal>> {
         let mut tx = self.write_tx().await?;
         let found: Option<String> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = $1")
@@ -138,9 +153,8 @@ impl Store {
         if found.is_none() {
             return Ok(None);
         }
-        let kind = if bot { IdKind::Bot } else { IdKind::User };
         let created = self
-            .insert_principal_with_key(&mut tx, kind, account_id, admin)
+            .insert_principal_with_key(&mut tx, account_id, principal)
             .await?;
         tx.commit().await?;
         Ok(Some(created))
@@ -171,9 +185,12 @@ impl Store {
             Some(id) => id,
             None => self.insert_account(&mut tx, DEFAULT_ACCOUNT_NAME).await?,
         };
-        let principal_id = self
-            .insert_principal(&mut tx, IdKind::User, &account_id, true)
-            .await?;
+        let admin = Principal {
+            kind: IdKind::User,
+            name: "",
+            admin: true,
+        };
+        let principal_id = self.insert_principal(&mut tx, &account_id, &admin).await?;
         // A key with the same lookup but another secret is replaced: the operator's env wins.
         sqlx::query("DELETE FROM api_keys WHERE lookup = $1")
             .bind(lookup_of(api_key))
@@ -234,23 +251,23 @@ impl Store {
         exists(&mut conn, "principals", account_id, principal_id).await
     }
 
-    /// A new user or bot (`kind`) of `account_id`, inside the caller's transaction; returns its
-    /// id.
+    /// A new user or bot of `account_id`, inside the caller's transaction; returns its id.
     async fn insert_principal(
         &self,
         conn: &mut AnyConnection,
-        kind: IdKind,
         account_id: &str,
-        admin: bool,
+        principal: &Principal<'_>,
     ) -> Result<String> {
-        let (id, created_at) = self.mint(kind);
+        let (id, created_at) = self.mint(principal.kind);
         sqlx::query(
-            "INSERT INTO principals (id, account_id, is_admin, created_at) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO principals (id, account_id, is_admin, created_at, name) \
+             VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(&id)
         .bind(account_id)
-        .bind(i64::from(admin))
+        .bind(i64::from(principal.admin))
         .bind(&created_at)
+        .bind(principal.name)
         .execute(conn)
         .await?;
         Ok(id)

@@ -17,6 +17,10 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../migrations/sqlite/0004_cluster.sql")),
     (5, include_str!("../../migrations/sqlite/0005_api_keys.sql")),
     (6, include_str!("../../migrations/sqlite/0006_search.sql")),
+    (
+        7,
+        include_str!("../../migrations/sqlite/0007_user_names.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -37,6 +41,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations/postgres/0005_api_keys.sql"),
     ),
     (6, include_str!("../../migrations/postgres/0006_search.sql")),
+    (
+        7,
+        include_str!("../../migrations/postgres/0007_user_names.sql"),
+    ),
 ];
 
 impl Store {

@@ -18,7 +18,7 @@
 //! sees the database's); `columns` declares the row types (`record!`), `records` holds what every resource table shares (paging, get, create,
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
-//! for accounts, principals and API keys, `events` for the audit log and `deliveries` for the
+//! for accounts, principals and API keys, `users` for the users and bots as the API lists them, `events` for the audit log and `deliveries` for the
 //! webhook deliveries of its events, `sessions` for the directory of live tunnel sessions and the
 //! cluster's nodes (the connections themselves live in `agents::Registry`).
 
@@ -41,8 +41,9 @@ mod sessions;
 mod ssh_cas;
 mod tls_edges;
 mod transfer;
+mod users;
 
-pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal};
+pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal, Principal};
 pub use api_keys::{ApiKeyRow, NewApiKey};
 pub use backends::BackendRow;
 pub use credentials::{
@@ -59,6 +60,7 @@ pub use records::{Audit, Record, Scope, UsedBy};
 pub use sessions::{EndedEvent, LocatedSession, SessionRow};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
+pub use users::UserRow;
 
 use anyhow::Context as _;
 use rand::RngCore as _;

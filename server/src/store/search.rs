@@ -1,7 +1,7 @@
 //! Searching a list (`q`, docs/api/README.md, lists and paging): the condition a list statement
 //! adds for a search, on each database. What a table's search looks in is its `SEARCH` columns
-//! ([`super::Record::SEARCH`], the sessions' [`super::sessions`]); migration 6 indexes exactly
-//! those (a test below checks that the two agree):
+//! ([`super::Record::SEARCH`], the sessions' [`super::sessions`], the users' [`super::users`]);
+//! migrations 6 and 7 index exactly those (a test below checks that the two agree):
 //! - SQLite: an FTS5 table `<table>_search` with the trigram tokenizer (case-insensitive,
 //!   Unicode case folding), kept by triggers; a search of 3 characters or more is a phrase
 //!   `MATCH` of it, which finds every row whose text holds the search as a substring.
@@ -117,8 +117,14 @@ mod tests {
         ApiKeyRow, BackendRow, CredentialRow, DestinationRow, SshCaRow, SubscriptionRow, TlsEdgeRow,
     };
 
-    const SQLITE: &str = include_str!("../../migrations/sqlite/0006_search.sql");
-    const POSTGRES: &str = include_str!("../../migrations/postgres/0006_search.sql");
+    const SQLITE: &str = concat!(
+        include_str!("../../migrations/sqlite/0006_search.sql"),
+        include_str!("../../migrations/sqlite/0007_user_names.sql"),
+    );
+    const POSTGRES: &str = concat!(
+        include_str!("../../migrations/postgres/0006_search.sql"),
+        include_str!("../../migrations/postgres/0007_user_names.sql"),
+    );
 
     fn indexed(table: &str, columns: &[&str]) {
         let list = columns.join(", ");
@@ -150,6 +156,7 @@ mod tests {
         of::<DestinationRow>();
         of::<SubscriptionRow>();
         indexed("tunnel_sessions", crate::store::sessions::SEARCH);
+        indexed("principals", crate::store::users::SEARCH);
     }
 
     #[test]

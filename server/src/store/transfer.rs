@@ -87,6 +87,7 @@ const TABLES: &[Table] = &[
             ("account_id", Text),
             ("is_admin", Int),
             ("created_at", Text),
+            ("name", Text),
         ],
     ),
     Table::resource(

@@ -25,6 +25,7 @@ mod events;
 mod ssh_cas;
 mod tls_edges;
 mod tunnel_sessions;
+mod users;
 
 // Cross-cutting subjects.
 mod accounts;

@@ -18,9 +18,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt as _;
 use tunnel_core::errors::ErrorBody;
+use tunnel_core::ids::IdKind;
 use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
-use tunnel_server::store::DatabaseUrl;
+use tunnel_server::store::{DatabaseUrl, Principal};
 use tunnel_testkit::postgres::{TestDatabase, test_database};
 
 pub const BASE: &str = "http://127.0.0.1:8080/api";
@@ -60,14 +61,27 @@ impl TestApp {
 
     pub async fn with_config(config: Config) -> TestApp {
         let state = AppState::open(config).await.expect("open state");
-        let admin = state.store.create_account("first").await.unwrap();
+        let admin = state
+            .store
+            .create_account("first", "Ada Admin")
+            .await
+            .unwrap();
+        let member = Principal {
+            kind: IdKind::User,
+            name: "Mo Member",
+            admin: false,
+        };
         let user = state
             .store
-            .create_principal(&admin.account_id, false, false)
+            .create_principal(&admin.account_id, &member)
             .await
             .unwrap()
             .unwrap();
-        let other = state.store.create_account("second").await.unwrap();
+        let other = state
+            .store
+            .create_account("second", "Otto Other")
+            .await
+            .unwrap();
         TestApp {
             router: tunnel_server::app(state.clone()),
             state,
@@ -150,11 +164,16 @@ impl TestApp {
         resp.body()
     }
 
-    /// A new principal (a user, or a bot) of `account`, not an admin.
+    /// A new principal (a user, or a bot) of `account`, not an admin, without a name.
     pub async fn principal(&self, account: &str, bot: bool) -> tunnel_server::store::NewPrincipal {
+        let principal = Principal {
+            kind: if bot { IdKind::Bot } else { IdKind::User },
+            name: "",
+            admin: false,
+        };
         self.state
             .store
-            .create_principal(account, false, bot)
+            .create_principal(account, &principal)
             .await
             .unwrap()
             .unwrap()

@@ -48,7 +48,11 @@ async fn serve() -> (SocketAddr, AppState, String, String) {
         })
     };
     let (addr, state, _) = crate::on_socket(|_| {}, root).await;
-    let created = state.store.create_account("official").await.unwrap();
+    let created = state
+        .store
+        .create_account("official", "admin")
+        .await
+        .unwrap();
     (addr, state, created.account_id, created.api_key)
 }
 

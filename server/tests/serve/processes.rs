@@ -88,6 +88,128 @@ fn operator_cli_and_serve_as_real_processes() {
     stop(child);
 }
 
+/// Users get names on the command line (at creation, or later with `user rename`), which the
+/// API's `/users` and `/me` show; bad names are refused with the flag named.
+#[test]
+fn users_are_named_and_renamed_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let created = run_json(&[
+        "account",
+        "create",
+        "--admin-name",
+        " Ada Lovelace ",
+        "--database",
+        &db,
+    ]);
+    let (account, admin) = (
+        created["account_id"].as_str().unwrap(),
+        created["user_id"].as_str().unwrap(),
+    );
+    let bot = run_json(&[
+        "user",
+        "create",
+        "--account",
+        account,
+        "--bot",
+        "--name",
+        "CI deploys",
+        "--database",
+        &db,
+    ]);
+    let bot_id = bot["user_id"].as_str().unwrap();
+    let renamed = run_json(&[
+        "user",
+        "rename",
+        "--id",
+        bot_id,
+        "--name",
+        "Release bot",
+        "--database",
+        &db,
+    ]);
+    assert_eq!(renamed, json!({"user_id": bot_id, "name": "Release bot"}));
+    let listed = run_json(&["user", "list", "--account", account, "--database", &db]);
+    assert_eq!(
+        listed,
+        json!([
+            {"user_id": admin, "name": "Ada Lovelace", "kind": "user", "is_admin": true},
+            {"user_id": bot_id, "name": "Release bot", "kind": "bot", "is_admin": false},
+        ])
+    );
+    // Refused: too long, a control character, an unknown user, an unknown account.
+    let fails = |args: &[&str]| {
+        let out = server_bin().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let long = "n".repeat(65);
+    let err = fails(&[
+        "user",
+        "rename",
+        "--id",
+        bot_id,
+        "--name",
+        &long,
+        "--database",
+        &db,
+    ]);
+    assert!(
+        err.contains("--name: name must be at most 64 characters"),
+        "{err}"
+    );
+    let err = fails(&[
+        "user",
+        "rename",
+        "--id",
+        bot_id,
+        "--name",
+        "a\tb",
+        "--database",
+        &db,
+    ]);
+    assert!(err.contains("control characters"), "{err}");
+    let missing = "usr_0EReR4WWfBto6iBJ0GJMqrlZ2Yd";
+    let err = fails(&[
+        "user",
+        "rename",
+        "--id",
+        missing,
+        "--name",
+        "x",
+        "--database",
+        &db,
+    ]);
+    assert!(err.contains("no user or bot"), "{err}");
+    let err = fails(&[
+        "user",
+        "list",
+        "--account",
+        "acct_missing",
+        "--database",
+        &db,
+    ]);
+    assert!(err.contains("no account"), "{err}");
+
+    // The server shows the names.
+    let mut child = serve_command(&db).spawn().unwrap();
+    let addr = listen_addr(&mut child);
+    let auth = format!("Bearer {}", created["api_key"].as_str().unwrap());
+    let headers = api_headers(&auth);
+    let (status, _, body) = http(addr, "GET", "/api/me", &headers, "");
+    assert_eq!(status, 200, "{body}");
+    let me: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(me["principal_name"], "Ada Lovelace");
+    let (status, _, body) = http(addr, "GET", &format!("/api/users/{bot_id}"), &headers, "");
+    assert_eq!(status, 200, "{body}");
+    let user: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&user["name"], &user["kind"]),
+        (&json!("Release bot"), &json!("bot"))
+    );
+    stop(child);
+}
+
 #[test]
 fn first_start_prints_the_admin_key_once() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,11 @@ use tunnel_server::ratelimit::{Rate, Settings};
 /// An in-process server on a free loopback port with `limits`, and a new account's API key.
 async fn serve(limits: Settings) -> (SocketAddr, String) {
     let (addr, state, _) = crate::on_socket(|config| config.rate_limits = limits, |app| app).await;
-    let created = state.store.create_account("limited").await.unwrap();
+    let created = state
+        .store
+        .create_account("limited", "admin")
+        .await
+        .unwrap();
     (addr, created.api_key)
 }
 

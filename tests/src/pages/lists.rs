@@ -26,7 +26,7 @@ pub async fn row_ids(client: &Client) -> Result<Vec<String>> {
 /// Opens the detail page of the row of resource `id` through its name link, as a user does
 /// (the list may still be loading or refreshing).
 pub async fn open_row(client: &Client, id: &str) -> Result<()> {
-    let css = format!("table tbody tr[data-id='{id}'] a.name");
+    let css = format!("table tbody tr[data-id='{id}'] td.name-cell a.name");
     eventually(&format!("the row of {id}"), || async {
         match client.find(Locator::Css(&css)).await {
             Ok(link) => match link.click().await {

@@ -6,6 +6,7 @@
 //! the same everywhere.
 
 use super::loading::{Load, fetch_into};
+use super::names::OwnerName;
 use super::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
@@ -16,13 +17,19 @@ use tunnel_core::resources::event::{Actor, ActorKind, Event, EventList};
 /// How many events a detail page shows.
 pub const RECENT: u32 = 10;
 
-/// The actor: "user usr_…", "bot bot_…", "agent cr_…" (linked to the credential the agent
-/// presented) or "system".
+/// The actor: "user Grace Hopper", "bot bot_…" (by name when it has one, linked to its page),
+/// "agent cr_…" (linked to the credential the agent presented) or "system".
 pub fn actor_view(actor: &Actor) -> AnyView {
     let id = actor.id.clone().unwrap_or_default();
     let kind = match actor.kind {
-        ActorKind::User => "user",
-        ActorKind::Bot => "bot",
+        ActorKind::User | ActorKind::Bot => {
+            let kind = if actor.kind == ActorKind::Bot {
+                "bot"
+            } else {
+                "user"
+            };
+            return view! { <span class="actor">{kind} " " <OwnerName id=id /></span> }.into_any();
+        }
         ActorKind::Agent => "agent",
         ActorKind::System => return view! { <span class="actor">"system"</span> }.into_any(),
     };

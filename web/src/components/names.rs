@@ -1,23 +1,28 @@
 //! Names for references: a list row that points at another resource (a session's credential, a
-//! subscription's destinations, an edge's backend) shows that resource's description, with the
-//! id under it, instead of a bare id.
+//! subscription's destinations, an edge's backend, the owner of a credential) shows that
+//! resource's description (a user's name), with the id under it, instead of a bare id.
 //!
 //! Each referenced resource is fetched once per app (the cache lives in the app state), so a
 //! list refreshed every few seconds does not refetch its names. A name that cannot be loaded
 //! leaves the id alone on show.
 
 use crate::api::Api;
+use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::components::A;
 use serde::Deserialize;
+use tunnel_core::paths;
 
-/// What a name is made from: the description of any resource, else a webhook's URL.
+/// What a name is made from: the description of any resource, a user's name, else a webhook's
+/// URL.
 #[derive(Debug, Deserialize, PartialEq)]
 struct Named {
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    name: String,
     #[serde(default)]
     target: Option<Target>,
 }
@@ -37,6 +42,9 @@ impl Named {
     fn name(self) -> String {
         if !self.description.is_empty() {
             return self.description;
+        }
+        if !self.name.is_empty() {
+            return self.name;
         }
         self.target
             .and_then(|t| t.webhook)
@@ -89,4 +97,10 @@ pub fn RefName(
             {move || name.with(Option::is_some).then(|| view! { <code class="id">{id.clone()}</code> })}
         </span>
     }
+}
+
+/// The user or bot `id` by name, linked to its page: the owner of a credential or API key.
+#[component]
+pub fn OwnerName(#[prop(into)] id: String) -> impl IntoView {
+    view! { <RefName path=paths::user(&id) id=id.clone() href=routes::user(&id) /> }
 }

@@ -1,11 +1,17 @@
 //! The search field of a picker (the backend of a TLS edge, the destinations of a
-//! subscription): a picker shows one page of choices, so with more than a page the user finds
-//! the rest by typing. The text goes to the API as `q` once the user pauses; Enter applies it
-//! at once and never submits the form the picker sits in.
+//! subscription, the owner of a credential or API key): a picker shows one page of choices, so
+//! with more than a page the user finds the rest by typing. The text goes to the API as `q` once
+//! the user pauses; Enter applies it at once and never submits the form the picker sits in.
+//! [`OwnerPicker`] is the one picker used by two pages.
 
+use super::error_view::ErrorView;
+use super::loading::{Load, fetch_into};
 use super::search::with_search;
+use super::text::message;
 use leptos::prelude::*;
 use std::time::Duration;
+use tunnel_core::paths;
+use tunnel_core::resources::user::{User, UserList};
 
 /// How long typing pauses before the choices are fetched again.
 const PAUSE: Duration = Duration::from_millis(300);
@@ -79,4 +85,69 @@ impl Default for PickerSearch {
     fn default() -> PickerSearch {
         PickerSearch::new()
     }
+}
+
+/// The owner of a new credential or API key, for admins (members always own what they create):
+/// a select of the account's users and bots by name, searchable, starting on "Me". `owner`
+/// holds the chosen id, empty for the caller.
+#[component]
+pub fn OwnerPicker(
+    owner: RwSignal<String>,
+    /// The message to show under the field, if any.
+    #[prop(into)]
+    error: Signal<Option<String>>,
+    /// What choosing an owner means here.
+    #[prop(into)]
+    hint: String,
+) -> impl IntoView {
+    let search = PickerSearch::new();
+    let users = fetch_into::<UserList>(move || search.first_page(paths::USERS), RwSignal::new(0));
+    let has_error = move || error.with(Option::is_some);
+    view! {
+        <div class="field" class:invalid=has_error>
+            <label for="field-owner_id">"Owner"</label>
+            {search.field("owner-search", "Find users and bots by name or id")}
+            {move || match users.get() {
+                Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
+                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" /> }.into_any(),
+                Load::Ready(list) => {
+                    // The chosen owner stays a choice when the search leaves it out.
+                    let chosen = owner.get_untracked();
+                    let missing = (!chosen.is_empty() && !list.users.iter().any(|u| u.id == chosen))
+                        .then(|| view! { <option value=chosen.clone() selected=true>{chosen.clone()}</option> });
+                    let none_found = (list.users.is_empty() && search.searching())
+                        .then(|| view! { <option value="" disabled=true>"No user or bot matches the search"</option> });
+                    view! {
+                        <select id="field-owner_id" aria-describedby="field-owner_id-error"
+                            aria-invalid=move || has_error().to_string()
+                            on:change=move |ev| owner.set(event_target_value(&ev))>
+                            <option value="" selected=move || owner.with(String::is_empty)>"Me"</option>
+                            {missing}
+                            {list.users.into_iter().map(|u| owner_option(u, owner)).collect_view()}
+                            {none_found}
+                        </select>
+                    }.into_any()
+                }
+            }}
+            <p class="hint">{hint}</p>
+            <p class="error" id="field-owner_id-error" role="alert">{move || error.get().map(|e| message(&e))}</p>
+        </div>
+    }
+}
+
+/// One choice of the owner picker: the name (or "unnamed"), whether a bot or an admin, the id.
+fn owner_option(u: User, chosen: RwSignal<String>) -> impl IntoView {
+    let name = if u.name.is_empty() {
+        "unnamed"
+    } else {
+        &u.name
+    };
+    let role = match (u.kind.as_str(), u.is_admin) {
+        ("bot", _) => ", bot",
+        (_, true) => ", admin",
+        _ => "",
+    };
+    let text = format!("{name}{role} — {}", u.id);
+    let id = u.id.clone();
+    view! { <option value=u.id selected=move || chosen.with(|s| *s == id)>{text}</option> }
 }

@@ -7,6 +7,8 @@ use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName};
+use crate::components::names::OwnerName;
+use crate::components::picker::OwnerPicker;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::{ShownOnce, TokenDialog};
@@ -47,7 +49,7 @@ pub fn ApiKeyList() -> impl IntoView {
                 usage_note(app, &key_id, &owner).map(|n| view! { " " <span class="badge">{n}</span> })
             };
             let cells = view! {
-                <td><code class="id">{k.owner_id}</code>{note}</td>
+                <td><OwnerName id=k.owner_id />{note}</td>
                 <td><RelativeTime ts=k.created_at.clone() /></td>
             };
             (RowName::new(k.id, k.description), cells)
@@ -102,8 +104,8 @@ pub fn ApiKeyNew() -> impl IntoView {
             <TextField name="metadata" label="Metadata" value=metadata error=create.message(live, "metadata") multiline=true
                 hint="Machine-readable data, e.g. JSON. At most 4096 bytes." />
             {move || app.is_admin().then(|| view! {
-                <TextField name="owner_id" label="Owner" value=owner error=create.message(live, "owner_id")
-                    placeholder="usr_… or bot_…" hint="Leave empty for a key of your own. As an admin you may make a key for another user or bot of the account." />
+                <OwnerPicker owner=owner error=create.message(live, "owner_id")
+                    hint="The key acts as its owner. As an admin you may make a key for another user or bot of the account." />
             })}
             {create.failure("The API key was not created")}
             <div class="actions">
@@ -169,7 +171,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
         {move || this_console.get().then(|| view! { <p class="hint">"This console is signed in with this key."</p> })}
         <dl class="props card">
             {identity_props(key.id.clone(), key.uri.clone(), &key.created_at)}
-            <dt>"Owner"</dt><dd class="mono">{key.owner_id.clone()}</dd>
+            <dt>"Owner"</dt><dd><OwnerName id=key.owner_id.clone() /></dd>
             <dt>"Description"</dt><dd>{key.description.clone()}</dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{key.metadata.clone()}</pre></dd>
             <dt>"Key"</dt><dd>"Shown only once, when the key was created."</dd>

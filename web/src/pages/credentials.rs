@@ -8,6 +8,8 @@ use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::TextField;
 use crate::components::list::{ListPage, RowName, first_page};
 use crate::components::loading::{fetch_into, render_load};
+use crate::components::names::OwnerName;
+use crate::components::picker::OwnerPicker;
 use crate::components::search::with_search;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
@@ -47,7 +49,7 @@ pub fn CredentialList() -> impl IntoView {
         .rows::<Page, _, _>(|c: Credential| {
             let cells = view! {
                 <td><AclSummary rules=c.acl /></td>
-                <td><code class="id">{c.owner_id}</code></td>
+                <td><OwnerName id=c.owner_id /></td>
                 <td><RelativeTime ts=c.created_at.clone() /></td>
             };
             (RowName::new(c.id, c.description), cells)
@@ -108,8 +110,8 @@ pub fn CredentialNew() -> impl IntoView {
             <AclEditor rules=rules server_error=create.error_signal() />
             // Only admins may name another owner: members are not offered the field.
             {move || app.is_admin().then(|| view! {
-                <TextField name="owner_id" label="Owner" value=owner error=create.message(live, "owner_id")
-                    placeholder="usr_… or bot_…" hint="Leave empty to own it yourself. As an admin you may name another user or bot of the account." />
+                <OwnerPicker owner=owner error=create.message(live, "owner_id")
+                    hint="As an admin you may give the credential to another user or bot of the account." />
             })}
             {create.failure("The credential was not created")}
             <div class="actions">
@@ -153,7 +155,7 @@ fn credential_view(cred: Credential, reload: RwSignal<u32>) -> impl IntoView {
         {editable_head(title_or(&cred.description, "Credential"), editing, delete, "The credential was not deleted")}
         <dl class="props card">
             {identity_props(cred.id.clone(), cred.uri.clone(), &cred.created_at)}
-            <dt>"Owner"</dt><dd class="mono">{cred.owner_id.clone()}</dd>
+            <dt>"Owner"</dt><dd><OwnerName id=cred.owner_id.clone() /></dd>
             <dt>"Description"</dt><dd>{cred.description.clone()}</dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{cred.metadata.clone()}</pre></dd>
             <dt>"Token"</dt><dd>"Shown only once, when the credential was created."</dd>

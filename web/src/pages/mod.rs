@@ -15,6 +15,7 @@ pub mod signin;
 pub mod ssh_cas;
 pub mod tls_edges;
 pub mod tunnel_sessions;
+pub mod users;
 
 use crate::components::activity::RecentActivity;
 use crate::components::confirm::ConfirmedDelete;

@@ -10,6 +10,7 @@ use tunnel_web::components::activity::{actor_view, changes_view, object_view};
 use tunnel_web::components::time::{
     RelativeTime, from_local_input, parse_ms, relative, to_local_input,
 };
+use tunnel_web::state::AppState;
 use wasm_bindgen_test::*;
 use web_sys::Element;
 
@@ -73,13 +74,22 @@ async fn an_event_names_its_actor_links_its_object_and_lists_its_changes() {
         Actor::principal("usr_1", "ak_1"),
         serde_json::json!({"description": "laptop"}),
     );
+    let bot = event(Actor::principal("bot_2", "ak_2"), serde_json::json!({}));
+    // The user's name is already known (fetched once per app); the bot's cannot be fetched
+    // (signed out), so it shows its id.
+    let state = AppState::new(None);
+    state.names.update(|n| {
+        n.insert("/users/usr_1".into(), Some("Grace Hopper".into()));
+    });
     let agent = event(Actor::agent("cr_9"), serde_json::json!({"description": ""}));
     let mut deleted = event(Actor::system(), serde_json::json!({"description": "gone"}));
     deleted.event_type = "credential_deleted.v0".into();
     let _handle = leptos::mount::mount_to(root.clone(), move || {
+        provide_context(state);
         view! {
             <Router>
                 <p id="user">{actor_view(&user.actor)}</p>
+                <p id="bot">{actor_view(&bot.actor)}</p>
                 <p id="agent">{actor_view(&agent.actor)}</p>
                 <p id="system">{actor_view(&Actor::system())}</p>
                 <p id="named">{object_view(&user)}</p>
@@ -91,10 +101,17 @@ async fn an_event_names_its_actor_links_its_object_and_lists_its_changes() {
     });
     let root: Element = root.into();
     tick().await;
-    assert_eq!(text(&root, "#user"), "user usr_1");
-    assert!(
-        find(&root, "#user a").is_none(),
-        "no console page for users"
+    assert_eq!(text(&root, "#user .name"), "Grace Hopper");
+    assert_eq!(text(&root, "#user code.id"), "usr_1");
+    assert!(text(&root, "#user").starts_with("user "));
+    assert_eq!(
+        get(&root, "#user a").get_attribute("href").as_deref(),
+        Some("/users/usr_1")
+    );
+    assert_eq!(text(&root, "#bot"), "bot bot_2");
+    assert_eq!(
+        get(&root, "#bot a").get_attribute("href").as_deref(),
+        Some("/users/bot_2")
     );
     assert_eq!(text(&root, "#agent"), "agent cr_9");
     assert_eq!(

@@ -96,6 +96,7 @@ fn me() -> Me {
     Me {
         principal_id: "usr_1".into(),
         principal_kind: "user".into(),
+        principal_name: String::new(),
         is_admin: true,
         account_id: "acct_1".into(),
         account_name: "default".into(),

@@ -46,24 +46,31 @@ fn is_list(op: &Operation) -> bool {
         && !op.path.ends_with("/sources")
 }
 
-/// The pattern of an id of `kind`: what `tunnel_core::ids::parse_id` accepts.
-fn id_pattern(kind: IdKind) -> String {
-    format!("^{}[0-9A-Za-z]{{{SUFFIX_LEN}}}$", kind.prefix())
+/// The pattern of an id of one of `kinds`: what `tunnel_core::ids::parse_id` accepts.
+fn id_pattern(kinds: &[IdKind]) -> String {
+    let prefixes: Vec<&str> = kinds.iter().map(|k| k.prefix()).collect();
+    let prefix = match prefixes.as_slice() {
+        [one] => (*one).to_owned(),
+        several => format!("({})", several.join("|")),
+    };
+    format!("^{prefix}[0-9A-Za-z]{{{SUFFIX_LEN}}}$")
 }
 
-/// The kind of id a path's `{id}` names, from the path's first segment.
-fn id_kind(path: &str) -> Option<IdKind> {
+/// The kinds of id a path's `{id}` names (one, but the users' two), from the path's first
+/// segment.
+fn id_kinds(path: &str) -> Option<&'static [IdKind]> {
     let first = path.trim_start_matches('/').split('/').next()?;
     Some(match first {
-        "credentials" => IdKind::Credential,
-        "api_keys" => IdKind::ApiKey,
-        "ssh_certificate_authorities" => IdKind::SshCertificateAuthority,
-        "tunnel_sessions" => IdKind::TunnelSession,
-        "edges" => IdKind::TlsEdge,
-        "backends" => IdKind::TunnelGroupBackend,
-        "event_destinations" => IdKind::EventDestination,
-        "event_subscriptions" => IdKind::EventSubscription,
-        "events" => IdKind::Event,
+        "credentials" => &[IdKind::Credential],
+        "api_keys" => &[IdKind::ApiKey],
+        "users" => &[IdKind::User, IdKind::Bot],
+        "ssh_certificate_authorities" => &[IdKind::SshCertificateAuthority],
+        "tunnel_sessions" => &[IdKind::TunnelSession],
+        "edges" => &[IdKind::TlsEdge],
+        "backends" => &[IdKind::TunnelGroupBackend],
+        "event_destinations" => &[IdKind::EventDestination],
+        "event_subscriptions" => &[IdKind::EventSubscription],
+        "events" => &[IdKind::Event],
         _ => return None,
     })
 }
@@ -80,11 +87,12 @@ fn parameters(op: &Operation) -> Vec<Value> {
         "schema": {"type": "string", "enum": [tunnel_core::paths::SUPPORTED_VERSION]},
     })];
     if op.path.contains("{id}") {
-        let kind = id_kind(op.path).expect("a documented path with an id names its kind");
-        let pattern = id_pattern(kind);
+        let kinds = id_kinds(op.path).expect("a documented path with an id names its kind");
+        let pattern = id_pattern(kinds);
+        let nouns: Vec<&str> = kinds.iter().map(|k| k.noun()).collect();
         parameters.push(json!({
             "name": "id", "in": "path", "required": true,
-            "description": format!("The {}'s id.", kind.noun()),
+            "description": format!("The {}'s id.", nouns.join("'s or ")),
             "schema": {"type": "string", "pattern": pattern},
         }));
     }
@@ -103,15 +111,15 @@ fn parameters(op: &Operation) -> Vec<Value> {
             json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}),
         ));
         // The items' kind: a destination's deliveries are deliveries, not destinations.
-        let item = if op.path.ends_with("/deliveries") {
-            IdKind::EventDelivery
+        let items = if op.path.ends_with("/deliveries") {
+            &[IdKind::EventDelivery]
         } else {
-            id_kind(op.path).expect("a documented list names its kind")
+            id_kinds(op.path).expect("a documented list names its kind")
         };
         parameters.push(query(
             "before_id",
             "Id of the last item of the previous page (from next_page_uri).",
-            json!({"type": "string", "pattern": id_pattern(item)}),
+            json!({"type": "string", "pattern": id_pattern(items)}),
         ));
         if crate::paging::takes_search(op.path) {
             let mut q = query(
@@ -512,6 +520,8 @@ mod tests {
         assert_eq!(get["event_type"], "$response.body#/type");
         let id = &doc["paths"]["/credentials/{id}"]["get"]["parameters"][1];
         assert_eq!(id["schema"]["pattern"], "^cr_[0-9A-Za-z]{27}$");
+        let id = &doc["paths"]["/users/{id}"]["get"]["parameters"][1];
+        assert_eq!(id["schema"]["pattern"], "^(usr_|bot_)[0-9A-Za-z]{27}$");
         tunnel_core::ids::parse_id(IdKind::Credential, "cr_0EReR4WWfBto6iBJ0GJMqrlZ2Yd").unwrap();
     }
 

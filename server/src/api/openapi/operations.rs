@@ -49,6 +49,7 @@ const TS: &str = "/tunnel_sessions/{id}";
 const TS_RESTART: &str = "/tunnel_sessions/{id}/restart";
 const TS_STOP: &str = "/tunnel_sessions/{id}/stop";
 const TS_UPDATE: &str = "/tunnel_sessions/{id}/update";
+const USER: &str = "/users/{id}";
 const EDGE: &str = "/edges/tls/{id}";
 const EDGE_BACKEND: &str = "/edges/tls/{id}/backend";
 const BACKEND: &str = "/backends/tunnel_group/{id}";
@@ -74,6 +75,8 @@ pub const OPERATIONS: &[Operation] = &[
     op("get", KEY, "getApiKey", "Get API Key", "API keys", None, 200, Some("ApiKey")),
     op("patch", KEY, "updateApiKey", "Update API Key", "API keys", Some("ApiKeyUpdate"), 200, Some("ApiKey")),
     op("delete", KEY, "deleteApiKey", "Delete API Key (revoked at once)", "API keys", None, 204, None),
+    op("get", paths::USERS, "listUsers", "List Users (an extension: the account's users, then its bots, newest first)", "Users", None, 200, Some("UserList")),
+    op("get", USER, "getUser", "Get User (an extension: a user or bot of the account)", "Users", None, 200, Some("User")),
     op("get", paths::ME, "getMe", "Get the caller (an extension: the user or bot of the API key, its account, admin flag)", "API keys", None, 200, Some("Me")),
     op("post", paths::SSH_CERTIFICATE_AUTHORITIES, "createSshCertificateAuthority", "Create SSH Certificate Authority", "SSH certificate authorities", Some("SshCertificateAuthorityCreate"), 201, Some("SshCertificateAuthority")),
     op("get", paths::SSH_CERTIFICATE_AUTHORITIES, "listSshCertificateAuthorities", "List SSH Certificate Authorities", "SSH certificate authorities", None, 200, Some("SshCertificateAuthorityList")),

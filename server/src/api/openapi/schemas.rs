@@ -28,6 +28,7 @@ use tunnel_core::resources::tls_edge::{
 use tunnel_core::resources::tunnel_session::{
     AgentCommandRequest, TunnelSession, TunnelSessionList,
 };
+use tunnel_core::resources::user::{User, UserList};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
@@ -52,6 +53,8 @@ pub fn schemas() -> Map<String, Value> {
     add::<ApiKeyUpdate>(&mut all);
     add::<ApiKeyList>(&mut all);
     add::<Me>(&mut all);
+    add::<User>(&mut all);
+    add::<UserList>(&mut all);
     add::<SshCertificateAuthority>(&mut all);
     add::<SshCertificateAuthorityCreate>(&mut all);
     add::<SshCertificateAuthorityUpdate>(&mut all);

@@ -1,0 +1,87 @@
+//! The users and bots of an account as the API shows them (docs/api/users.md): listed, read,
+//! and named. The API only reads them; the operator's commands create them (`accounts.rs`) and
+//! name them ([`Store::rename_principal`]).
+
+use super::error::Error;
+use super::records::page_filter;
+use super::{PageQuery, Result, Store};
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
+use tunnel_core::ids::IdKind;
+
+/// The columns a search of the users (`q`) looks in (`super::search`, migration 7).
+pub(super) const SEARCH: &[&str] = &["id", "name"];
+
+/// A user or bot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: String,
+    pub created_at: String,
+    pub name: String,
+    pub is_admin: bool,
+}
+
+const COLUMNS: &str = "id, created_at, name, is_admin";
+
+fn user_row(row: &AnyRow) -> Result<UserRow> {
+    Ok(UserRow {
+        id: row.try_get("id")?,
+        created_at: row.try_get("created_at")?,
+        name: row.try_get("name")?,
+        is_admin: row.try_get::<i64, _>("is_admin")? != 0,
+    })
+}
+
+impl Store {
+    /// One page of the users and bots of `account_id` (`limit + 1` rows: the last one only says
+    /// that more follow), by id: users before bots, each newest first (`usr_` sorts after
+    /// `bot_`).
+    pub async fn list_users(&self, account_id: &str, page: &PageQuery) -> Result<Vec<UserRow>> {
+        let (filter, values) = page_filter(self.dialect, "principals", "", SEARCH, page, 2);
+        let next = values.len() + 2;
+        let sql = format!(
+            "SELECT {COLUMNS} FROM principals WHERE account_id = $1{filter} ORDER BY id {} LIMIT ${next}",
+            page.direction()
+        );
+        let mut query = sqlx::query(&sql).bind(account_id);
+        for value in values {
+            query = query.bind(value);
+        }
+        let rows = query
+            .bind(i64::from(page.limit) + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(user_row).collect()
+    }
+
+    /// The user or bot `id` of `account_id` ([`Error::NotFound`] otherwise).
+    pub async fn user(&self, account_id: &str, id: &str) -> Result<UserRow> {
+        let sql = format!("SELECT {COLUMNS} FROM principals WHERE account_id = $1 AND id = $2");
+        let row = sqlx::query(&sql)
+            .bind(account_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(row) => user_row(&row),
+            None => Err(Error::NotFound {
+                kind: IdKind::of_principal(id),
+                id: id.to_owned(),
+            }),
+        }
+    }
+
+    /// Names the user or bot `id` (of any account: the operator's command); `false` when there
+    /// is none.
+    pub async fn rename_principal(&self, id: &str, name: &str) -> Result<bool> {
+        let mut tx = self.write_tx().await?;
+        let changed = sqlx::query("UPDATE principals SET name = $1 WHERE id = $2")
+            .bind(name)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        tx.commit().await?;
+        Ok(changed == 1)
+    }
+}

@@ -1,0 +1,95 @@
+//! Users by name through the console: an admin gives a new credential to a user picked by name
+//! (searching the picker), the list and the detail show the owner's name linking to the user's
+//! page, which leads back to what they own; the Users list searches by name; the top bar names a
+//! named member.
+
+use tunnel_e2e::api::id;
+use tunnel_e2e::harness::{Browser, Stack};
+use tunnel_e2e::pages::{self, api_keys, credentials, lists, sign_in::sign_in};
+
+#[tokio::test]
+async fn owners_are_picked_and_shown_by_name() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let (_, me) = stack.api.get("/me").await?;
+    let account = me["account_id"].as_str().unwrap();
+    let (grace, grace_key) = stack.server.user(account, "Grace Hopper", false)?;
+    let (bot, _) = stack.server.user(account, "Nightly builds", true)?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+
+    // A new credential for Grace: the picker finds her by a part of her name.
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "e2e owned by grace").await?;
+    pages::wait_for_text(client, "Nightly builds").await?;
+    pages::fill(client, "Find users and bots by name or id", "hopp").await?;
+    pages::eventually("the search to leave the bot out of the owners", || async {
+        let options = pages::field(client, "Owner").await?.text().await?;
+        Ok((!options.contains("Nightly builds")).then_some(()))
+    })
+    .await?;
+    pages::select_containing(client, "Owner", "Grace Hopper").await?;
+    browser.screenshot("owner-picker").await?;
+    pages::click_button(client, "Create credential").await?;
+    pages::click_button(client, "I have copied it").await?;
+    pages::wait_for_text(client, "Shown only once").await?;
+    let (_, listed) = stack.api.get("/credentials?q=owned%20by%20grace").await?;
+    let credential = &listed["credentials"][0];
+    assert_eq!(credential["owner_id"], grace.as_str(), "{listed}");
+    let credential_id = id(credential).to_owned();
+    // The detail names the owner.
+    pages::wait_for_text(client, "Grace Hopper").await?;
+
+    // The list too, and the name leads to her page, which leads back to what she owns.
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, "Grace Hopper").await?;
+    browser.screenshot("credentials-owner-names").await?;
+    client
+        .find(fantoccini::Locator::LinkText("Grace Hopper"))
+        .await?
+        .click()
+        .await?;
+    pages::wait_for_text(client, "Credentials they own").await?;
+    let text = pages::page_text(client).await?;
+    assert!(text.contains(&grace) && text.contains("Member"), "{text}");
+    browser.screenshot("user-detail").await?;
+    client
+        .find(fantoccini::Locator::LinkText("Credentials they own"))
+        .await?
+        .click()
+        .await?;
+    pages::wait_for_text(client, "e2e owned by grace").await?;
+    assert_eq!(lists::row_ids(client).await?, [credential_id.as_str()]);
+    // Back returns to her page.
+    client.back().await?;
+    pages::wait_for_text(client, "Credentials they own").await?;
+
+    // The Users list: everyone, then a search by name (kept over a reload).
+    pages::open_from_navigation(client, "Users", "The people and bots of this account").await?;
+    pages::wait_for_text(client, "Nightly builds").await?;
+    let all = lists::row_ids(client).await?;
+    assert!(all.contains(&grace) && all.contains(&bot), "{all:?}");
+    pages::fill(client, "Search users", "nightly").await?;
+    pages::eventually("the search to leave only the bot", || async {
+        Ok((lists::row_ids(client).await? == [bot.clone()]).then_some(()))
+    })
+    .await?;
+    client.refresh().await?;
+    pages::wait_for_text(client, "Nightly builds").await?;
+    assert_eq!(lists::row_ids(client).await?, [bot.as_str()]);
+    browser.screenshot("users-search").await?;
+    browser.close().await?;
+
+    // Grace, signed in, is named in the top bar.
+    let browser = Browser::start().await?;
+    sign_in(&browser.client, &stack.server.url(), &grace_key).await?;
+    let (shown, title) = api_keys::who_am_i(&browser.client).await?;
+    assert_eq!(
+        shown, "Grace Hopper",
+        "the role is left to the title at 1280 px"
+    );
+    let expected = format!("Signed in as Grace Hopper (user {grace}, member) of account default");
+    assert!(title.starts_with(&expected), "{title}");
+    browser.close().await?;
+    Ok(())
+}
