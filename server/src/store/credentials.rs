@@ -2,7 +2,7 @@
 //! agent channel, and bulk seeding for benchmarks.
 
 use super::columns::{Column as _, Json, Text, record};
-use super::records::{Changes, insert};
+use super::records::{Changes, Record as _, insert};
 use super::{Audit, Result, Store, new_token, token_columns};
 use crate::secret::Secret;
 use sqlx::Row as _;
@@ -177,6 +177,7 @@ impl Store {
             tx.commit().await?;
             done += batch;
         }
+        self.refresh_statistics(&[CredentialRow::TABLE]).await?;
         Ok(Some(Seeded {
             inserted: done,
             middle_id,

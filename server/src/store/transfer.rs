@@ -283,6 +283,8 @@ impl Store {
         // The source's snapshot ends first: once the target commits, the move has happened.
         source.rollback().await?;
         tx.commit().await?;
+        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        target.refresh_statistics(&names).await?;
         Ok(moved)
     }
 

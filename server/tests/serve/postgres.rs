@@ -284,6 +284,13 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
         "a row or a value differs between the source and its copy"
     );
     assert_eq!(report["moved"]["credentials"], 1, "{report}");
+    // The copy's tables have statistics at once (not when autovacuum gets to them).
+    let analyzed = query(
+        &postgres,
+        "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'credentials' AND last_analyze IS NOT NULL",
+    )
+    .unwrap();
+    assert_eq!(analyzed.trim(), "1", "the copied tables were not analyzed");
     assert_eq!(report["moved"]["tls_edges"], 1, "{report}");
     assert_eq!(report["moved"]["event_subscription_destinations"], 1);
     assert!(report["moved"]["events"].as_u64().unwrap() >= 7, "{report}");
