@@ -39,6 +39,38 @@ impl PickerSearch {
         self.applied.with(|q| !q.is_empty())
     }
 
+    /// The options of the picker's `<select>` over one page of `choices` (`(id, text)`), the
+    /// chosen id in `chosen`: first `none` (the empty value), then the chosen id kept as a
+    /// choice when the search leaves it out, the choices, and a disabled line saying
+    /// `nothing_found` when a search found nothing.
+    pub fn options(
+        &self,
+        chosen: RwSignal<String>,
+        choices: Vec<(String, String)>,
+        none: &'static str,
+        nothing_found: &'static str,
+    ) -> impl IntoView + use<> {
+        let current = chosen.get_untracked();
+        let missing = (!current.is_empty() && !choices.iter().any(|(id, _)| *id == current)).then(
+            || view! { <option value=current.clone() selected=true>{current.clone()}</option> },
+        );
+        let none_found = (choices.is_empty() && self.searching())
+            .then(|| view! { <option value="" disabled=true>{nothing_found}</option> });
+        let choices = choices
+            .into_iter()
+            .map(|(id, text)| {
+                let key = id.clone();
+                view! { <option value=id selected=move || chosen.with(|s| *s == key)>{text}</option> }
+            })
+            .collect_view();
+        view! {
+            <option value="" selected=move || chosen.with(String::is_empty)>{none}</option>
+            {missing}
+            {choices}
+            {none_found}
+        }
+    }
+
     /// The field, labelled `label`, with the DOM id `id`.
     pub fn field(self, id: &'static str, label: &'static str) -> impl IntoView {
         let text = RwSignal::new(String::new());
@@ -111,20 +143,12 @@ pub fn OwnerPicker(
                 Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
                 Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" /> }.into_any(),
                 Load::Ready(list) => {
-                    // The chosen owner stays a choice when the search leaves it out.
-                    let chosen = owner.get_untracked();
-                    let missing = (!chosen.is_empty() && !list.users.iter().any(|u| u.id == chosen))
-                        .then(|| view! { <option value=chosen.clone() selected=true>{chosen.clone()}</option> });
-                    let none_found = (list.users.is_empty() && search.searching())
-                        .then(|| view! { <option value="" disabled=true>"No user or bot matches the search"</option> });
+                    let choices = list.users.into_iter().map(owner_choice).collect();
                     view! {
                         <select id="field-owner_id" aria-describedby="field-owner_id-error"
                             aria-invalid=move || has_error().to_string()
                             on:change=move |ev| owner.set(event_target_value(&ev))>
-                            <option value="" selected=move || owner.with(String::is_empty)>"Me"</option>
-                            {missing}
-                            {list.users.into_iter().map(|u| owner_option(u, owner)).collect_view()}
-                            {none_found}
+                            {search.options(owner, choices, "Me", "No user or bot matches the search")}
                         </select>
                     }.into_any()
                 }
@@ -136,7 +160,7 @@ pub fn OwnerPicker(
 }
 
 /// One choice of the owner picker: the name (or "unnamed"), whether a bot or an admin, the id.
-fn owner_option(u: User, chosen: RwSignal<String>) -> impl IntoView {
+fn owner_choice(u: User) -> (String, String) {
     let name = if u.name.is_empty() {
         "unnamed"
     } else {
@@ -148,6 +172,5 @@ fn owner_option(u: User, chosen: RwSignal<String>) -> impl IntoView {
         _ => "",
     };
     let text = format!("{name}{role} — {}", u.id);
-    let id = u.id.clone();
-    view! { <option value=u.id selected=move || chosen.with(|s| *s == id)>{text}</option> }
+    (u.id, text)
 }

@@ -207,18 +207,10 @@ fn BackendModule(
                         Load::Loading => view! { <p class="loading">"Loading backends…"</p> }.into_any(),
                         Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" /> }.into_any(),
                         Load::Ready(list) => {
-                            // The chosen backend stays a choice when the search leaves it out.
-                            let chosen = backend_id.get_untracked();
-                            let missing = (!chosen.is_empty() && !list.backends.iter().any(|b| b.id == chosen))
-                                .then(|| view! { <option value=chosen.clone() selected=true>{chosen.clone()}</option> });
-                            let none_found = (list.backends.is_empty() && search.searching())
-                                .then(|| view! { <option value="" disabled=true>"No backend matches the search"</option> });
+                            let choices = list.backends.into_iter().map(backend_choice).collect();
                             view! {
                                 <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
-                                    <option value="" selected=move || backend_id.with(String::is_empty)>"Choose a backend…"</option>
-                                    {missing}
-                                    {list.backends.into_iter().map(|b| backend_option(b, backend_id)).collect_view()}
-                                    {none_found}
+                                    {search.options(backend_id, choices, "Choose a backend…", "No backend matches the search")}
                                 </select>
                             }.into_any()
                         }
@@ -247,7 +239,7 @@ fn BackendModule(
 }
 
 /// One choice of the backend picker: the id, the description and the labels.
-fn backend_option(b: TunnelGroupBackend, chosen: RwSignal<String>) -> impl IntoView {
+fn backend_choice(b: TunnelGroupBackend) -> (String, String) {
     let labels = b
         .labels
         .iter()
@@ -265,8 +257,7 @@ fn backend_option(b: TunnelGroupBackend, chosen: RwSignal<String>) -> impl IntoV
         format!(" [{labels}]")
     };
     let text = format!("{} — {description}{labels}", b.id);
-    let id = b.id.clone();
-    view! { <option value=b.id selected=move || chosen.with(|s| *s == id)>{text}</option> }
+    (b.id, text)
 }
 
 #[component]
