@@ -7,7 +7,8 @@
 //! account's destinations, and a destination one uses cannot be deleted; deleting a credential
 //! ends its sessions; a member reaches only their own API keys and cannot make a credential for
 //! someone else; the audit log of each account names only its own resources. Seeded, so a
-//! failure names its seed and replays.
+//! failure names its seed and replays. The users and bots, which the API only reads, are
+//! checked apart: each account lists and reads only its own.
 
 use crate::common::TestApp;
 use crate::support::session;
@@ -404,5 +405,46 @@ async fn run(seed: u64) {
 async fn accounts_never_see_each_other_and_members_reach_only_what_they_may() {
     for seed in 0..SEEDS {
         run(seed).await;
+    }
+}
+
+/// The users and bots (read-only through the API, `docs/api/users.md`): every actor lists
+/// exactly the principals of its own account, and reads none of the other's.
+#[tokio::test]
+async fn users_and_bots_are_seen_only_by_their_own_account() {
+    let app = TestApp::new().await;
+    let actors = actors(&app).await;
+    let bot = app.principal(&app.other_account_id, true).await;
+    let mut of_account: [Vec<String>; 2] =
+        [vec![app.user_id.clone()], vec![bot.principal_id.clone()]];
+    for actor in &actors {
+        of_account[actor.account].push(actor.principal.clone());
+    }
+    for list in &mut of_account {
+        list.sort();
+    }
+    for actor in &actors {
+        let r = app.get("/users?limit=100").key(&actor.key).send(&app).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        let json: Value = r.body();
+        let mut listed: Vec<String> = json["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["id"].as_str().unwrap().to_owned())
+            .collect();
+        listed.sort();
+        assert_eq!(
+            listed, of_account[actor.account],
+            "GET /users as {}",
+            actor.principal
+        );
+        for other in &of_account[1 - actor.account] {
+            app.get(&format!("/users/{other}"))
+                .key(&actor.key)
+                .send(&app)
+                .await
+                .error(404, "ERR_TUNNEL_120");
+        }
     }
 }
