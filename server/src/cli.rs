@@ -1,7 +1,7 @@
 //! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
 //! operator commands that work on the same database (`account create`, `account list`,
-//! `user create`, `user rename`, `user list`, the hidden `dev seed-credentials`). `main.rs` only parses the command line
-//! and calls these.
+//! `user create`, `user rename`, `user list`, the hidden `dev seed-credentials`). `main.rs`
+//! only parses the command line and calls these.
 
 use crate::config::ServeOptions;
 use crate::secret::Secret;
@@ -10,7 +10,6 @@ use crate::store::{DatabaseUrl, PageQuery, Principal, Store};
 use anyhow::Context as _;
 use serde_json::json;
 use std::net::SocketAddr;
-use tunnel_core::event_types::object_name;
 use tunnel_core::ids::IdKind;
 
 /// Runs the server until Ctrl-C / SIGTERM.
@@ -265,7 +264,7 @@ pub async fn user_list(database: &str, account: &str) -> anyhow::Result<serde_js
             rows.truncate(page.limit as usize);
             page.before_id = rows.last().map(|u| u.id.clone());
             users.extend(rows.into_iter().map(|u| {
-                let kind = object_name(IdKind::of_principal(&u.id));
+                let kind = u.kind();
                 json!({"user_id": u.id, "name": u.name, "kind": kind, "is_admin": u.is_admin})
             }));
             if !more {

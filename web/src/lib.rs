@@ -146,9 +146,9 @@ fn Console() -> impl IntoView {
     }
 }
 
-/// Who is signed in (`GET /me`): the name, whether an admin, and the account; the user or bot id and the
-/// API base URL on hover. A resumed sign-in (a reload) reads it again; until it is known, only
-/// the base URL shows.
+/// Who is signed in (`GET /me`): the name, whether an admin, and the account; the user or bot id
+/// and the API base URL on hover. A resumed sign-in (a reload) reads it again; until it is
+/// known, only the base URL shows.
 #[component]
 fn WhoAmI(base: Signal<String>) -> impl IntoView {
     let app = use_app();
@@ -168,16 +168,12 @@ fn WhoAmI(base: Signal<String>) -> impl IntoView {
             let role = if me.is_admin { "admin" } else { "member" };
             // A named user shows the name first, the role after it (left to the title on a
             // narrow desktop); an unnamed one shows the role.
-            let (shown, role_after) = if me.principal_name.is_empty() {
-                (role.to_owned(), None)
-            } else {
-                (me.principal_name.clone(), Some(format!(" · {role}")))
-            };
             let principal = format!("{} {}", me.principal_kind, me.principal_id);
-            let who = if me.principal_name.is_empty() {
-                format!("{principal} ({role})")
+            let (shown, role_after, who) = if me.principal_name.is_empty() {
+                (role.to_owned(), None, format!("{principal} ({role})"))
             } else {
-                format!("{} ({principal}, {role})", me.principal_name)
+                let who = format!("{} ({principal}, {role})", me.principal_name);
+                (me.principal_name.clone(), Some(format!(" · {role}")), who)
             };
             let title = format!(
                 "Signed in as {who} of account {} ({}), through {}",

@@ -8,8 +8,6 @@ use crate::store;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use tunnel_core::event_types::object_name;
-use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::Me;
 
@@ -35,7 +33,7 @@ async fn me(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Me>
         found => found?,
     };
     Ok(Json(Me {
-        principal_kind: object_name(IdKind::of_principal(&caller.principal_id)).to_owned(),
+        principal_kind: principal.kind().to_owned(),
         principal_name: principal.name,
         principal_id: caller.principal_id,
         is_admin: caller.is_admin,

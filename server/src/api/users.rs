@@ -13,7 +13,6 @@ use crate::store::UserRow;
 use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
-use tunnel_core::event_types::object_name;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
 use tunnel_core::resources::user::{User, UserList};
@@ -47,7 +46,7 @@ async fn read(
 fn wire(state: &AppState, row: UserRow) -> User {
     User {
         uri: state.uri(&paths::user(&row.id)),
-        kind: object_name(IdKind::of_principal(&row.id)).to_owned(),
+        kind: row.kind().to_owned(),
         id: row.id,
         created_at: row.created_at,
         name: row.name,

@@ -18,9 +18,10 @@
 //! sees the database's); `columns` declares the row types (`record!`), `records` holds what every resource table shares (paging, get, create,
 //! update, delete, reference checks); then one module per API area, named like it (`credentials`,
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
-//! for accounts, principals and API keys, `users` for the users and bots as the API lists them, `events` for the audit log and `deliveries` for the
-//! webhook deliveries of its events, `sessions` for the directory of live tunnel sessions and the
-//! cluster's nodes (the connections themselves live in `agents::Registry`).
+//! for accounts, principals and API keys, `users` for the users and bots as the API lists them,
+//! `events` for the audit log and `deliveries` for the webhook deliveries of its events,
+//! `sessions` for the directory of live tunnel sessions and the cluster's nodes (the connections
+//! themselves live in `agents::Registry`).
 
 mod accounts;
 mod api_keys;

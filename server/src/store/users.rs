@@ -7,6 +7,7 @@ use super::records::page_filter;
 use super::{PageQuery, Result, Store};
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
+use tunnel_core::event_types::object_name;
 use tunnel_core::ids::IdKind;
 
 /// The columns a search of the users (`q`) looks in (`super::search`, migration 7).
@@ -19,6 +20,13 @@ pub struct UserRow {
     pub created_at: String,
     pub name: String,
     pub is_admin: bool,
+}
+
+impl UserRow {
+    /// `user` or `bot`, by the id's kind: what the wire calls it (`/users`, `/me`, `user list`).
+    pub fn kind(&self) -> &'static str {
+        object_name(IdKind::of_principal(&self.id))
+    }
 }
 
 const COLUMNS: &str = "id, created_at, name, is_admin";

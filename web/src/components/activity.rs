@@ -21,23 +21,19 @@ pub const RECENT: u32 = 10;
 /// "agent cr_…" (linked to the credential the agent presented) or "system".
 pub fn actor_view(actor: &Actor) -> AnyView {
     let id = actor.id.clone().unwrap_or_default();
-    let kind = match actor.kind {
-        ActorKind::User | ActorKind::Bot => {
-            let kind = if actor.kind == ActorKind::Bot {
-                "bot"
-            } else {
-                "user"
+    let (kind, who) = match actor.kind {
+        ActorKind::User => ("user", view! { <OwnerName id=id /> }.into_any()),
+        ActorKind::Bot => ("bot", view! { <OwnerName id=id /> }.into_any()),
+        ActorKind::Agent => {
+            let who = match routes::for_id(&id) {
+                Some(href) => view! { <A href=href><code class="id">{id}</code></A> }.into_any(),
+                None => view! { <code class="id">{id}</code> }.into_any(),
             };
-            return view! { <span class="actor">{kind} " " <OwnerName id=id /></span> }.into_any();
+            ("agent", who)
         }
-        ActorKind::Agent => "agent",
         ActorKind::System => return view! { <span class="actor">"system"</span> }.into_any(),
     };
-    let id_view = match routes::for_id(&id) {
-        Some(href) => view! { <A href=href><code class="id">{id}</code></A> }.into_any(),
-        None => view! { <code class="id">{id}</code> }.into_any(),
-    };
-    view! { <span class="actor">{kind} " " {id_view}</span> }.into_any()
+    view! { <span class="actor">{kind} " " {who}</span> }.into_any()
 }
 
 /// The name an event's object goes by: its description, else a webhook's URL; empty when it
