@@ -68,8 +68,13 @@ impl ProcessGuard {
         self.child.id()
     }
 
-    /// Waits (at most `within`) until something accepts connections on `addr`; fails early
-    /// when the process exits first.
+    /// Waits (at most `within`) until this process (or a helper of its group) accepts
+    /// connections on `addr`; fails early when the process exits first.
+    ///
+    /// Another program listening there does not count: a free port handed to two starts at
+    /// once, or taken between [`free_addr`] and the bind, let a test talk to another test's
+    /// server, whose end then reset its requests. The program that lost the port exits, and
+    /// its caller starts it again on another one.
     pub fn wait_for_port(&mut self, addr: SocketAddr, within: Duration) -> Result<()> {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
@@ -78,7 +83,9 @@ impl ProcessGuard {
                 // by the connecting socket itself (TCP simultaneous open, when the kernel picks
                 // that very port as the local one): that is not the program listening. The likely
                 // cause of an end-to-end test whose first request was refused.
-                if stream.local_addr().ok() != Some(addr) {
+                if stream.local_addr().ok() != Some(addr)
+                    && group_listens_on(self.child.id(), addr).unwrap_or(true)
+                {
                     return Ok(());
                 }
             }
@@ -140,6 +147,33 @@ impl ProcessGuard {
     }
 }
 
+/// Whether a socket listening on `addr` belongs to a process of the group `pgid` (a guarded
+/// child leads its own group). `None` when `/proc` cannot tell (not Linux, or hidden).
+fn group_listens_on(pgid: u32, addr: SocketAddr) -> Option<bool> {
+    use procfs::net::TcpState;
+    use procfs::process::FDTarget;
+    let table = match addr {
+        SocketAddr::V4(_) => procfs::net::tcp(),
+        SocketAddr::V6(_) => procfs::net::tcp6(),
+    }
+    .ok()?;
+    let listeners: Vec<u64> = table
+        .iter()
+        .filter(|e| e.local_address == addr && e.state == TcpState::Listen)
+        .map(|e| e.inode)
+        .collect();
+    let pgid = i32::try_from(pgid).ok()?;
+    let owned = procfs::process::all_processes()
+        .ok()?
+        .flatten()
+        .filter(|p| p.stat().is_ok_and(|s| s.pgrp == pgid))
+        .filter_map(|p| p.fd().ok())
+        .flatten()
+        .flatten()
+        .any(|fd| matches!(fd.target, FDTarget::Socket(inode) if listeners.contains(&inode)));
+    Some(owned)
+}
+
 impl Drop for ProcessGuard {
     fn drop(&mut self) {
         self.kill();
@@ -174,6 +208,34 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive(grandchild), "grandchild {grandchild} survived");
+    }
+
+    #[test]
+    fn another_program_on_the_port_is_not_the_process_listening() {
+        // This test process holds the port; the guarded child never listens, so the wait ends
+        // when the child exits, not when a connection to the port succeeds.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut command = Command::new("sleep");
+        command.arg("1");
+        let mut guard = ProcessGuard::spawn("sleep", command).unwrap();
+        let err = guard
+            .wait_for_port(addr, Duration::from_secs(10))
+            .unwrap_err();
+        assert!(err.to_string().contains("exited before listening"), "{err}");
+        // A child that does listen there is found.
+        let free = free_addr().unwrap();
+        let mut command = Command::new("python3");
+        command.args([
+            "-c",
+            &format!(
+                "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',{})); s.listen(); time.sleep(30)",
+                free.port()
+            ),
+        ]);
+        let mut guard = ProcessGuard::spawn("python3", command).unwrap();
+        guard.wait_for_port(free, Duration::from_secs(10)).unwrap();
+        drop(listener);
     }
 
     #[test]

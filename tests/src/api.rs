@@ -56,6 +56,7 @@ impl Api {
         path: &str,
         body: Option<Value>,
     ) -> Result<(u16, Value)> {
+        let what = format!("calling the API: {method} {path}");
         let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
@@ -72,7 +73,7 @@ impl Api {
             .client
             .request(request.body(body)?)
             .await
-            .context("calling the API")?;
+            .context(what)?;
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await?.to_bytes();
         let json = if bytes.is_empty() {
