@@ -131,21 +131,22 @@ async fn oldest_first_pages_forward_and_keeps_the_search() {
     let mut matching = Vec::new();
     for i in 0..5 {
         let c: Credential = app
-            .created("/credentials", json!({"description": format!("web {i}")}))
+            .created("/credentials", json!({"description": format!("web-{i}")}))
             .await;
         matching.push(c.id);
         app.create("/credentials", json!({"description": "db"}))
             .await;
     }
     let mut seen = Vec::new();
-    let mut next = format!("{BASE}/credentials?limit=2&q=web&order=oldest");
+    // `web-`, not `web`: a random id (searched too, case-insensitively) can hold `WeB`.
+    let mut next = format!("{BASE}/credentials?limit=2&q=web-&order=oldest");
     loop {
         let page: CredentialList = app.get(&next).send(&app).await.body();
         seen.extend(page.credentials.iter().map(|c| c.id.clone()));
         match page.next_page_uri {
             Some(uri) => {
                 assert!(
-                    uri.contains("q=web") && uri.contains("order=oldest"),
+                    uri.contains("q=web-") && uri.contains("order=oldest"),
                     "{uri}"
                 );
                 next = uri;
