@@ -233,3 +233,23 @@ fn ensure_success(req: &Req, status: u16, body: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+/// `tunnel-bench load`: one load run against a running server, printed as JSON.
+pub fn load_command(args: crate::LoadArgs) -> Result<()> {
+    let make: MakeReq = {
+        let (path, key, body) = (args.path, args.key, args.post);
+        Arc::new(move |_| match &body {
+            Some(body) => Req::post(path.clone(), key.as_deref(), body.clone()),
+            None => Req::get(path.clone(), key.as_deref()),
+        })
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let result = runtime.block_on(load(
+        args.addr,
+        args.connections,
+        Duration::from_secs(args.seconds),
+        make,
+    ))?;
+    println!("{}", result.json());
+    Ok(())
+}

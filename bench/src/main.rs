@@ -58,6 +58,30 @@ enum Command {
         #[arg(long)]
         listen: std::net::SocketAddr,
     },
+    /// Load one endpoint of a running server as section 3 does, and print what it measured
+    /// (JSON): for looking into one figure, under a profiler for example.
+    Load(LoadArgs),
+}
+
+/// One endpoint under load.
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    /// The server's address (`127.0.0.1:PORT`).
+    #[arg(long)]
+    pub addr: std::net::SocketAddr,
+    /// The path with its query (`/api/credentials?limit=100`).
+    #[arg(long)]
+    pub path: String,
+    /// An API key sent as a bearer token.
+    #[arg(long, env = "TUNNEL_BENCH_KEY")]
+    pub key: Option<String>,
+    /// POST this JSON body instead of a GET.
+    #[arg(long)]
+    pub post: Option<String>,
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
 }
 
 /// Where things are, as built by `cargo xtask bench`.
@@ -113,6 +137,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => sections::run_all(args),
         Command::Soak(args) => soak::run(args),
         Command::BaselineServer { listen } => baseline::serve(listen),
+        Command::Load(args) => http::load_command(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

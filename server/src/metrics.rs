@@ -3,8 +3,9 @@
 //! authentication, like every scrape target: bind it where only the monitoring reaches).
 //!
 //! The gauges are read when scraped: tasks alive on the runtime, tunnel sessions held by this
-//! node, and the process's resident memory and open file descriptors from `/proc/self` (Linux;
-//! elsewhere those two are left out). `cargo xtask soak` reads them to see whether anything grows.
+//! node, the database transactions committed and the writes they held (their ratio is how many
+//! writes a commit carries), and the process's resident memory and open file descriptors from
+//! `/proc/self` (Linux; elsewhere those two are left out). `cargo xtask soak` reads them to see whether anything grows.
 
 use crate::state::AppState;
 use axum::Router;
@@ -13,6 +14,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
@@ -49,6 +51,17 @@ pub fn render(state: &AppState) -> String {
         "tunnel_sessions_held",
         "Tunnel sessions whose agent is connected to this node",
         gauge(state.registry.len()),
+    );
+    let (commits, writes) = state.store.commits();
+    registry.register(
+        "tunnel_store_commits",
+        "Database transactions committed by this server (writes queued together share one)",
+        ConstCounter::new(commits),
+    );
+    registry.register(
+        "tunnel_store_writes",
+        "Writes committed by this server",
+        ConstCounter::new(writes),
     );
     if let Some(bytes) = resident_bytes() {
         registry.register(

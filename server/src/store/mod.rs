@@ -43,6 +43,7 @@ mod ssh_cas;
 mod tls_edges;
 mod transfer;
 mod users;
+mod writer;
 
 pub use accounts::{ApiKeyOwner, DEFAULT_ACCOUNT_NAME, NewPrincipal, Principal};
 pub use api_keys::{ApiKeyRow, NewApiKey};
@@ -72,6 +73,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tunnel_core::ids::{IdGenerator, IdKind, SECRET_BYTES, SecretToken};
+pub(crate) use writer::WriteTx;
 
 /// The keys of the PostgreSQL advisory locks the store takes: one for migrations (held by the
 /// server migrating, so several servers starting at once migrate one after the other) and one
@@ -111,49 +113,12 @@ pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
     ids: Arc<Mutex<IdGenerator>>,
-    /// The turn of this process's write transactions ([`Store::write_tx`]).
-    writer: Arc<tokio::sync::Mutex<()>>,
+    /// This process's write transactions, committed in groups ([`Store::write_tx`]).
+    writer: Arc<writer::Writer>,
     /// Woken by every commit that queued a webhook delivery ([`WriteTx::commit`]).
     deliveries_queued: Arc<Notify>,
     /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
     keys: Arc<key_cache::KeyCache>,
-}
-
-/// A write transaction: the changes, their events and their deliveries commit together
-/// (`store::events`). Dereferences to the connection, so statements run in it.
-#[derive(Debug)]
-pub(crate) struct WriteTx {
-    inner: sqlx::Transaction<'static, sqlx::Any>,
-    /// Whether a delivery was queued: the commit then wakes the delivery workers.
-    queued: bool,
-    /// This process's write turn, held until the transaction ends.
-    _turn: tokio::sync::OwnedMutexGuard<()>,
-    wake: Arc<Notify>,
-}
-
-impl WriteTx {
-    /// Commits, then wakes the delivery workers if a delivery was queued (after, so they find
-    /// it).
-    pub(crate) async fn commit(self) -> Result<()> {
-        self.inner.commit().await?;
-        if self.queued {
-            self.wake.notify_one();
-        }
-        Ok(())
-    }
-}
-
-impl std::ops::Deref for WriteTx {
-    type Target = sqlx::AnyConnection;
-    fn deref(&self) -> &sqlx::AnyConnection {
-        &self.inner
-    }
-}
-
-impl std::ops::DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
-        &mut self.inner
-    }
 }
 
 impl Store {
@@ -248,7 +213,7 @@ impl Store {
             dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             deliveries_queued: Arc::new(Notify::new()),
-            writer: Arc::new(tokio::sync::Mutex::new(())),
+            writer: Arc::default(),
             keys: Arc::default(),
         })
     }
@@ -302,21 +267,18 @@ impl Store {
     /// - PostgreSQL: a transaction-scoped advisory lock taken first. Statements of a READ
     ///   COMMITTED transaction each see what was committed before them, so once the lock is
     ///   held the transaction reads the latest writes, as on SQLite. Readers never wait.
+    ///
+    /// The writes queued meanwhile commit together (`writer.rs`): one commit for many.
     async fn write_tx(&self) -> Result<WriteTx> {
-        // Writers of this process queue here first, in order, holding no connection while
-        // they wait: readers always find one, and SQLite's busy handler (which sleeps in
-        // growing steps) is left only for other processes.
-        let turn = self.writer.clone().lock_owned().await;
-        let mut inner = self.pool.begin_with(self.dialect.begin_write()).await?;
-        // Bounded like SQLite's busy timeout: a lock held elsewhere (another process) for
-        // longer fails this write instead of hanging it.
-        lock_writes(self.dialect, &mut inner, true).await?;
-        Ok(WriteTx {
-            inner,
-            queued: false,
-            _turn: turn,
-            wake: self.deliveries_queued.clone(),
-        })
+        self.writer
+            .begin(&self.pool, self.dialect, &self.deliveries_queued)
+            .await
+    }
+
+    /// Write transactions committed by this process since it started, and the writes they held
+    /// (writes queued together commit together: `writer.rs`).
+    pub fn commits(&self) -> (u64, u64) {
+        self.writer.committed()
     }
 
     /// Notified after each commit that queued a webhook delivery: what the delivery workers

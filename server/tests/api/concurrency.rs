@@ -164,3 +164,100 @@ async fn deleting_a_backend_while_edges_are_pointed_at_it_is_never_a_500() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn refused_writes_leave_the_rest_of_their_group_committed() {
+    // Writes queued together commit in one transaction, each in a savepoint (docs/database.md):
+    // one refused inside its transaction (a missing reference, a delete of a row in use) must
+    // undo only itself, never a neighbour's write, and never fail a neighbour.
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir).await;
+    let destination: serde_json::Value = app
+        .created(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": "https://hooks.example.com/in"}}}),
+        )
+        .await;
+    let destination_id = destination["id"].as_str().unwrap().to_owned();
+    // In use from the start, so every delete below is refused.
+    let _: serde_json::Value = app
+        .created(
+            "/event_subscriptions",
+            json!({"description": "first", "sources": [{"type": "credential_created.v0"}],
+                   "destination_ids": [destination_id]}),
+        )
+        .await;
+    let missing = "ed_2bSVCmUvpfAqKpnAKjWKyXHyoQo";
+    let answers = join_all((0..90).map(|i| {
+        let (app, destination_id) = (app.clone(), destination_id.clone());
+        async move {
+            let (kind, answer) = match i % 3 {
+                0 => (
+                    "kept",
+                    app.post(
+                        "/event_subscriptions",
+                        json!({"description": format!("kept {i}"),
+                               "sources": [{"type": "credential_created.v0"}],
+                               "destination_ids": [destination_id]}),
+                    )
+                    .send(&app)
+                    .await,
+                ),
+                1 => (
+                    "missing",
+                    app.post(
+                        "/event_subscriptions",
+                        json!({"description": format!("refused {i}"),
+                               "sources": [{"type": "credential_created.v0"}],
+                               "destination_ids": [missing]}),
+                    )
+                    .send(&app)
+                    .await,
+                ),
+                _ => (
+                    "in use",
+                    app.delete(&format!("/event_destinations/{destination_id}"))
+                        .send(&app)
+                        .await,
+                ),
+            };
+            (i, kind, answer)
+        }
+    }))
+    .await;
+    for (i, kind, answer) in &answers {
+        let wanted = match *kind {
+            "kept" => 201,
+            "missing" => 400,
+            _ => 409,
+        };
+        assert_eq!(answer.status, wanted, "{i} ({kind}): {}", answer.text);
+    }
+    let listed: serde_json::Value = app.fetch("/event_subscriptions?limit=100").await;
+    let descriptions: BTreeSet<&str> = listed["event_subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["description"].as_str().unwrap())
+        .collect();
+    let kept: BTreeSet<String> = answers
+        .iter()
+        .filter(|(_, kind, _)| *kind == "kept")
+        .map(|(i, _, _)| format!("kept {i}"))
+        .chain(["first".to_owned()])
+        .collect();
+    assert_eq!(kept.len(), 31);
+    assert_eq!(
+        descriptions,
+        kept.iter().map(String::as_str).collect(),
+        "every created subscription is there, and nothing refused"
+    );
+    let events: EventList = app
+        .fetch("/events?type=event_subscription_created.v0&limit=100")
+        .await;
+    assert_eq!(events.events.len(), kept.len(), "one event per kept create");
+    let still: serde_json::Value = app
+        .fetch(&format!("/event_destinations/{destination_id}"))
+        .await;
+    assert_eq!(still["id"], json!(destination_id));
+}

@@ -319,6 +319,14 @@ fn metrics_are_served_on_their_own_listener_only() {
     assert!(value("process_resident_memory_bytes") > 1_000_000);
     assert!(value("process_open_fds") > 2);
     assert!(body.contains("# TYPE tunnel_sessions_held gauge"), "{body}");
+    // The start wrote (the default account, this node's membership); a commit holds writes.
+    let commits = value("tunnel_store_commits_total");
+    assert!(commits > 0, "{body}");
+    assert!(value("tunnel_store_writes_total") >= commits, "{body}");
+    assert!(
+        body.contains("# TYPE tunnel_store_commits counter"),
+        "{body}"
+    );
     // Nothing else there, and not on the public listener.
     assert_eq!(http(metrics, "GET", "/api/credentials", &[], "").0, 404);
     let (_, _, public) = http(api, "GET", "/metrics", &[], "");

@@ -1,0 +1,428 @@
+//! This process's write transactions, committed in groups (docs/database.md, writes).
+//!
+//! Writes are serialised (one turn at a time, [`Writer::turn`]), and each used to commit on its
+//! own: one fsync per write, so under 32 concurrent writers a write mostly waited for the
+//! commits queued before it (`POST /api/credentials` p99 37 ms on SQLite). Here the writers that
+//! queue while one works share its database transaction, each in a savepoint of its own, and
+//! the group commits once:
+//!
+//! - A writer takes the turn, then the open group if one is parked (`SAVEPOINT`), or begins a
+//!   new transaction.
+//! - Its work done, it releases its savepoint, joins the group's members, parks the group and
+//!   gives up the turn, then queues for the turn again. Writers already queued go first (the
+//!   turn is a fair lock) and join the same group. Whichever member gets the turn back while the
+//!   group is still parked commits it and tells every member the outcome. A lone writer gets the
+//!   turn straight back and commits at once.
+//! - A writer that fails (an error, a refused check, a dropped request) rolls back to its
+//!   savepoint only; the group goes on without it.
+//! - A commit is acknowledged only once the group's `COMMIT` returned: durability is that of a
+//!   transaction per write. A failed `COMMIT` fails every member.
+//! - Beginning and ending run in tasks of their own, so a request dropped midway (its client
+//!   gone) never strands a group: a write begun for it is undone, a group it was to commit is
+//!   committed.
+
+use super::{Dialect, Result, lock_writes};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, OwnedMutexGuard, oneshot};
+
+/// The most writes one group commits: bounds how long one transaction holds the database's
+/// write lock (other processes, another node, wait for it).
+const MAX_GROUP: usize = 64;
+
+/// What a member learns when its group ends: `None` when committed, else why not (the error
+/// itself goes to the member that ran the `COMMIT`, the others get its text).
+type Outcome = Option<String>;
+
+/// The write turn of this process and the group waiting to commit.
+#[derive(Debug, Default)]
+pub(super) struct Writer {
+    turn: Arc<tokio::sync::Mutex<()>>,
+    parked: Mutex<Option<Group>>,
+    /// Groups committed, and the writes they held: their ratio is the mean group size
+    /// (`--metrics-listen`).
+    commits: AtomicU64,
+    writes: AtomicU64,
+}
+
+/// An open transaction and the writers whose work it holds, waiting for its commit.
+#[derive(Debug)]
+struct Group {
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    members: Vec<oneshot::Sender<Outcome>>,
+    /// Whether a member queued a webhook delivery: the commit then wakes the delivery workers.
+    queued: bool,
+}
+
+impl Writer {
+    /// Waits for the turn, then joins the parked group or begins one on `pool`.
+    pub(super) async fn begin(
+        self: &Arc<Writer>,
+        pool: &sqlx::AnyPool,
+        dialect: Dialect,
+        wake: &Arc<Notify>,
+    ) -> Result<WriteTx> {
+        let task = tokio::spawn(self.clone().join(pool.clone(), dialect, wake.clone()));
+        task.await.map_err(ended)?
+    }
+
+    async fn join(
+        self: Arc<Writer>,
+        pool: sqlx::AnyPool,
+        dialect: Dialect,
+        wake: Arc<Notify>,
+    ) -> Result<WriteTx> {
+        // Writers queue here first, in order, holding no connection while they wait: readers
+        // always find one, and SQLite's busy handler (which sleeps in growing steps) is left
+        // only for other processes.
+        let turn = self.turn.clone().lock_owned().await;
+        let parked = self.parked().take();
+        let mut group = match parked {
+            Some(group) => group,
+            None => {
+                let mut tx = pool.begin_with(dialect.begin_write()).await?;
+                // Bounded like SQLite's busy timeout: a lock held elsewhere (another process)
+                // for longer fails this write instead of hanging it.
+                lock_writes(dialect, &mut tx, true).await?;
+                Group {
+                    tx,
+                    members: Vec::new(),
+                    queued: false,
+                }
+            }
+        };
+        if let Err(e) = run(&mut group.tx, "SAVEPOINT member").await {
+            group.fail(&e.to_string());
+            return Err(e.into());
+        }
+        Ok(WriteTx {
+            group: Some(group),
+            turn: Some(turn),
+            writer: self,
+            wake,
+            queued: false,
+        })
+    }
+
+    /// How many groups this process committed, and how many writes they held.
+    pub(super) fn committed(&self) -> (u64, u64) {
+        (
+            self.commits.load(Ordering::Relaxed),
+            self.writes.load(Ordering::Relaxed),
+        )
+    }
+
+    fn parked(&self) -> std::sync::MutexGuard<'_, Option<Group>> {
+        self.parked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Group {
+    /// Commits, then tells every member and wakes the delivery workers if a delivery was
+    /// queued (after, so they find it).
+    async fn commit(self, writer: &Writer, wake: &Notify) {
+        let result = self.tx.commit().await;
+        if result.is_ok() {
+            writer.commits.fetch_add(1, Ordering::Relaxed);
+            let writes = u64::try_from(self.members.len()).unwrap_or(u64::MAX);
+            writer.writes.fetch_add(writes, Ordering::Relaxed);
+        }
+        let outcome = result.as_ref().err().map(ToString::to_string);
+        for member in self.members {
+            let _ = member.send(outcome.clone());
+        }
+        if result.is_ok() && self.queued {
+            wake.notify_one();
+        }
+    }
+
+    /// Ends the group without committing (its transaction rolls back as it drops).
+    fn fail(self, why: &str) {
+        for member in self.members {
+            let _ = member.send(Some(format!("the transaction failed: {why}")));
+        }
+    }
+}
+
+/// A write transaction: the changes, their events and their deliveries commit together
+/// (`store::events`). Dereferences to the connection, so statements run in it (inside this
+/// write's savepoint). Dropped without [`WriteTx::commit`], its changes are rolled back.
+#[derive(Debug)]
+pub(crate) struct WriteTx {
+    /// `None` once committed or abandoned.
+    group: Option<Group>,
+    /// This process's write turn, held until the transaction's part ends.
+    turn: Option<OwnedMutexGuard<()>>,
+    writer: Arc<Writer>,
+    wake: Arc<Notify>,
+    /// Whether a delivery was queued (set by `store::events`).
+    pub(super) queued: bool,
+}
+
+impl WriteTx {
+    /// Commits this write with its group: returns once the group's `COMMIT` did.
+    pub(crate) async fn commit(mut self) -> Result<()> {
+        let (Some(group), Some(turn)) = (self.group.take(), self.turn.take()) else {
+            return Err(ended("a write transaction ended twice"));
+        };
+        let (writer, wake) = (self.writer.clone(), self.wake.clone());
+        let task = tokio::spawn(finish(writer, wake, group, turn, self.queued));
+        task.await.map_err(ended)?
+    }
+}
+
+/// Runs `sql` in the group's transaction. Boxed as `Send` for the tasks: the compiler cannot
+/// prove sqlx's executor futures `Send` for every lifetime inside `tokio::spawn` otherwise.
+fn run<'c>(
+    tx: &'c mut sqlx::Transaction<'static, sqlx::Any>,
+    sql: &'static str,
+) -> futures_util::future::BoxFuture<'c, Result<(), sqlx::Error>> {
+    use sqlx::Executor as _;
+    let conn: &'c mut sqlx::AnyConnection = tx;
+    Box::pin(async move {
+        for statement in sql.split(';') {
+            conn.execute(statement).await?;
+        }
+        Ok(())
+    })
+}
+
+/// The error of a write whose group ended without telling it the outcome.
+fn ended(why: impl std::fmt::Display) -> super::Error {
+    sqlx::Error::Protocol(format!(
+        "the write transaction ended without an outcome: {why}"
+    ))
+    .into()
+}
+
+/// [`WriteTx::commit`]'s work, in a task of its own.
+async fn finish(
+    writer: Arc<Writer>,
+    wake: Arc<Notify>,
+    mut group: Group,
+    turn: OwnedMutexGuard<()>,
+    queued: bool,
+) -> Result<()> {
+    if let Err(e) = run(&mut group.tx, "RELEASE SAVEPOINT member").await {
+        group.fail(&e.to_string());
+        return Err(e.into());
+    }
+    group.queued |= queued;
+    let (sender, mut outcome) = oneshot::channel();
+    group.members.push(sender);
+    if group.members.len() >= MAX_GROUP {
+        group.commit(&writer, &wake).await;
+        return settle(outcome.await);
+    }
+    *writer.parked() = Some(group);
+    drop(turn);
+    {
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut outcome => outcome,
+            turn = writer.turn.clone().lock_owned() => {
+                // The group is parked still unless it ended while this writer waited (then the
+                // outcome is here): nobody else holds it while this writer has the turn.
+                match outcome.try_recv() {
+                    Ok(done) => Ok(done),
+                    Err(_) => {
+                        let parked = writer.parked().take();
+                        if let Some(group) = parked {
+                            // Every member, this one too, learns the outcome from the group.
+                            group.commit(&writer, &wake).await;
+                        }
+                        drop(turn);
+                        outcome.await
+                    }
+                }
+            }
+        };
+        settle(outcome)
+    }
+}
+
+/// What a member's outcome means for its caller.
+fn settle(outcome: Result<Outcome, oneshot::error::RecvError>) -> Result<()> {
+    match outcome {
+        Ok(None) => Ok(()),
+        Ok(Some(why)) => Err(sqlx::Error::Protocol(why).into()),
+        Err(e) => Err(ended(e)),
+    }
+}
+
+impl Drop for WriteTx {
+    /// Not committed: undo this write's part (its savepoint) and hand the group on, in a task
+    /// that holds the turn until done. Without a runtime the whole transaction rolls back and
+    /// the members learn that it ended without an outcome.
+    fn drop(&mut self) {
+        let (Some(group), Some(turn)) = (self.group.take(), self.turn.take()) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let writer = self.writer.clone();
+        runtime.spawn(async move {
+            let mut group = group;
+            let undone = run(
+                &mut group.tx,
+                "ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member",
+            )
+            .await;
+            match undone {
+                Err(e) => group.fail(&e.to_string()),
+                // A member still waits: it commits the group when its turn comes.
+                Ok(_) if !group.members.is_empty() => *writer.parked() = Some(group),
+                // Nothing else in it: the transaction rolls back as it drops.
+                Ok(_) => {}
+            }
+            drop(turn);
+        });
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &sqlx::AnyConnection {
+        self.group
+            .as_ref()
+            .map(|g| &*g.tx)
+            .expect("a WriteTx holds its group until it ends")
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
+        self.group
+            .as_mut()
+            .map(|g| &mut *g.tx)
+            .expect("a WriteTx holds its group until it ends")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{DatabaseUrl, Store};
+    use std::time::Duration;
+
+    async fn store(dir: &tempfile::TempDir) -> Store {
+        let store = Store::open(&DatabaseUrl::SqliteFile(dir.path().join("t.db")))
+            .await
+            .unwrap();
+        sqlx::raw_sql("CREATE TABLE scratch (n INTEGER)")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        store
+    }
+
+    async fn insert(tx: &mut super::WriteTx, n: i64) {
+        sqlx::query("INSERT INTO scratch (n) VALUES ($1)")
+            .bind(n)
+            .execute(&mut **tx)
+            .await
+            .unwrap();
+    }
+
+    async fn rows(store: &Store) -> Vec<i64> {
+        sqlx::query_scalar("SELECT n FROM scratch ORDER BY n")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropped_requests_never_strand_a_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let mut first = store.write_tx().await.unwrap();
+        insert(&mut first, 1).await;
+
+        // A writer whose request is dropped while it waits for the turn.
+        let gone = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.write_tx().await.unwrap();
+                insert(&mut tx, 2).await;
+                tx.commit().await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        gone.abort();
+
+        // A writer that joins the first one's group once that one parks it, then fails.
+        let (joined, has_joined) = tokio::sync::oneshot::channel();
+        let (go, may_go) = tokio::sync::oneshot::channel::<()>();
+        let second = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.write_tx().await.unwrap();
+                joined.send(()).unwrap();
+                may_go.await.unwrap();
+                insert(&mut tx, 5).await;
+            }
+        });
+        // The first commits; its request is dropped while its group waits for the second.
+        let committing = tokio::spawn(async move { first.commit().await });
+        has_joined.await.unwrap();
+        committing.abort();
+        go.send(()).unwrap();
+        second.await.unwrap();
+        // The first's write commits all the same, with no other writer coming to do it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while rows(&store).await != [1] {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the group was stranded"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        // Nothing stranded: a later write goes through.
+        let later = async {
+            let mut tx = store.write_tx().await.unwrap();
+            insert(&mut tx, 7).await;
+            tx.commit().await
+        };
+        tokio::time::timeout(Duration::from_secs(10), later)
+            .await
+            .expect("the turn is free")
+            .unwrap();
+        assert_eq!(rows(&store).await, vec![1, 7]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_writes_commit_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let holder = store.write_tx().await.unwrap();
+        let writers: Vec<_> = (0..20)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut tx = store.write_tx().await.unwrap();
+                    insert(&mut tx, n).await;
+                    if n % 4 == 3 {
+                        drop(tx); // refused: undone alone
+                        return Ok(());
+                    }
+                    tx.commit().await
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (commits_before, writes_before) = store.writer.committed();
+        holder.commit().await.unwrap();
+        for writer in writers {
+            writer.await.unwrap().unwrap();
+        }
+        let kept: Vec<i64> = (0..20).filter(|n| n % 4 != 3).collect();
+        assert_eq!(rows(&store).await, kept);
+        // 21 writes queued behind one: far fewer commits than writes.
+        let (commits, writes) = store.writer.committed();
+        // The holder and the 15 writers that kept theirs.
+        assert_eq!(writes - writes_before, 16);
+        let commits = commits - commits_before;
+        assert!(commits <= 3, "{commits} commits for 16 writes");
+    }
+}
