@@ -122,12 +122,15 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// At most two glibc malloc arenas, unless the operator set `MALLOC_ARENA_MAX`. glibc gives
+/// At most eight glibc malloc arenas, unless the operator set `MALLOC_ARENA_MAX`. glibc gives
 /// threads that contend for the allocator arenas of their own, up to eight per core, and each
-/// keeps the memory freed into it. Under a long churn of agents and API requests the resident
-/// memory rose by about 0.5 MiB a minute while the live heap stayed flat (a heap profile of the
-/// soak); in 12-minute soaks two arenas rose 5.8 MiB where the default rose 6.9 (BENCHMARKS.md,
-/// closing note). Set before the runtime starts its threads. The workspace's one `unsafe` block.
+/// keeps the memory freed into it: under a long churn of agents and API requests the resident
+/// memory rose while the live heap stayed flat (a heap profile of the soak). Two arenas rose
+/// 5.8 MiB in a 12-minute soak where the default rose 6.9, but they cost a third of the
+/// throughput of listing 100 credentials: SQLite's eight pooled connections each run on a thread
+/// of their own and allocate for every value they copy out, and they queued on the two arenas'
+/// locks (3.0k req/s against 4.1k with eight, the default's speed; BENCHMARKS.md, closing note).
+/// Set before the runtime starts its threads. The workspace's one `unsafe` block.
 #[allow(unsafe_code)]
 fn cap_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -135,7 +138,7 @@ fn cap_malloc_arenas() {
         // SAFETY: mallopt only changes a tuning parameter of the allocator, with a valid option
         // and value; nothing else runs yet.
         unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
+            libc::mallopt(libc::M_ARENA_MAX, 8);
         }
     }
 }

@@ -14,9 +14,23 @@ pub enum Value {
     Blob(Vec<u8>),
 }
 
+/// The columns a [`Column`] reads, so a statement selects those and no others (a `SELECT *`
+/// copied every column of every row out of the database, secret hashes included).
+#[derive(Debug, Clone, Copy)]
+pub enum Reads {
+    /// The column named like the field.
+    Field,
+    /// These columns, whatever the field's name.
+    Columns(&'static [&'static str]),
+    /// None: the value comes from another table.
+    Nothing,
+}
+
 /// How a field of a row type (declared with [`record!`]) is read from its column and written to
 /// it.
 pub(super) trait Column<T> {
+    /// The columns [`Column::decode`] reads.
+    const READS: Reads = Reads::Field;
     fn decode(row: &AnyRow, name: &str) -> Result<T>;
     /// What the row's `INSERT` writes; `None` for what is set later or lives in another table.
     fn encode(value: &T) -> Option<Value>;
@@ -41,6 +55,7 @@ impl Column<String> for Text {
 pub(super) struct Joined;
 
 impl<T: Default> Column<T> for Joined {
+    const READS: Reads = Reads::Nothing;
     fn decode(_: &AnyRow, _: &str) -> Result<T> {
         Ok(T::default())
     }
@@ -131,6 +146,17 @@ macro_rules! record {
 
             fn id(&self) -> &str {
                 &self.id
+            }
+
+            fn select() -> String {
+                use $crate::store::columns::{Column, Reads};
+                let mut read = vec!["id", "created_at", "description", "metadata"];
+                $(match <$column as Column<$ty>>::READS {
+                    Reads::Field => read.push(stringify!($field)),
+                    Reads::Columns(columns) => read.extend_from_slice(columns),
+                    Reads::Nothing => {}
+                })*
+                read.join(", ")
             }
 
             fn columns(&self) -> Vec<(&'static str, $crate::store::columns::Value)> {

@@ -39,8 +39,11 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// (`super::search`).
     const SEARCH: &'static [&'static str];
 
-    /// The row of a `SELECT *` of the table.
+    /// The row of a `SELECT` of [`Record::select`]'s columns.
     fn decode(row: &AnyRow) -> Result<Self>;
+
+    /// The columns [`Record::decode`] reads, as a `SELECT` list.
+    fn select() -> String;
 
     /// The row's id.
     fn id(&self) -> &str;
@@ -193,7 +196,8 @@ impl Store {
         let next = values.len() + page_values.len() + 1;
         let direction = page.direction();
         let sql = format!(
-            "SELECT * FROM {from} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}"
+            "SELECT {} FROM {from} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}",
+            R::select()
         );
         let mut query = sqlx::query(&sql);
         for value in values {
@@ -365,7 +369,8 @@ pub(super) async fn fetch<'a, R: Record>(
 ) -> Result<R> {
     let (filter, values) = scope.into().filter::<R>(1);
     let sql = format!(
-        "SELECT * FROM {} WHERE {filter} AND id = ${}",
+        "SELECT {} FROM {} WHERE {filter} AND id = ${}",
+        R::select(),
         R::TABLE,
         values.len() + 1
     );

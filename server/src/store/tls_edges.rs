@@ -2,7 +2,7 @@
 //! create, update of the edge's own fields, and setting or clearing the module.
 
 use super::backends::BackendRow;
-use super::columns::{Column, Json, Value, record};
+use super::columns::{Column, Json, Reads, Value, record};
 use super::records::{Changes, fetch, insert, require};
 use super::{Audit, Result, Store};
 use sqlx::AnyConnection;
@@ -31,6 +31,7 @@ record! {
 struct BackendModule;
 
 impl Column<Option<(String, bool)>> for BackendModule {
+    const READS: Reads = Reads::Columns(&["backend_id", "backend_enabled"]);
     fn decode(row: &AnyRow, _: &str) -> Result<Option<(String, bool)>> {
         let backend_id: Option<String> = row.try_get("backend_id")?;
         // An integer column on every database (0 or 1), so one decoding serves them all.
