@@ -186,8 +186,12 @@ impl Store {
                     })
                     .collect();
                 let mode = if read_only { "ro" } else { "rwc" };
+                // No ping before each acquire (sqlx's default): a SQLite connection is a file
+                // in this process and cannot have gone away, and the ping was a round trip to
+                // the connection's thread on every request (`cargo xtask bench`).
                 AnyPoolOptions::new()
                     .max_connections(8)
+                    .test_before_acquire(false)
                     .connect(&format!("sqlite://{encoded}?mode={mode}"))
                     .await
                     .with_context(|| format!("cannot open the database {}", path.display()))?
