@@ -56,15 +56,30 @@ async fn the_accounts_users_and_bots_are_listed_by_name_and_paged() {
 async fn users_are_searched_by_name_and_id() {
     let app = TestApp::new().await;
     let ids = |list: UserList| -> Vec<String> { list.users.into_iter().map(|u| u.id).collect() };
-    // A trigram search, case-insensitive, and a two-character one (with a space, which no id
-    // holds: "Ada Admin", not "Mo Member").
+    // A trigram search, case-insensitive, and a two-character one (with a hyphen, which no id
+    // and no other name holds: "a " was found in the text of an id ending in "a" followed by
+    // the space between it and the name).
+    let jo = app
+        .state
+        .store
+        .create_principal(
+            &app.account_id,
+            &tunnel_server::store::Principal {
+                kind: tunnel_core::ids::IdKind::User,
+                name: "Jo-Jo",
+                admin: false,
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         ids(app.fetch("/users?q=ADA%20ad").await),
         [app.admin_id.as_str()]
     );
     assert_eq!(
-        ids(app.fetch("/users?q=A%20").await),
-        [app.admin_id.as_str()]
+        ids(app.fetch("/users?q=O-").await),
+        [jo.principal_id.as_str()]
     );
     let suffix = &app.admin_id[app.admin_id.len() - 8..];
     assert_eq!(
