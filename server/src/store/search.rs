@@ -52,11 +52,19 @@ pub(super) fn condition(
             phrase(q),
         ),
         // SQLite's `lower` folds ASCII only; the index's folding covers the rest for longer
-        // searches.
-        Dialect::Sqlite | Dialect::Postgres => (
-            format!("lower({text}) LIKE ${param} ESCAPE '\\'"),
-            format!("%{}%", escape_like(&q.to_ascii_lowercase())),
-        ),
+        // searches. The joined text is what PostgreSQL's index holds; a search found there may
+        // span two fields (an id ending in "a", the space, a name), so one field must hold it.
+        Dialect::Sqlite | Dialect::Postgres => {
+            let like = |text: &str| format!("lower({text}) LIKE ${param} ESCAPE '\\'");
+            let fields: Vec<String> = columns
+                .iter()
+                .map(|c| like(&format!("{qualifier}{c}")))
+                .collect();
+            (
+                format!("{} AND ({})", like(&text), fields.join(" OR ")),
+                format!("%{}%", escape_like(&q.to_ascii_lowercase())),
+            )
+        }
     }
 }
 
@@ -165,7 +173,10 @@ mod tests {
         assert!(sql.contains("t_search MATCH $3"), "{sql}");
         assert_eq!(value, r#""a""b c""#);
         let (sql, value) = condition(Dialect::Sqlite, "t", "s.", &["id", "x"], 2, "5%");
-        assert_eq!(sql, r"lower(s.id || ' ' || s.x) LIKE $2 ESCAPE '\'");
+        assert_eq!(
+            sql,
+            r"lower(s.id || ' ' || s.x) LIKE $2 ESCAPE '\' AND (lower(s.id) LIKE $2 ESCAPE '\' OR lower(s.x) LIKE $2 ESCAPE '\')"
+        );
         assert_eq!(value, r"%5\%%");
         let (_, value) = condition(Dialect::Postgres, "t", "", &["id"], 1, r"A_b\");
         assert_eq!(value, r"%a\_b\\%");

@@ -46,6 +46,7 @@ async fn credentials_are_found_by_every_field_case_insensitively() {
     )
     .await;
     let percent = credential(&app, json!({"description": "100% done_now"})).await;
+    let split = credential(&app, json!({"description": "left-", "metadata": "-right"})).await;
     let members = app
         .created_by::<Credential>(
             &app.user_key,
@@ -54,7 +55,7 @@ async fn credentials_are_found_by_every_field_case_insensitively() {
         )
         .await
         .id;
-    let everything = [&members, &percent, &edge, &laptop];
+    let everything = [&members, &split, &percent, &edge, &laptop];
     let all = |list: &[&String]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
 
     for (q, expected) in [
@@ -72,6 +73,12 @@ async fn credentials_are_found_by_every_field_case_insensitively() {
         ("S-", vec![&laptop]),
         ("-q", vec![]),
         ("nothing like it", vec![]),
+        // Within one field, never across two ("left-" then "-right").
+        ("t-", vec![&split]),
+        ("-r", vec![&split]),
+        ("- ", vec![]),
+        ("- -", vec![]),
+        ("left- -right", vec![]),
     ] {
         let path = format!("/credentials?q={}", urlencode(q));
         assert_eq!(
@@ -100,7 +107,7 @@ async fn credentials_are_found_by_every_field_case_insensitively() {
         all(&everything)
     );
     // An empty search is no search.
-    assert_eq!(ids(&app, "/credentials?q=", "credentials").await.len(), 4);
+    assert_eq!(ids(&app, "/credentials?q=", "credentials").await.len(), 5);
 }
 
 #[tokio::test]
