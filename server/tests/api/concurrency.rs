@@ -191,28 +191,24 @@ async fn refused_writes_leave_the_rest_of_their_group_committed() {
     let answers = join_all((0..90).map(|i| {
         let (app, destination_id) = (app.clone(), destination_id.clone());
         async move {
+            let subscribe = |description: String, destination: &str| {
+                app.post(
+                    "/event_subscriptions",
+                    json!({"description": description,
+                           "sources": [{"type": "credential_created.v0"}],
+                           "destination_ids": [destination]}),
+                )
+            };
             let (kind, answer) = match i % 3 {
                 0 => (
                     "kept",
-                    app.post(
-                        "/event_subscriptions",
-                        json!({"description": format!("kept {i}"),
-                               "sources": [{"type": "credential_created.v0"}],
-                               "destination_ids": [destination_id]}),
-                    )
-                    .send(&app)
-                    .await,
+                    subscribe(format!("kept {i}"), &destination_id)
+                        .send(&app)
+                        .await,
                 ),
                 1 => (
                     "missing",
-                    app.post(
-                        "/event_subscriptions",
-                        json!({"description": format!("refused {i}"),
-                               "sources": [{"type": "credential_created.v0"}],
-                               "destination_ids": [missing]}),
-                    )
-                    .send(&app)
-                    .await,
+                    subscribe(format!("refused {i}"), missing).send(&app).await,
                 ),
                 _ => (
                     "in use",

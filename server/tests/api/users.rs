@@ -57,8 +57,7 @@ async fn users_are_searched_by_name_and_id() {
     let app = TestApp::new().await;
     let ids = |list: UserList| -> Vec<String> { list.users.into_iter().map(|u| u.id).collect() };
     // A trigram search, case-insensitive, and a two-character one (with a hyphen, which no id
-    // and no other name holds: "a " was found in the text of an id ending in "a" followed by
-    // the space between it and the name).
+    // and no other name holds, so no random id can match it too).
     let jo = app
         .state
         .store
