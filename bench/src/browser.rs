@@ -19,6 +19,54 @@ const EXTRA_FLAGS: &[&str] = &["--disable-extensions"];
 /// The name of the mark put when the rows are in the document.
 const MARK: &str = "bench-rows-shown";
 
+/// The page's own timeline (Navigation and Resource Timing): when the document arrived, and when
+/// each file and API request started and ended, in ms since the navigation started.
+const TIMELINE: &str = "const nav = performance.getEntriesByType('navigation')[0];
+return { document: nav.responseEnd,
+  resources: performance.getEntriesByType('resource').map(r => [r.name, r.startTime, r.responseEnd]) };";
+
+/// One visit: when the rows showed, and the phases before it, each ending where the next begins
+/// (ms since the navigation started). The phases past `document` are only known for the
+/// console; the static page has no files or requests of its own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Visit {
+    pub rows: f64,
+    /// The document's last byte arrived.
+    pub document: f64,
+    /// The console's code arrived: the later end of the JS and the WASM.
+    pub code: Option<f64>,
+    /// The console asked for the list (it had started and rendered its frame).
+    pub list_asked: Option<f64>,
+    /// The list's last byte arrived.
+    pub list_received: Option<f64>,
+}
+
+impl Visit {
+    fn new(rows: f64, timeline: &serde_json::Value) -> Visit {
+        let resources: Vec<(&str, f64, f64)> = timeline["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| Some((r[0].as_str()?, r[1].as_f64()?, r[2].as_f64()?)))
+            .collect();
+        let code = resources
+            .iter()
+            .filter(|(name, ..)| name.ends_with(".wasm") || name.ends_with(".js"))
+            .map(|&(_, _, end)| end)
+            .reduce(f64::max);
+        let list = resources
+            .iter()
+            .find(|(name, ..)| name.contains("/api/credentials"));
+        Visit {
+            rows,
+            document: timeline["document"].as_f64().unwrap_or(0.0),
+            code,
+            list_asked: list.map(|&(_, start, _)| start),
+            list_received: list.map(|&(_, _, end)| end),
+        }
+    }
+}
+
 /// chromedriver; each [`Browser::session`] is a fresh Chromium with an empty profile.
 #[derive(Debug)]
 pub struct Browser {
@@ -69,9 +117,9 @@ impl Session {
         tunnel_testkit::browser::run_in_every_document(&self.client, &source).await
     }
 
-    /// Navigates to `url` and returns the mark's time (ms since navigation start), waiting at
-    /// most 60 s for it.
-    pub async fn time_to_rows(&self, url: &str) -> Result<f64> {
+    /// Navigates to `url` and returns the mark's time (ms since navigation start) and where it
+    /// went, waiting at most 60 s for it.
+    pub async fn time_to_rows(&self, url: &str) -> Result<Visit> {
         self.client.goto(url).await?;
         let deadline = Instant::now() + Duration::from_secs(60);
         let script = format!(
@@ -79,7 +127,8 @@ impl Session {
         );
         loop {
             if let Some(ms) = self.client.execute(&script, vec![]).await?.as_f64() {
-                return Ok(ms);
+                let timeline = self.client.execute(TIMELINE, vec![]).await?;
+                return Ok(Visit::new(ms, &timeline));
             }
             if Instant::now() > deadline {
                 let rows = self

@@ -5,7 +5,7 @@
 
 use super::number;
 use crate::RunArgs;
-use crate::browser::Browser;
+use crate::browser::{Browser, Visit};
 use crate::console::ROWS;
 use crate::report::{Row, Section, ms};
 use crate::server::Server;
@@ -29,13 +29,17 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
          the console's files come from the browser's cache (hashed names are `immutable`, \
          `index.html` is revalidated) and the WASM from the code cache. Baseline: the static \
          HTML page of the same 100 rows served by the same server, measured by the same \
-         observer, first and second visit alike. Runs alternate between the two.",
+         observer, first and second visit alike. Runs alternate between the two. After each \
+         console visit the page's Navigation and Resource Timing say where its time went (the \
+         note under the table).",
     );
     let base = format!("http://{}", server.addr);
     let auth = serde_json::json!({"base_url": "/api", "api_key": server.db.api_key}).to_string();
     let browser = Browser::start()?;
     let (mut console_ms, mut static_ms) = (Vec::new(), Vec::new());
     let (mut console_again_ms, mut static_again_ms) = (Vec::new(), Vec::new());
+    // The console's visits, first and second, for where their time goes.
+    let (mut console_visits, mut console_again_visits) = (Vec::new(), Vec::new());
     for run in 0..args.browser_runs {
         for (url, out, again) in [
             (
@@ -65,6 +69,11 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
             let measured = second_visit(&session, &base, &url).await;
             session.close().await?;
             let (first, second) = measured?;
+            if url.ends_with("/credentials") {
+                console_visits.push(first);
+                console_again_visits.push(second);
+            }
+            let (first, second) = (first.rows, second.rows);
             println!(
                 "    run {}: {url}: {first:.0} ms, second visit {second:.0} ms",
                 run + 1
@@ -103,20 +112,67 @@ pub async fn measure(args: &RunArgs, server: &Server) -> Result<Section> {
             Some(median(&console_again_ms) / median(&static_again_ms)),
         ),
     ];
+    let (phases, phases_again) = (phases(&console_visits), phases(&console_again_visits));
+    s.notes.push(format!(
+        "Where the console's time goes, medians of each phase in ms (from the page's Navigation \
+         and Resource Timing; each phase ends where the next begins): {}. Second visit: {}.",
+        describe(&phases),
+        describe(&phases_again)
+    ));
     s.raw = serde_json::json!({
         "console_ms": console_ms, "static_ms": static_ms,
         "console_second_visit_ms": console_again_ms, "static_second_visit_ms": static_again_ms,
+        "console_phases_ms": phases.iter().copied().collect::<std::collections::BTreeMap<_, _>>(),
+        "console_second_visit_phases_ms": phases_again.iter().copied().collect::<std::collections::BTreeMap<_, _>>(),
     });
     Ok(s)
 }
 
+/// The medians of each phase of `visits`: the document, the code (JS and WASM), starting up to
+/// asking for the list, the list request, and building the rows. A phase whose ends a visit did
+/// not record (say, no list request seen) is left out of that visit.
+fn phases(visits: &[Visit]) -> Vec<(&'static str, f64)> {
+    let phase = |f: &dyn Fn(&Visit) -> Option<f64>| {
+        let values: Vec<f64> = visits.iter().filter_map(f).collect();
+        if values.is_empty() {
+            f64::NAN
+        } else {
+            median(&values)
+        }
+    };
+    vec![
+        ("document", phase(&|v| Some(v.document))),
+        ("JS and WASM", phase(&|v| Some(v.code? - v.document))),
+        (
+            "start until the list is asked for",
+            phase(&|v| Some(v.list_asked? - v.code?)),
+        ),
+        (
+            "list request",
+            phase(&|v| Some(v.list_received? - v.list_asked?)),
+        ),
+        (
+            "rows built and shown",
+            phase(&|v| Some(v.rows - v.list_received?)),
+        ),
+    ]
+}
+
+fn describe(phases: &[(&str, f64)]) -> String {
+    phases
+        .iter()
+        .map(|(name, v)| format!("{name} {v:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The first visit of `url` in a fresh profile, then a second one after a blank page: the ms
-/// to the rows of each.
+/// to the rows and the phases of each.
 async fn second_visit(
     session: &crate::browser::Session,
     base: &str,
     url: &str,
-) -> Result<(f64, f64)> {
+) -> Result<(Visit, Visit)> {
     let first = session.time_to_rows(url).await?;
     session
         .client
