@@ -28,7 +28,7 @@ return { document: nav.responseEnd,
 /// One visit: when the rows showed, and the phases before it, each ending where the next begins
 /// (ms since the navigation started). The phases past `document` are only known for the
 /// console; the static page has no files or requests of its own.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Visit {
     pub rows: f64,
     /// The document's last byte arrived.
