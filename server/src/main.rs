@@ -126,7 +126,7 @@ fn main() -> std::process::ExitCode {
 /// threads that contend for the allocator arenas of their own, up to eight per core, and each
 /// keeps the memory freed into it: under a long churn of agents and API requests the resident
 /// memory rose while the live heap stayed flat (a heap profile of the soak). Two arenas rose
-/// 5.8 MiB in a 12-minute soak where the default rose 6.9, but they cost a third of the
+/// 5.8 MiB in a 12-minute soak where the default rose 6.9, but they cost about a quarter of the
 /// throughput of listing 100 credentials: SQLite's eight pooled connections each run on a thread
 /// of their own and allocate for every value they copy out, and they queued on the two arenas'
 /// locks (3.0k req/s against 4.1k with eight, the default's speed; BENCHMARKS.md, closing note).

@@ -146,8 +146,8 @@ impl Store {
         Ok(id)
     }
 
-    /// Writes `event` on its own: for what changes no stored row (a tunnel session starting or
-    /// ending, an agent command).
+    /// Writes `event` on its own: for what changes no stored row (an agent command; a session's
+    /// start and end are written with its directory row).
     pub async fn record_event(&self, account_id: &str, event: NewEvent) -> Result<String> {
         let mut tx = self.write_tx().await?;
         let id = self.emit(&mut tx, account_id, event).await?;
