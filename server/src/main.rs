@@ -122,15 +122,18 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// At most eight glibc malloc arenas, unless the operator set `MALLOC_ARENA_MAX`. glibc gives
+/// At most two glibc malloc arenas, unless the operator set `MALLOC_ARENA_MAX`. glibc gives
 /// threads that contend for the allocator arenas of their own, up to eight per core, and each
-/// keeps the memory freed into it: under a long churn of agents and API requests the resident
-/// memory rose while the live heap stayed flat (a heap profile of the soak). Two arenas rose
-/// 5.8 MiB in a 12-minute soak where the default rose 6.9, but they cost about a quarter of the
-/// throughput of listing 100 credentials: SQLite's eight pooled connections each run on a thread
-/// of their own and allocate for every value they copy out, and they queued on the two arenas'
-/// locks (3.0k req/s against 4.1k with eight, the default's speed; BENCHMARKS.md, closing note).
-/// Set before the runtime starts its threads. The workspace's one `unsafe` block.
+/// arena keeps memory freed into it. Under the soak's churn of agents and API requests the
+/// arenas' resident memory stepped up by 1.1 to 1.8 MiB, one arena at a time: with eight
+/// arenas the server still rose in such steps at 52 minutes (anonymous memory 12.9 MiB at the
+/// start of the load, 21.3 at 52 minutes), also with a fixed mmap threshold; with two it stays
+/// in a band (BENCHMARKS.md, closing note, "Two arenas again"). Two cost about a quarter of
+/// the throughput of listing 100 credentials (3.0k req/s against 4.1k with eight): SQLite's
+/// eight pooled connections each run on a thread of their own and allocate for every value
+/// they copy out, and they queue on the two arenas' locks. Bounded memory comes first for a server that runs for months; an operator
+/// who prefers the throughput sets `MALLOC_ARENA_MAX=8`. Set before the runtime starts its
+/// threads. The workspace's one `unsafe` block.
 #[allow(unsafe_code)]
 fn cap_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -138,7 +141,7 @@ fn cap_malloc_arenas() {
         // SAFETY: mallopt only changes a tuning parameter of the allocator, with a valid option
         // and value; nothing else runs yet.
         unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 8);
+            libc::mallopt(libc::M_ARENA_MAX, 2);
         }
     }
 }
