@@ -131,9 +131,10 @@ fn main() -> std::process::ExitCode {
 /// in a band (BENCHMARKS.md, closing note, "Two arenas again"). Two cost about a quarter of
 /// the throughput of listing 100 credentials (3.0k req/s against 4.1k with eight): SQLite's
 /// eight pooled connections each run on a thread of their own and allocate for every value
-/// they copy out, and they queue on the two arenas' locks. Bounded memory comes first for a server that runs for months; an operator
-/// who prefers the throughput sets `MALLOC_ARENA_MAX=8`. Set before the runtime starts its
-/// threads. The workspace's one `unsafe` block.
+/// they copy out, and they queue on the two arenas' locks. Bounded memory comes first for a
+/// server that runs for months; an operator who prefers the throughput sets
+/// `MALLOC_ARENA_MAX=8`. Set before the runtime starts its threads. The workspace's one
+/// `unsafe` block.
 #[allow(unsafe_code)]
 fn cap_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
