@@ -313,7 +313,13 @@ async fn end(channel: &Sessions, account_id: &str, session: &TunnelSession, endi
         .end_session(account_id, &session.id, events)
         .await
     {
-        tracing::error!(error = %e, session_id = %session.id, "cannot record a tunnel session's end");
+        if channel.node.has_left() {
+            // Shutting down: `Node::leave` ended every session of this node already, and the
+            // pool may be closed by now. Nothing is lost, so this is no error.
+            tracing::debug!(error = %e, session_id = %session.id, "session end after leaving");
+        } else {
+            tracing::error!(error = %e, session_id = %session.id, "cannot record a tunnel session's end");
+        }
     }
 }
 

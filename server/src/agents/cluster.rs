@@ -167,6 +167,11 @@ impl Node {
         }
     }
 
+    /// Whether [`Node::leave`] was called: the server is shutting down.
+    pub fn has_left(&self) -> bool {
+        self.left.load(Ordering::SeqCst)
+    }
+
     /// Renews the lease every third of it and removes the nodes whose lease ended; runs until
     /// the runtime stops.
     pub fn spawn_heartbeat(self: Arc<Node>, store: Store) -> tokio::task::JoinHandle<()> {
@@ -182,7 +187,7 @@ impl Node {
     }
 
     async fn beat(&self, store: &Store) {
-        if self.left.load(Ordering::SeqCst) {
+        if self.has_left() {
             return;
         }
         match store
