@@ -188,10 +188,16 @@ impl Store {
                 let mode = if read_only { "ro" } else { "rwc" };
                 // No ping before each acquire (sqlx's default): a SQLite connection is a file
                 // in this process and cannot have gone away, and the ping was a round trip to
-                // the connection's thread on every request (`cargo xtask bench`).
+                // the connection's thread on every request (`cargo xtask bench`). For the same
+                // reason connections live as long as the server: sqlx's default closes each
+                // after 30 minutes (10 idle), and a new one is a new thread with empty page and
+                // statement caches to fill again. Under the soak every 30 minutes all eight were
+                // replaced at once and the server's memory stepped up (BENCHMARKS.md).
                 AnyPoolOptions::new()
                     .max_connections(8)
                     .test_before_acquire(false)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
                     .connect(&format!("sqlite://{encoded}?mode={mode}"))
                     .await
                     .with_context(|| format!("cannot open the database {}", path.display()))?
