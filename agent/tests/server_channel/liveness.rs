@@ -1,11 +1,14 @@
 //! How a session ends without a goodbye: a peer that stops answering pings, a closed
-//! connection (at once), an agent that stops reading (its blocked writes time out).
+//! connection (at once, or as soon as the database takes the end), an agent that stops reading
+//! (its blocked writes time out).
 
 use crate::support::{Server, WAIT};
 use crate::{hello, quiet_timings, timings, welcomed};
 use axum::http::StatusCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
+use sqlx::Connection as _;
+use sqlx::sqlite::SqliteConnection;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 use tunnel_agent::config::connect_url;
@@ -112,4 +115,47 @@ async fn an_agent_that_stops_reading_loses_its_session() {
     );
     assert!(server.session_ids(&key).await.is_empty());
     drop(ws);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_end_the_database_refused_is_recorded_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tunnel.db");
+    let (server, key, token) = Server::on_sqlite_file(&file, quiet_timings()).await;
+    let (mut ws, id) = welcomed(&server, &token, "3.4.0").await;
+    // Another process's write lock on the file, held past the server's busy timeout (5 s): the
+    // session's end cannot be written when the connection closes.
+    let mut other = SqliteConnection::connect(&format!("sqlite://{}", file.display()))
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    ws.close(None).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    assert!(
+        server.session_ids(&key).await.contains(&id),
+        "the end was written through the lock"
+    );
+    sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
+    // Without a retry the session would stay listed as long as this node lives.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while server.session_ids(&key).await.contains(&id) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "session still listed after the lock was released"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, page) = server.get(&format!("/events?object_id={id}"), &key).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let ended: Vec<&Value> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tunnel_session_ended.v0")
+        .collect();
+    assert_eq!(ended.len(), 1, "{page}");
+    assert_eq!(ended[0]["details"]["reason"], "disconnected", "{page}");
 }

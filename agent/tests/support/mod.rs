@@ -48,14 +48,34 @@ impl Server {
     /// A server on the run's database (see the module), `--agent-latest` = `latest`,
     /// `--region` = `region`.
     pub async fn start(latest: &str, region: &str, timings: Timings) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let mut config = Config::in_memory();
         let database = test_database().unwrap();
         if let TestDatabase::Postgres(url) = &database {
             config.database = DatabaseUrl::parse(url).unwrap();
         }
         config.server_key = database.server_key().map(|k| k.parse().unwrap());
+        Server::serve(config, latest, region, timings).await
+    }
+
+    /// A server on the SQLite file `file` (whatever the run's database), in region `local`,
+    /// with an account and a credential of it, as [`Server::with_credential`]: for what only a
+    /// database file shared with another process can show.
+    pub async fn on_sqlite_file(
+        file: &std::path::Path,
+        timings: Timings,
+    ) -> (Server, String, String) {
+        let mut config = Config::in_memory();
+        config.database = DatabaseUrl::SqliteFile(file.to_owned());
+        let server = Server::serve(config, "3.4.1", "local", timings).await;
+        let key = server.account().await;
+        let (_, token) = server.credential(&key, &[]).await;
+        (server, key, token)
+    }
+
+    /// Serves `config` on a free loopback port.
+    async fn serve(mut config: Config, latest: &str, region: &str, timings: Timings) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
         config.listen = addr;
         config.public_url = Config::default_public_url(addr);
         config.region = region.to_owned();

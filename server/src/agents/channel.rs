@@ -11,7 +11,8 @@
 //! by `command_id`; the agent's update reports (`UpdateState`) go to the registry, which holds
 //! restarts back while an update is applied and shortly after; pings keep the link alive and
 //! detect dead peers. Whatever ends the connection removes the session at once
-//! (docs/agent-channel.md); so does this node losing its cluster membership (docs/cluster.md).
+//! (docs/agent-channel.md), or as soon as the database takes the write ([`end_later`]); so does
+//! this node losing its cluster membership (docs/cluster.md).
 //!
 //! A session's start and end are recorded in the audit log (`tunnel_session_started.v0`, by the
 //! agent; `tunnel_session_ended.v0` with the reason and whoever caused it: the caller of an
@@ -32,7 +33,7 @@ use super::journal;
 use super::registry::{Control, LiveSession};
 use super::sessions::{Sessions, ended_reason};
 use super::updates::UpdateProgress;
-use crate::store::{Cause, SessionRow, unix_ms};
+use crate::store::{Cause, NewEvent, SessionRow, unix_ms};
 use axum::extract::ws::{Message, WebSocket};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -308,19 +309,63 @@ async fn end(channel: &Sessions, account_id: &str, session: &TunnelSession, endi
         ));
     }
     events.push(journal::ended(session, ending.reason, ending.cause));
-    if let Err(e) = channel
+    let Err(e) = channel
         .store
-        .end_session(account_id, &session.id, events)
+        .end_session(account_id, &session.id, events.clone())
         .await
-    {
+    else {
+        return;
+    };
+    if channel.node.has_left() {
+        // Shutting down: `Node::leave` ended every session of this node already, and the pool
+        // may be closed by now. Nothing is lost, so this is no error.
+        tracing::debug!(error = %e, session_id = %session.id, "session end after leaving");
+        return;
+    }
+    // The connection is gone, but the directory still lists the session, and no one else
+    // would remove it while this node lives: try again in the background (the write is
+    // idempotent: a session already removed gets no second `ended`). The callers waiting on the
+    // session hear of its end now; commands to it already find no connection.
+    tracing::warn!(error = %e, session_id = %session.id, "cannot record a tunnel session's end yet; trying again");
+    tokio::spawn(end_later(
+        channel.clone(),
+        account_id.to_owned(),
+        session.id.clone(),
+        events,
+    ));
+}
+
+/// Delays between the attempts of [`end_later`]: doubling from half a second to half a minute,
+/// about ten minutes in all.
+fn end_retry_delays() -> impl Iterator<Item = Duration> {
+    (0..24).map(|n| Duration::from_millis(500 << n.min(6)).min(Duration::from_secs(30)))
+}
+
+/// Records the end of session `id` that [`end`] could not write (the database was unavailable
+/// or locked for longer than the busy timeout), retrying until it is written, the node leaves
+/// (which ends every session of the node), or the attempts run out.
+async fn end_later(channel: Sessions, account_id: String, id: String, events: Vec<NewEvent>) {
+    for delay in end_retry_delays() {
+        tokio::time::sleep(delay).await;
         if channel.node.has_left() {
-            // Shutting down: `Node::leave` ended every session of this node already, and the
-            // pool may be closed by now. Nothing is lost, so this is no error.
-            tracing::debug!(error = %e, session_id = %session.id, "session end after leaving");
-        } else {
-            tracing::error!(error = %e, session_id = %session.id, "cannot record a tunnel session's end");
+            return;
+        }
+        match channel
+            .store
+            .end_session(&account_id, &id, events.clone())
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(session_id = %id, "tunnel session's end recorded after a retry");
+                return;
+            }
+            Err(e) => tracing::debug!(error = %e, session_id = %id, "session end: retry failed"),
         }
     }
+    tracing::error!(
+        session_id = %id,
+        "cannot record a tunnel session's end; it stays listed until this node leaves or restarts"
+    );
 }
 
 /// Why a session ended, and on whose behalf.
