@@ -64,13 +64,25 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(leave_on_shutdown(state.clone()))
     .await?;
+    // The listener is closed and `leave` ended this node's sessions: close the agents'
+    // connections now (they reconnect, through another node of a cluster), and let their tasks
+    // finish before the pool closes, so none writes to a closed pool.
+    state.node.end_connections();
+    if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
+        tracing::warn!("some agent connections did not close in time");
+    }
     state.store.close().await;
     Ok(())
 }
 
+/// How long shutdown waits for the agent connections to close: each sends the agent a Close
+/// frame, bounded by the channel's send time limit, so this is reached only by a stuck peer.
+const AGENTS_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Waits for Ctrl-C / SIGTERM, then leaves the cluster before the connections close: this
 /// node's sessions leave every list at once rather than when its lease would end, and its
-/// agents, told nothing, reconnect through another node (docs/cluster.md).
+/// agents, whose connections are closed next (`serve`), reconnect through another node
+/// (docs/cluster.md).
 async fn leave_on_shutdown(state: crate::state::AppState) {
     shutdown_signal().await;
     state.node.leave(&state.store).await;

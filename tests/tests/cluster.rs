@@ -10,7 +10,8 @@
 //!   B had just authenticated it (and keeps the keys it authenticated for a few seconds).
 //! - Node A killed: its session leaves every list within the lease (15 s), the ended event is
 //!   recorded once, and the agent, given both nodes, comes back through node B.
-//! - Node A stopped cleanly: its session leaves every list at once.
+//! - Node A stopped cleanly: its session leaves every list at once, and its agent, told with a
+//!   Close frame before A exits, comes back through node B.
 //! - Webhook deliveries run on every node, and no event is sent twice.
 //!
 //! The PostgreSQL is the run's shared cluster when `TUNNEL_TEST_POSTGRES` is set (the
@@ -124,6 +125,11 @@ where
 
 /// A `tunnel-agent` with `token`, given `servers` in order, binding `binds`.
 fn agent(servers: &[&Node], token: &str, binds: &[&str]) -> Result<ProcessGuard> {
+    agent_to(servers, token, binds, Stdio::null())
+}
+
+/// [`agent`], what it prints going to `out`.
+fn agent_to(servers: &[&Node], token: &str, binds: &[&str], out: Stdio) -> Result<ProcessGuard> {
     let mut command = Command::new(binary("tunnel-agent")?);
     for server in servers {
         command.args(["--server", &server.url()]);
@@ -133,7 +139,7 @@ fn agent(servers: &[&Node], token: &str, binds: &[&str]) -> Result<ProcessGuard>
     }
     command
         .env("TUNNEL_AUTHTOKEN", token)
-        .stdout(Stdio::null())
+        .stdout(out)
         .stderr(Stdio::null());
     ProcessGuard::spawn("tunnel-agent", command)
 }
@@ -409,7 +415,8 @@ async fn a_node_stopped_cleanly_removes_its_sessions_at_once() -> Result<()> {
     let mut a = Node::start(&database, "node-a", &[]).await?;
     let b = Node::start(&database, "node-b", &[]).await?;
     let (_, token) = credential(&b, &[]).await?;
-    let _agent = agent(&[&a], &token, &[])?;
+    let printed = tempfile::NamedTempFile::new()?;
+    let _agent = agent_to(&[&a, &b], &token, &[], Stdio::from(printed.reopen()?))?;
     let first = one_session_everywhere(&[&a, &b], None).await?;
     a.process.terminate();
     let stopped = Instant::now();
@@ -426,6 +433,14 @@ async fn a_node_stopped_cleanly_removes_its_sessions_at_once() -> Result<()> {
         types.last().map(String::as_str),
         Some("tunnel_session_ended.v0")
     );
+    // A closed its agent's connection with a Close frame before it exited (not a reset when the
+    // process went), and the agent registered again through B.
+    let lines = std::fs::read_to_string(printed.path())?;
+    assert!(
+        lines.contains("connection lost (the server closed the connection)"),
+        "{lines}"
+    );
+    one_session_everywhere(&[&b], Some(&first)).await?;
     Ok(())
 }
 

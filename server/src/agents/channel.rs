@@ -34,7 +34,7 @@ use super::registry::{Control, LiveSession};
 use super::sessions::{Sessions, ended_reason};
 use super::updates::UpdateProgress;
 use crate::store::{Cause, NewEvent, SessionRow, unix_ms};
-use axum::extract::ws::{Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
@@ -104,6 +104,16 @@ async fn farewell(socket: &mut WebSocket, verdict: &ServerMessage, limit: Durati
         }
     })
     .await;
+}
+
+/// Closes the connection with "going away" (1001), which the agent takes as a lost link: it
+/// reconnects. Errors are moot, the connection is going away.
+async fn close_going_away(socket: &mut WebSocket, limit: Duration) {
+    let frame = CloseFrame {
+        code: close_code::AWAY,
+        reason: "".into(),
+    };
+    let _ = send(socket, Message::Close(Some(frame)), limit).await;
 }
 
 /// Waits for the hello (text frames only; pings are answered by the WebSocket layer).
@@ -459,6 +469,12 @@ async fn hold(
     let timings = channel.registry.timings();
     let limit = timings.send_timeout;
     let mut membership = channel.node.membership();
+    // A connection that got here after the node left (and after its connections were told to
+    // end) would not see that change: it ends now.
+    if channel.node.has_left() {
+        close_going_away(&mut socket, limit).await;
+        return Ending::lost();
+    }
     let mut heartbeat = tokio::time::interval(timings.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = Instant::now();
@@ -531,9 +547,13 @@ async fn hold(
                     return Ending::lost();
                 }
             },
-            // This node lost its membership: the directory no longer lists the session, so the
-            // agent must reconnect and register again (`super::cluster`).
-            _ = membership.changed() => return Ending::lost(),
+            // This node lost its membership, or left (shutting down): the directory no longer
+            // lists the session, so the agent must reconnect and register again
+            // (`super::cluster`); a Close frame tells it at once.
+            _ = membership.changed() => {
+                close_going_away(&mut socket, limit).await;
+                return Ending::lost();
+            }
             _ = heartbeat.tick() => {
                 if last_seen.elapsed() > timings.heartbeat * SILENT_HEARTBEATS {
                     tracing::info!("agent silent for too long; closing its session");

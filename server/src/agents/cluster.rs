@@ -68,7 +68,8 @@ pub struct Node {
     secret: Secret,
     lease: Duration,
     peers: reqwest::Client,
-    /// Bumped when the node lost its membership: every connection task watches it and ends.
+    /// Bumped when the node lost its membership, or left: every connection task watches it and
+    /// ends.
     membership: watch::Sender<u64>,
     /// Set once the node left (shutting down): the heartbeat must not join it again.
     left: AtomicBool,
@@ -165,6 +166,13 @@ impl Node {
             }
             Err(e) => tracing::warn!("cannot leave the cluster cleanly: {e}"),
         }
+    }
+
+    /// Ends every agent connection of this node, as when it loses its membership: called once
+    /// it has left and stopped accepting connections, so the agents reconnect (to another node
+    /// of a cluster) while the server still runs, rather than when the process exits.
+    pub fn end_connections(&self) {
+        self.membership.send_modify(|epoch| *epoch += 1);
     }
 
     /// Whether [`Node::leave`] was called: the server is shutting down.

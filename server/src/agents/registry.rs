@@ -21,6 +21,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_util::task::TaskTracker;
+use tokio_util::task::task_tracker::TrackedFuture;
 use tunnel_core::acl::Bind;
 use tunnel_core::agent_protocol::Refusal;
 use tunnel_core::errors::ErrorCode;
@@ -122,6 +124,9 @@ pub struct Registry {
     sessions: Arc<RwLock<HashMap<String, Entry>>>,
     hello_slots: Arc<Semaphore>,
     timings: Timings,
+    /// Every agent connection's task, from upgrade to close: shutdown waits for them before the
+    /// database pool closes, so no session's end is written to a closed pool.
+    connections: TaskTracker,
 }
 
 impl Default for Registry {
@@ -137,11 +142,27 @@ impl Registry {
             sessions: Arc::default(),
             hello_slots: Arc::new(Semaphore::new(timings.max_pending_hellos)),
             timings,
+            connections: TaskTracker::new(),
         }
     }
 
     pub fn timings(&self) -> Timings {
         self.timings
+    }
+
+    /// `connection` (an agent's WebSocket, served from upgrade to close) counted among this
+    /// node's connections, which [`Registry::connections_done`] waits for.
+    pub fn track<F: Future>(&self, connection: F) -> TrackedFuture<F> {
+        self.connections.track_future(connection)
+    }
+
+    /// Waits until every connection task has finished, for at most `within`; `false` if some
+    /// are still running then. No connection is counted after this is called.
+    pub async fn connections_done(&self, within: Duration) -> bool {
+        self.connections.close();
+        tokio::time::timeout(within, self.connections.wait())
+            .await
+            .is_ok()
     }
 
     /// A slot for one connection waiting for its hello, or `None` when all are taken.

@@ -52,7 +52,10 @@ async fn connect(
     ws.max_message_size(MAX_AGENT_MESSAGE_BYTES)
         .max_frame_size(MAX_AGENT_MESSAGE_BYTES)
         .read_buffer_size(READ_BUFFER_BYTES)
-        .on_upgrade(move |socket| channel::serve(link, socket, ip, slot))
+        .on_upgrade(move |socket| {
+            let registry = link.registry.clone();
+            registry.track(channel::serve(link, socket, ip, slot))
+        })
 }
 
 /// 503 with the API's JSON error body and its own code.
