@@ -1,6 +1,6 @@
 //! Flow 13: the audit log in the console. A credential created in the console shows on the
 //! Activity page (type, the signed-in user as actor, the object linked by name); the filters
-//! live in the URL (reload, back / forward, a typed URL); one event in full; the recent
+//! live in the URL (reload, back / forward, a typed URL, the time range); one event in full; the recent
 //! activity of the credential's page. Then webhooks: a destination created in the console
 //! (its signing secret shown once), subscribed to `credential_created.v0`, receives the event
 //! at a receiver in the test, and its page shows the attempt, a test event, a rotated secret and
@@ -107,6 +107,30 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
         .await?;
     activity::wait_for_filter(client, "Type", "credential_deleted.v0").await?;
     pages::wait_for_text(client, "No events match.").await?;
+
+    // The time range ("From" is `after`, "Until" is `before`, as the API names them): the
+    // event is before a time to come and not before one long past. (`before` was once also the
+    // pager's cursor, and an "Until" then failed as a malformed page id.)
+    for (before, shown) in [
+        ("2099-01-01T00:00:00Z", true),
+        ("2001-01-01T00:00:00Z", false),
+    ] {
+        client
+            .goto(&format!(
+                "{}/activity?object_id={credential_id}&before={before}",
+                stack.server.url()
+            ))
+            .await?;
+        if shown {
+            activity::row_text(client, &event_id).await?;
+        } else {
+            pages::wait_for_text(client, "No events match.").await?;
+        }
+        assert!(
+            !pages::page_text(client).await?.contains("Could not load"),
+            "until {before}"
+        );
+    }
 
     // One event in full, from its row.
     client

@@ -48,6 +48,8 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
 
     // Restart: back to the list, where a new session id replaces the old one.
     tunnel_sessions::open(client, &first).await?;
+    // Its credential by name, as in the list.
+    pages::wait_for_text(client, "e2e agent").await?;
     browser.screenshot("session-detail").await?;
     tunnel_sessions::command(client, "Restart").await?;
     let second = one_session_other_than(api, Some(&first)).await?;

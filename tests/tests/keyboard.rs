@@ -94,6 +94,37 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     pages::press(client, "n").await?;
     wait_path(client, "/credentials/new").await?;
 
+    // "+ Add rule" by keyboard: the focus goes into the new rule, so typing fills it; removing
+    // the rule gives the focus back to the button (not to the top of the page).
+    client
+        .execute("document.getElementById('acl-add-rule').focus();", vec![])
+        .await?;
+    pages::press(client, Key::Enter).await?;
+    pages::eventually("the focus in the new rule", || async {
+        Ok((pages::focused(client).await?)
+            .starts_with("input#acl-rule-0")
+            .then_some(()))
+    })
+    .await?;
+    pages::press(client, "bind:kb.example.com").await?;
+    assert_eq!(
+        pages::value_of(client, "Rule 1").await?,
+        "bind:kb.example.com"
+    );
+    client
+        .execute(
+            "document.querySelector('.acl-row .remove').focus();",
+            vec![],
+        )
+        .await?;
+    pages::press(client, Key::Enter).await?;
+    pages::eventually("the focus back on the button", || async {
+        Ok((pages::focused(client).await?)
+            .starts_with("button#acl-add-rule")
+            .then_some(()))
+    })
+    .await?;
+
     // The list of shortcuts, where they are turned off; a reload keeps that.
     blur(client).await?;
     pages::press(client, "?").await?;

@@ -1,4 +1,5 @@
-//! Long valid values never make a page scroll sideways (at 1280 px and at 375 px), referenced
+//! Long valid values (and a long ACL rule being typed) never make a page scroll sideways (at
+//! 1280 px and at 375 px), the desktop header is one row (for a named user too), referenced
 //! resources are shown by name, the phone header is one row with a menu, and the credential
 //! list does not shift when its table arrives.
 
@@ -6,7 +7,7 @@ use fantoccini::Client;
 use serde_json::json;
 use tunnel_e2e::api::id;
 use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server, Stack};
-use tunnel_e2e::pages::{self, sign_in::sign_in};
+use tunnel_e2e::pages::{self, credentials, sign_in::sign_in};
 
 /// Opens `route` and checks, once `text` shows, that nothing is wider than the viewport.
 async fn check_no_sideways_scroll(
@@ -76,7 +77,8 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
     let backend = api
         .create(
             "/backends/tunnel_group",
-            json!({"description": "named backend", "labels": {"env": "prod"}}),
+            json!({"description": format!("named backend https://backend.example.com/{}", "path/".repeat(30)),
+                   "labels": {"env": "prod"}}),
         )
         .await?;
     let backend_id = id(&backend);
@@ -124,12 +126,53 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             let shot = format!("layout-{width}{}", route.replace('/', "-"));
             check_no_sideways_scroll(&browser, server, route, text, &shot).await?;
         }
+        // A long rule being typed: what the editor says of it wraps too.
+        let shot = format!("layout-{width}-credential-new");
+        check_no_sideways_scroll(
+            &browser,
+            server,
+            "/credentials/new",
+            "Create credential",
+            &shot,
+        )
+        .await?;
+        credentials::set_rule(
+            client,
+            1,
+            &format!("bind:{}example.com", "sub-domain.".repeat(18)),
+        )
+        .await?;
+        pages::wait_for_text(client, "permits the domain sub-domain").await?;
+        let (page, viewport) = pages::page_widths(client).await?;
+        browser
+            .screenshot(&format!("layout-{width}-long-rule"))
+            .await?;
+        assert!(
+            page <= viewport,
+            "a long rule: {page} px wide in {viewport} px"
+        );
         if width == 1280 {
             // Every section, who is signed in, the theme and sign-out fit in one row.
             let height = header_height(client).await?;
             assert!(height < 70.0, "the desktop header is {height} px tall");
         }
     }
+    // So they do for a user with a name (a long one is cut): it shows where the role did.
+    let (_, me) = api.get("/me").await?;
+    let account = me["account_id"].as_str().unwrap_or_default();
+    let (_, named_key) = server.user(account, "Alexandra Lovelace-Babbage", false)?;
+    let named = Browser::start().await?;
+    sign_in(&named.client, &server.url(), &named_key).await?;
+    pages::set_viewport(&named.client, 1280, 900).await?;
+    named
+        .client
+        .goto(&format!("{}/credentials", server.url()))
+        .await?;
+    pages::wait_for_text(&named.client, "Alexandra").await?;
+    let height = header_height(&named.client).await?;
+    named.screenshot("layout-1280-named-user").await?;
+    assert!(height < 70.0, "a named user's header is {height} px tall");
+    named.close().await?;
 
     // Names, not only ids: the subscription list shows the destination's URL, the edge list
     // the backend's description, the credential list the rules themselves.

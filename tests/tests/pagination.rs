@@ -48,7 +48,7 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
 
     // The page is in the URL: a reload shows the same rows.
     let url = client.current_url().await?.to_string();
-    assert!(url.contains("?before="), "{url}");
+    assert!(url.contains("?before_id="), "{url}");
     client.refresh().await?;
     pages::eventually("the same page after a reload", || async {
         Ok((lists::row_ids(client).await? == *before_last).then_some(()))

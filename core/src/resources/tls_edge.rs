@@ -91,15 +91,22 @@ impl Validate for TlsEdgeCreate {
         let mut errors = Vec::new();
         check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
         check_text(OTHER_METADATA, &self.metadata, &mut errors);
+        // Hosts compare without case, as DNS does: `A.example.com:443` is `a.example.com:443`.
+        let mut seen = std::collections::HashSet::new();
         for (i, hostport) in self.hostports.iter().flatten().enumerate() {
-            if !matches!(
-                crate::acl::Bind::parse(hostport),
+            let problem = match crate::acl::Bind::parse(hostport) {
                 Ok(crate::acl::Bind::Address(..))
-            ) {
-                errors.push(FieldError::new(
-                    format!("hostports[{i}]"),
-                    format!("`{hostport}` is not of the form `host:port`"),
-                ));
+                    if !seen.insert(hostport.to_ascii_lowercase()) =>
+                {
+                    Some(format!("`{hostport}` is listed twice"))
+                }
+                Ok(crate::acl::Bind::Address(..)) => None,
+                // A port out of range and the like: the parser says what is wrong.
+                Err(message) if hostport.contains(':') => Some(message),
+                _ => Some(format!("`{hostport}` is not of the form `host:port`")),
+            };
+            if let Some(message) = problem {
+                errors.push(FieldError::new(format!("hostports[{i}]"), message));
             }
         }
         if let Some(module) = &self.backend {
@@ -287,6 +294,25 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(edge.field_errors()[0].field, "hostports[1]");
+    }
+
+    #[test_case]
+    fn a_hostport_listed_twice_or_out_of_range_is_named() {
+        let edge = TlsEdgeCreate {
+            hostports: Some(vec![
+                "a.example.com:443".into(),
+                "A.example.com:443".into(),
+                "b.example.com:99999".into(),
+            ]),
+            ..Default::default()
+        };
+        let errors = edge.field_errors();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors[0].field, "hostports[1]");
+        assert!(errors[0].message.contains("listed twice"), "{errors:?}");
+        assert_eq!(errors[1].field, "hostports[2]");
+        assert!(errors[1].message.contains("99999"), "{errors:?}");
+        assert!(!errors[1].message.contains("form"), "{errors:?}");
     }
 
     #[test_case]

@@ -1,7 +1,7 @@
 //! The ACL rule editor: one input per rule, each checked with `tunnel-core` as it is typed (the
 //! same parser and messages as the server), and the server's `acl[i]` errors shown on the rule.
 
-use super::text;
+use super::{focus_next_frame, text};
 use crate::api::ApiError;
 use leptos::prelude::*;
 use tunnel_core::FieldError;
@@ -26,6 +26,9 @@ pub fn describe(rule: &AclRule) -> String {
 pub fn rule_errors(rules: &[String]) -> Vec<FieldError> {
     Acl::parse(rules).err().unwrap_or_default()
 }
+
+/// The "+ Add rule" button's id (focused when the last rule is removed).
+const ADD_RULE_ID: &str = "acl-add-rule";
 
 #[component]
 pub fn AclEditor(
@@ -66,7 +69,16 @@ pub fn AclEditor(
                         rules.update(|r| if let Some(slot) = r.get_mut(i) { *slot = value });
                     } />
                 <button type="button" class="link remove" aria-label=format!("Remove rule {}", i + 1)
-                    on:click=move |_| rules.update(|r| { if i < r.len() { r.remove(i); } })>"Remove"</button>
+                    on:click=move |_| {
+                        rules.update(|r| { if i < r.len() { r.remove(i); } });
+                        // The focus goes to the rule that took its place, else the one before,
+                        // else "Add rule": not back to the top of the page.
+                        let left = rules.with_untracked(Vec::len);
+                        focus_next_frame(match left {
+                            0 => ADD_RULE_ID.to_owned(),
+                            n => format!("acl-rule-{}", i.min(n - 1)),
+                        });
+                    }>"Remove"</button>
                 <p class="rule-status" role="status">
                     {move || match message.get() {
                         Some(m) => view! { <span class="error">{text::message(&m)}</span> }.into_any(),
@@ -103,7 +115,11 @@ pub fn AclEditor(
                 <For each=move || 0..rules.with(Vec::len) key=|i| *i children=row />
             </ul>
             <p class="error" role="alert">{move || list_error().map(|m| text::message(&m))}</p>
-            <button type="button" class="add-rule" on:click=move |_| rules.update(|r| r.push(String::new()))>
+            <button type="button" id=ADD_RULE_ID class="add-rule" on:click=move |_| {
+                rules.update(|r| r.push(String::new()));
+                // Straight into the new rule, so typing goes there.
+                focus_next_frame(format!("acl-rule-{}", rules.with_untracked(Vec::len) - 1));
+            }>
                 "+ Add rule"
             </button>
         </fieldset>

@@ -50,3 +50,21 @@ pub fn copy_then(text: String, done: impl FnOnce(bool) + 'static) {
     // the button's label (with `try_`, as the button may be gone by then).
     spawn_local(async move { done(copy_to_clipboard(&text).await) });
 }
+
+/// Moves focus to the element with this id, if it is there (a field the user must look at, a
+/// field just added).
+pub fn focus_by_id(id: &str) {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+/// [`focus_by_id`] once the view changed now is rendered (a row just added is not in the
+/// document until the next frame).
+pub fn focus_next_frame(id: String) {
+    leptos::prelude::request_animation_frame(move || focus_by_id(&id));
+}

@@ -1,5 +1,5 @@
 //! Next / previous for the API's keyset pages. The page shown is in the console's URL
-//! (`?before=<id>`, the API's `before_id` of the page), so a reload or a shared link shows the
+//! (`?before_id=<id>`, as the API names the cursor), so a reload or a shared link shows the
 //! same page, and back / forward step through the pages visited. The API only gives
 //! `next_page_uri`, so the cursors of the pages visited are kept for "Previous" and the page
 //! number; a page opened from a link does not know the pages before it, and offers "First
@@ -20,8 +20,9 @@ pub fn first_page(api_path: &str) -> String {
     first_page_of(api_path, PAGE_SIZE)
 }
 
-/// The console URL's query parameter holding the page's cursor.
-pub const PARAM: &str = "before";
+/// The console URL's query parameter holding the page's cursor: the API's own name, which no
+/// filter uses (`before` is the Activity page's time filter, passed on to the API as it is).
+pub const PARAM: &str = "before_id";
 
 /// The request path of the first page (`page_size` items) of the list at `base`, which may
 /// carry a query of its own (filters, the search).

@@ -81,10 +81,11 @@ fn labels_text(labels: &BTreeMap<String, String>) -> String {
         .join(", ")
 }
 
-/// Parses `key=value` pairs separated by commas or lines.
+/// Parses `key=value` pairs separated by commas or lines. A key given twice is an error: a
+/// backend has one value per key, and keeping either would silently drop the other.
 fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
-    // Inserted one by one (a repeated key keeps its last value): collecting into the map would
-    // sort the pairs first, and the sort's code is large in the WASM.
+    // Inserted one by one: collecting into the map would sort the pairs first, and the sort's
+    // code is large in the WASM.
     let mut labels = BTreeMap::new();
     for pair in split_list(text) {
         let Some((k, v)) = pair.split_once('=') else {
@@ -92,7 +93,12 @@ fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
                 "Write each label as key=value; \u{201c}{pair}\u{201d} is not."
             ));
         };
-        labels.insert(k.trim().to_owned(), v.trim().to_owned());
+        let key = k.trim();
+        if labels.insert(key.to_owned(), v.trim().to_owned()).is_some() {
+            return Err(format!(
+                "The label key \u{201c}{key}\u{201d} is given twice; a backend has one value per key."
+            ));
+        }
     }
     Ok(labels)
 }
@@ -266,5 +272,23 @@ fn BackendEdit(
             {save.failure("The backend was not saved")}
             {edit_actions(editing, move || save.busy(), move || unchanged() || !valid())}
         </form>
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::parse_labels;
+
+    #[test]
+    fn labels_parse_and_a_key_given_twice_is_refused() {
+        let parsed = parse_labels("env=prod, app = web\nregion=eu").unwrap();
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(parsed["app"], "web");
+        let error = parse_labels("region=eu-west, region=us").unwrap_err();
+        assert!(
+            error.contains("region") && error.contains("twice"),
+            "{error}"
+        );
+        assert!(parse_labels("env").is_err());
     }
 }

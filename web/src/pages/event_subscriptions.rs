@@ -10,6 +10,7 @@ use crate::api::{ApiError, Method, use_api};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::{TextField, message_for};
+use crate::components::focus_by_id;
 use crate::components::list::{ListPage, RowName};
 use crate::components::names::RefName;
 use crate::components::submit::Submit;
@@ -280,17 +281,6 @@ pub fn SourcesPicker(
                 <p class="error" role="alert">{move || free_error().map(|m| message(&m))}</p>
             </div>
         </fieldset>
-    }
-}
-
-/// Moves focus to the element with this id (a field the user must look at).
-fn focus_by_id(id: &str) {
-    if let Some(el) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(id))
-        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
-    {
-        let _ = el.focus();
     }
 }
 

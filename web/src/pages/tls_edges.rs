@@ -188,8 +188,12 @@ fn BackendModule(
     let has_module = module.is_some();
     let current = match &module {
         Some(m) => view! {
-            <p>"Backend " <RefName path=paths::tunnel_group_backend(&m.backend.id) id=m.backend.id.clone() href=routes::backend(&m.backend.id) /> ", "
-                <strong>{if m.enabled { "enabled" } else { "disabled" }}</strong> "."</p>
+            <dl class="props">
+                <dt>"Backend"</dt>
+                <dd><RefName path=paths::tunnel_group_backend(&m.backend.id) id=m.backend.id.clone() href=routes::backend(&m.backend.id) /></dd>
+                <dt>"Module"</dt>
+                <dd>{if m.enabled { "Enabled (applied to traffic)" } else { "Disabled (not applied to traffic)" }}</dd>
+            </dl>
         }
         .into_any(),
         None => view! { <p class="empty">"No backend module: this edge has no backend yet."</p> }

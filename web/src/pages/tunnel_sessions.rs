@@ -24,7 +24,6 @@ use crate::components::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
-use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
 use std::time::Duration;
 use tunnel_core::paths;
@@ -192,7 +191,7 @@ fn SessionProps(session: TunnelSession) -> impl IntoView {
             <dt>"Region"</dt><dd>{session.region}</dd>
             <dt>"Transport"</dt><dd>{session.transport}</dd>
             <dt>"Started"</dt><dd>{when(&session.started_at)}</dd>
-            <dt>"Credential"</dt><dd><A href=routes::credential(&session.credential.id) attr:class="mono">{session.credential.id.clone()}</A></dd>
+            <dt>"Credential"</dt><dd><RefName path=paths::credential(&session.credential.id) id=session.credential.id.clone() href=routes::credential(&session.credential.id) /></dd>
             <dt>"Metadata"</dt><dd><pre class="mono">{session.metadata}</pre></dd>
         </dl>
     }
