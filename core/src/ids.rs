@@ -89,6 +89,21 @@ impl IdKind {
         }
     }
 
+    /// "a" or "an", as the noun is said ("an event", "an SSH certificate authority").
+    pub const fn article(self) -> &'static str {
+        match self {
+            IdKind::SshCertificateAuthority
+            | IdKind::EventDestination
+            | IdKind::EventSubscription
+            | IdKind::Account
+            | IdKind::ApiKey
+            | IdKind::Operation
+            | IdKind::Event
+            | IdKind::EventDelivery => "an",
+            _ => "a",
+        }
+    }
+
     /// The kind whose prefix starts `id`, if any.
     pub fn of(id: &str) -> Option<IdKind> {
         IdKind::ALL.into_iter().find(|k| id.starts_with(k.prefix()))
@@ -107,7 +122,7 @@ impl IdKind {
 /// Why a string is not an id of the expected kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
-    #[error("`{got}` is not a {noun} id: {noun} ids start with `{prefix}`", noun = .expected.noun(), prefix = .expected.prefix())]
+    #[error("`{got}` is not {article} {noun} id: {noun} ids start with `{prefix}`", article = .expected.article(), noun = .expected.noun(), prefix = .expected.prefix())]
     WrongPrefix { expected: IdKind, got: String },
     #[error("`{got}` is not a valid {noun} id: expected `{prefix}` followed by 27 letters and digits", noun = .expected.noun(), prefix = .expected.prefix())]
     Malformed { expected: IdKind, got: String },
@@ -311,6 +326,9 @@ mod tests {
         let id = make_id(IdKind::SshCertificateAuthority, 1, [1; 14]);
         let err = parse_id(IdKind::Credential, &id).unwrap_err();
         assert!(err.to_string().contains("start with `cr_`"), "{err}");
+        assert!(err.to_string().contains("is not a credential id"), "{err}");
+        let err = parse_id(IdKind::Event, &id).unwrap_err();
+        assert!(err.to_string().contains("is not an event id"), "{err}");
         let err = parse_id(IdKind::Credential, "cr_short").unwrap_err();
         assert!(matches!(err, IdError::Malformed { .. }));
         let err = parse_id(IdKind::Credential, "cr_!!!!!!!!!!!!!!!!!!!!!!!!!!!").unwrap_err();

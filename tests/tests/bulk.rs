@@ -92,6 +92,15 @@ async fn credentials_are_selected_and_deleted_together() -> anyhow::Result<()> {
         Ok((lists::row_ids(client).await? == made[2..]).then_some(()))
     })
     .await?;
+    // The bar's button that opened the dialog is gone with the selection: the focus is on the
+    // list's "select all" box, not lost.
+    eventually("the focus on select all", || async {
+        Ok(pages::focused(client)
+            .await?
+            .contains("select-all")
+            .then_some(()))
+    })
+    .await?;
     assert_eq!(
         bulk::bar_text(client).await?,
         None,

@@ -54,8 +54,17 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     lists::open_row(client, &id).await?;
     pages::click_button(client, "Edit").await?;
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
-    pages::click_button(client, "Save changes").await?;
+    // Enter in the field saves; the editor closes and the page reloads, and the focus goes
+    // back to the Edit button (not to the top of the page).
+    pages::press(client, fantoccini::key::Key::Enter).await?;
     pages::wait_for_text(client, "Credential saved.").await?;
+    pages::eventually("the focus on Edit after saving", || async {
+        Ok(pages::focused(client)
+            .await?
+            .starts_with("button#edit-toggle")
+            .then_some(()))
+    })
+    .await?;
     let (_, fetched) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(fetched["description"], "e2e laptop (renamed)");
     assert_eq!(

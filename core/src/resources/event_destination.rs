@@ -75,6 +75,9 @@ fn check_format(format: &Option<String>, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// The longest webhook URL accepted, in bytes.
+const MAX_WEBHOOK_URL_BYTES: usize = 2048;
+
 fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
     match &target.webhook {
         None => errors.push(FieldError::new(
@@ -82,18 +85,26 @@ fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
             "target needs a webhook: {\"webhook\": {\"url\": \"https://…\"}}",
         )),
         Some(hook) => {
-            let ok = (hook.url.starts_with("https://") || hook.url.starts_with("http://"))
-                && hook.url.len() <= 2048
-                && !hook.url.chars().any(char::is_whitespace)
-                && hook
-                    .url
+            let url = &hook.url;
+            // Each problem said as itself: a long URL told it is no URL would be a puzzle.
+            let problem = if url.len() > MAX_WEBHOOK_URL_BYTES {
+                Some(format!(
+                    "the webhook url is {} bytes long; at most {MAX_WEBHOOK_URL_BYTES} are allowed",
+                    url.len()
+                ))
+            } else if url.chars().any(char::is_whitespace) {
+                Some("the webhook url contains whitespace; remove it".to_owned())
+            } else if !(url.starts_with("https://") || url.starts_with("http://"))
+                || url
                     .split_once("://")
-                    .is_some_and(|(_, rest)| !rest.is_empty());
-            if !ok {
-                errors.push(FieldError::new(
-                    "target.webhook.url",
-                    "the webhook url must be an http:// or https:// URL",
-                ));
+                    .is_some_and(|(_, rest)| rest.is_empty())
+            {
+                Some("the webhook url must be an http:// or https:// URL".to_owned())
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                errors.push(FieldError::new("target.webhook.url", message));
             }
         }
     }
@@ -193,4 +204,40 @@ list_page!(
 pub struct DestinationTest {
     pub event_id: String,
     pub attempt: DeliveryAttempt,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_case;
+
+    fn url_errors(url: &str) -> Vec<String> {
+        let create = EventDestinationCreate {
+            target: EventTarget {
+                webhook: Some(WebhookTarget {
+                    url: url.to_owned(),
+                }),
+            },
+            ..Default::default()
+        };
+        create
+            .field_errors()
+            .into_iter()
+            .map(|e| e.message)
+            .collect()
+    }
+
+    #[test_case]
+    fn a_bad_webhook_url_is_told_what_is_wrong() {
+        assert!(url_errors("https://example.com/hook").is_empty());
+        let long = format!("https://example.com/{}", "p".repeat(2100));
+        assert!(
+            url_errors(&long)[0].contains("at most 2048"),
+            "{:?}",
+            url_errors(&long)
+        );
+        assert!(url_errors("https://example.com/a b")[0].contains("whitespace"));
+        assert!(url_errors("ftp://example.com/")[0].contains("http:// or https://"));
+        assert!(url_errors("https://")[0].contains("http:// or https://"));
+    }
 }

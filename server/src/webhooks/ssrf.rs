@@ -95,6 +95,10 @@ fn forbidden_name(host: &str) -> bool {
 
 fn refusal(host: &str, ip: Option<IpAddr>, why: &str) -> String {
     match ip {
+        // A host given as an address is not said twice ("`127.0.0.1` is 127.0.0.1").
+        Some(ip) if host.trim_matches(['[', ']']) == ip.to_string() => format!(
+            "refused: the webhook host `{host}` is a {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
+        ),
         Some(ip) => format!(
             "refused: the webhook host `{host}` is {ip}, a {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
         ),
@@ -233,5 +237,6 @@ mod tests {
         assert!(check_literal("https://example.com/h").is_ok());
         let why = check_literal("http://10.0.0.1/").unwrap_err();
         assert!(why.contains("private") && why.contains(FLAG), "{why}");
+        assert!(why.contains("`10.0.0.1` is a private address"), "{why}");
     }
 }

@@ -15,10 +15,15 @@ pub async fn open_list(client: &Client) -> Result<()> {
 }
 
 /// Creates a webhook destination through the form; returns the signing secret its dialog
-/// showed (the dialog is left open).
+/// showed (the dialog is left open). The form opens without an error on the empty URL.
 pub async fn create(client: &Client, url: &str, description: &str) -> Result<String> {
     open_list(client).await?;
     click_button(client, "New destination").await?;
+    super::wait_for_text(client, "Events are POSTed here").await?;
+    anyhow::ensure!(
+        !page_text(client).await?.contains("must be an http"),
+        "the new destination form opens with an error"
+    );
     fill(client, "Webhook URL", url).await?;
     fill(client, "Description", description).await?;
     click_button(client, "Create destination").await?;

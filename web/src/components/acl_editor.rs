@@ -42,12 +42,16 @@ pub fn AclEditor(
         let field = format!("acl[{i}]");
         let id = format!("acl-rule-{i}");
         let msg_field = field.clone();
+        let empty = move || rules.with(|r| r.get(i).is_none_or(String::is_empty));
         let message = Signal::derive(move || {
+            // A rule not typed yet (just added) is not an error yet: it says what it wants
+            // instead; the form still cannot be sent with it.
             let live = errors.with(|e| {
                 e.iter()
                     .find(|e| e.field == msg_field)
                     .map(|e| e.message.clone())
             });
+            let live = live.filter(|_| !empty());
             live.or_else(|| {
                 server_error.with(|s| s.as_ref().and_then(|s| s.field_message(&msg_field)))
             })
@@ -82,6 +86,7 @@ pub fn AclEditor(
                 <p class="rule-status" role="status">
                     {move || match message.get() {
                         Some(m) => view! { <span class="error">{text::message(&m)}</span> }.into_any(),
+                        None if empty() => view! { <span class="hint">"Type a rule: a domain, host:port or key=value."</span> }.into_any(),
                         None => view! { <span class="ok">{ok_text()}</span> }.into_any(),
                     }}
                 </p>

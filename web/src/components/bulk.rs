@@ -14,6 +14,7 @@
 
 use super::confirm::ConfirmDialog;
 use super::dialog::Modal;
+use super::keep_focus_on;
 use crate::api::{ApiError, use_api};
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
@@ -378,6 +379,9 @@ pub fn BulkBar(
         }
         run.set(None);
         reload.update(|r| *r += 1);
+        // The dialog's opener (the bar's button) went with the selection: the focus goes to
+        // the list's "select all" box rather than the top of the page.
+        keep_focus_on("main .select-all");
     });
     let cancel = Callback::new(move |_| asked.set(None));
     view! {

@@ -68,3 +68,34 @@ pub fn focus_by_id(id: &str) {
 pub fn focus_next_frame(id: String) {
     leptos::prelude::request_animation_frame(move || focus_by_id(&id));
 }
+
+/// Puts the focus on the first element matching `selector` whenever, during the next two
+/// seconds, it is left on nothing (the page's body): an action that removed the focused element
+/// (a closed editor, a dialog whose opener went away) and the reload that rebuilds the view
+/// after it would otherwise leave a keyboard or screen-reader user at the top of the page. A
+/// focus the user put anywhere else is left alone.
+pub fn keep_focus_on(selector: &'static str) {
+    fn check(selector: &'static str, left: u32) {
+        let doc = leptos::prelude::document();
+        let on_nothing = doc.active_element().is_none_or(|active| {
+            doc.body()
+                .is_some_and(|body| body.is_same_node(Some(active.as_ref())))
+        });
+        if on_nothing
+            && let Some(el) = doc
+                .query_selector(selector)
+                .ok()
+                .flatten()
+                .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+        {
+            let _ = el.focus();
+        }
+        if left > 0 {
+            leptos::prelude::set_timeout(
+                move || check(selector, left - 1),
+                std::time::Duration::from_millis(50),
+            );
+        }
+    }
+    check(selector, 40);
+}

@@ -10,6 +10,7 @@ use crate::components::confirm::{ConfirmDialog, ConfirmedDelete};
 use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::picker::PickerSearch;
@@ -85,9 +86,17 @@ fn DestinationFields(
     metadata: RwSignal<String>,
     message: impl Fn(&'static str) -> Signal<Option<String>>,
 ) -> impl IntoView {
+    // An empty URL is not an error before anything was typed (the form just opened, or it was
+    // cleared): Create stays disabled, and the field says it is required.
+    let url_message = message("target.webhook.url");
+    let url_error = Signal::derive(move || {
+        url_message
+            .get()
+            .filter(|_| !url.with(|u| u.trim().is_empty()))
+    });
     view! {
-        <TextField name="url" label="Webhook URL" value=url error=message("target.webhook.url")
-            placeholder="https://example.com/hooks/tunnel" hint="Events are POSTed here as JSON." />
+        <TextField name="url" label="Webhook URL" value=url error=url_error
+            placeholder="https://example.com/hooks/tunnel" hint="Required. Events are POSTed here as JSON." />
         <TextField name="description" label="Description" value=description error=message("description") />
         <TextField name="metadata" label="Metadata" value=metadata error=message("metadata") multiline=true />
     }
@@ -249,8 +258,13 @@ fn TestEvent(id: String, deliveries_reload: RwSignal<u32>) -> impl IntoView {
         <section class="card" aria-labelledby="test-title">
             <div class="page-head">
                 <h2 id="test-title">"Test"</h2>
-                <button type="button" disabled=move || test.busy()
-                    on:click=move |_| { result.set(None); test.send(serde_json::json!({})); }>
+                <button type="button" id="send-test" disabled=move || test.busy()
+                    on:click=move |_| {
+                        result.set(None);
+                        test.send(serde_json::json!({}));
+                        // Disabled while it sends, the button loses the focus: it gets it back.
+                        keep_focus_on("#send-test");
+                    }>
                     {move || if test.busy() { "Sending…" } else { "Send test event" }}
                 </button>
             </div>

@@ -20,6 +20,7 @@ pub mod users;
 use crate::components::activity::RecentActivity;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy::CopyValue;
+use crate::components::keep_focus_on;
 use crate::components::loading::{Load, fetch_into, render_load};
 use crate::components::time::RelativeTime;
 use crate::routes;
@@ -123,11 +124,20 @@ pub fn editable_head(
     delete: ConfirmedDelete,
     not_deleted: &'static str,
 ) -> impl IntoView {
+    // Closing the editor (saved, or Cancel) removes the focused field or button, and a save
+    // reloads the page: the focus goes back to the Edit button.
+    Effect::new(move |was_editing: Option<bool>| {
+        let now = editing.get();
+        if was_editing == Some(true) && !now {
+            keep_focus_on("#edit-toggle");
+        }
+        now
+    });
     view! {
         <div class="page-head">
             <h1>{title}</h1>
             <div class="actions">
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>
+                <button type="button" id="edit-toggle" on:click=move |_| editing.update(|e| *e = !*e)>
                     {move || if editing.get() { "Close editor" } else { "Edit" }}
                 </button>
                 {delete.button("Delete")}

@@ -25,6 +25,14 @@ async fn acl_editor_checks_each_rule_as_it_is_typed() {
 
     click(&root, ".add-rule").await;
     assert_eq!(count(&root, ".acl-row"), 1);
+    // A rule not typed yet says what it wants, and is not (yet) an error.
+    assert!(text(&root, ".acl-row .rule-status").contains("Type a rule"));
+    assert_eq!(
+        get(&root, "#acl-rule-0")
+            .get_attribute("aria-invalid")
+            .as_deref(),
+        Some("false")
+    );
     type_into(&root, "#acl-rule-0", "bind:*.example.com").await;
     assert_eq!(rules.get_untracked(), vec!["bind:*.example.com".to_owned()]);
     assert!(text(&root, ".acl-row .rule-status").contains("sub-domains of example.com"));
