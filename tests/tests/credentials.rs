@@ -29,6 +29,23 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
         "token format: {token}"
     );
     browser.screenshot("credential-token-dialog").await?;
+    // The token's field takes the row's width; its Copy button stays on one line beside it.
+    let copy = client
+        .execute(
+            "const b = document.querySelector('dialog .copy-row button'); \
+             const t = document.querySelector('dialog .copy-row textarea'); \
+             return [b.getBoundingClientRect().width, t.getBoundingClientRect().width];",
+            vec![],
+        )
+        .await?;
+    let (button, field) = (
+        copy[0].as_f64().unwrap_or(0.0),
+        copy[1].as_f64().unwrap_or(0.0),
+    );
+    assert!(
+        button >= 40.0 && field > 4.0 * button,
+        "Copy {button} px, field {field} px"
+    );
     pages::click_button(client, "I have copied it").await?;
     pages::wait_for_text(client, "Shown only once").await?;
     assert!(

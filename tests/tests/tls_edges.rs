@@ -1,5 +1,6 @@
 //! Flow 5: the backend module of a TLS edge: pick a backend, disable it, delete the module;
-//! then the edge itself, its uri and metadata shown, deleted from its page.
+//! then the edge itself, its uri and metadata shown, deleted from its page, whose link then says
+//! "Not found"; `n` on the list goes to its create form.
 
 use tunnel_e2e::harness::Stack;
 use tunnel_e2e::pages::{self, lists, tls_edges};
@@ -37,11 +38,11 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
             .unwrap_or_default()
             .ends_with(&format!("/backends/tunnel_group/{backend_id}"))
     );
-    pages::wait_for_text(client, "enabled.").await?;
+    pages::wait_for_text(client, "Enabled: applied to traffic").await?;
 
     tls_edges::set_enabled(client, false).await?;
     pages::click_button(client, "Replace backend module").await?;
-    pages::wait_for_text(client, "disabled.").await?;
+    pages::wait_for_text(client, "Disabled: not applied to traffic").await?;
     browser.screenshot("tls-edge-backend").await?;
     let (_, module) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;
     assert_eq!(module["enabled"], false);
@@ -66,6 +67,29 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
         .get(&format!("/backends/tunnel_group/{backend_id}"))
         .await?;
     assert_eq!(status, 200, "the backend stays");
+
+    // The deleted edge's page says it is not found, with the way back, not a load to retry.
+    client
+        .goto(&format!("{}/tls-edges/{edge_id}", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "Not found").await?;
+    pages::wait_for_text(client, "Back to TLS edges").await?;
+    assert!(!pages::has_button(client, "Retry").await?);
+
+    // `n` on the list, which creates in place, puts the focus in its form.
+    tls_edges::open_list(client).await?;
+    client
+        .execute(
+            "document.activeElement && document.activeElement.blur();",
+            vec![],
+        )
+        .await?;
+    pages::press(client, "n").await?;
+    pages::eventually("the focus in the create form", || async {
+        let focused = pages::focused(client).await?;
+        Ok((focused.starts_with("input") || focused.starts_with("textarea")).then_some(()))
+    })
+    .await?;
     browser.close().await?;
     Ok(())
 }

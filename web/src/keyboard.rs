@@ -36,7 +36,10 @@ const GO: [(&str, &str); 10] = [
 /// Every shortcut as the list shows it: (keys, what it does).
 pub const SHORTCUTS: [(&str, &str); 16] = [
     ("/", "Search the list"),
-    ("n", "New (on a page that creates)"),
+    (
+        "n",
+        "New (on a page that creates; its form's first field where it creates in place)",
+    ),
     ("j / k", "Next / previous row of the list"),
     ("Enter", "Open the focused row"),
     ("x", "Select or unselect the focused row"),
@@ -163,8 +166,17 @@ pub fn Shortcuts(open: RwSignal<bool>) -> impl IntoView {
         }
         let handled = match key.as_str() {
             "/" => query("#list-search").map(|el| el.focus()).is_some(),
+            // The create page's link, or on a page that creates in place (TLS edges) the first
+            // field of its form.
             "n" => query("main .page-head a.button.primary")
                 .map(|el| el.click())
+                .or_else(|| {
+                    query("main form[data-create] input, main form[data-create] textarea").map(
+                        |el| {
+                            let _ = el.focus();
+                        },
+                    )
+                })
                 .is_some(),
             "j" => {
                 move_row(1);

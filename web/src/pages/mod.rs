@@ -93,7 +93,17 @@ where
     let loaded = Memo::new(move |_| resource.with(|r| r.ready().is_some()));
     view! {
         {crumbs(list_route, list_label, id)}
-        {move || render_load(resource.get(), reload, |r: T| show(r, reload))}
+        {move || match resource.get() {
+            // No such resource (deleted, a mistyped or stale link): said as a page of its own,
+            // with the way back, not as a failed load to retry.
+            Load::Failed(error) if error.status == 404 => view! {
+                <h1>"Not found"</h1>
+                <p class="lead">{crate::components::text::message(&error.message)}</p>
+                <p><A href=list_route attr:class="button">{format!("Back to {list_label}")}</A></p>
+            }
+            .into_any(),
+            other => render_load(other, reload, |r: T| show(r, reload)),
+        }}
         {move || loaded.get().then(|| view! { <RecentActivity object_id=id.get() reload=reload /> })}
     }
 }

@@ -83,7 +83,7 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
     });
     let valid = move || live.with(Vec::is_empty);
     view! {
-        <form class="card form" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-labelledby="new-edge-title">
+        <form class="card form" data-create="" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate aria-labelledby="new-edge-title">
             <h2 id="new-edge-title">"New TLS edge"</h2>
             <TextField name="description" label="Description" value=description error=create.message(live, "description") />
             <TextField name="hostports" label="Host:ports" value=hostports error=create.message_by(list_message_for, live, "hostports")
@@ -192,7 +192,7 @@ fn BackendModule(
                 <dt>"Backend"</dt>
                 <dd><RefName path=paths::tunnel_group_backend(&m.backend.id) id=m.backend.id.clone() href=routes::backend(&m.backend.id) /></dd>
                 <dt>"Module"</dt>
-                <dd>{if m.enabled { "Enabled (applied to traffic)" } else { "Disabled (not applied to traffic)" }}</dd>
+                <dd>{if m.enabled { "Enabled: applied to traffic" } else { "Disabled: not applied to traffic" }}</dd>
             </dl>
         }
         .into_any(),
