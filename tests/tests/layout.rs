@@ -155,6 +155,31 @@ async fn long_values_wrap_and_references_show_names() -> anyhow::Result<()> {
             // Every section, who is signed in, the theme and sign-out fit in one row.
             let height = header_height(client).await?;
             assert!(height < 70.0, "the desktop header is {height} px tall");
+        } else {
+            // On a phone a list's row is a block of lines: its cells are not squeezed into
+            // columns a few characters wide (ids once wrapped a character or two a line).
+            client
+                .goto(&format!("{}/credentials", server.url()))
+                .await?;
+            pages::wait_for_text(client, "bind:app.example.com").await?;
+            let widths = client
+                .execute(
+                    "return [...document.querySelectorAll('main tbody tr:first-child td:not(.select)')] \
+                     .map(td => td.getBoundingClientRect().width);",
+                    vec![],
+                )
+                .await?;
+            let widths: Vec<f64> = widths
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_f64)
+                .collect();
+            assert!(
+                widths.len() >= 4 && widths.iter().all(|w| *w > 250.0),
+                "cells of a row at 375 px: {widths:?}"
+            );
+            browser.screenshot("layout-375-credentials-rows").await?;
         }
     }
     // So they do for a user with a name (a long one is cut): it shows where the role did.
@@ -216,6 +241,19 @@ async fn the_phone_header_is_one_row_with_a_menu() -> anyhow::Result<()> {
     );
     let (page, viewport) = pages::page_widths(client).await?;
     assert!(page <= viewport, "{page} > {viewport}");
+    // Escape closes the menu, the focus back on its button.
+    pages::click_button(client, "Menu").await?;
+    pages::wait_for_text(client, "Sign out").await?;
+    pages::press(client, fantoccini::key::Key::Escape).await?;
+    pages::eventually("the menu closed by Escape", || async {
+        Ok((!pages::has_button(client, "Sign out").await?).then_some(()))
+    })
+    .await?;
+    assert!(
+        pages::focused(client)
+            .await?
+            .starts_with("button#menu-toggle")
+    );
     Ok(())
 }
 

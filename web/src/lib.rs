@@ -88,9 +88,15 @@ fn Console() -> impl IntoView {
                 ev.prevent_default();
                 focus_main_heading(0);
             }>"Skip to content"</a>
-            <header class="topbar">
+            // Escape closes the phone menu (from anywhere in the header), back on its button.
+            <header class="topbar" on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                if ev.key() == "Escape" && menu_open.get_untracked() {
+                    menu_open.set(false);
+                    components::focus_by_id("menu-toggle");
+                }
+            }>
                 <A href=routes::CREDENTIALS attr:class="brand">{routes::PRODUCT}</A>
-                <button type="button" class="menu-toggle" aria-controls="topnav"
+                <button type="button" id="menu-toggle" class="menu-toggle" aria-controls="topnav"
                     aria-expanded=move || menu_open.get().to_string()
                     on:click=move |_| menu_open.update(|o| *o = !*o)>
                     {move || if menu_open.get() { "Close menu" } else { "Menu" }}
