@@ -119,6 +119,22 @@ impl IdKind {
     }
 }
 
+/// Whether `value` has the form of an id of some kind: letters, digits and `_`, at most 64
+/// bytes. What the audit log's `object_id` and `actor_id` filters accept (an event may name a
+/// resource of any kind), checked by the server and by the console before it asks.
+pub fn check_id_form(value: &str) -> Result<(), String> {
+    let id_like = !value.is_empty()
+        && value.len() <= 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if id_like {
+        Ok(())
+    } else {
+        Err("must be an id, such as `cr_…` or `usr_…`".to_owned())
+    }
+}
+
 /// Why a string is not an id of the expected kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {

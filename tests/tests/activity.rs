@@ -132,6 +132,17 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
         );
     }
 
+    // An id filter that is no id is said at its field, and nothing is asked of the API.
+    client
+        .goto(&format!("{}/activity", stack.server.url()))
+        .await?;
+    activity::row_text(client, &event_id).await?;
+    pages::fill(client, "Object ID", "not an id").await?;
+    pages::press(client, Key::Enter).await?;
+    pages::wait_for_text(client, "The object ID must be an id").await?;
+    assert!(!client.current_url().await?.as_str().contains("object_id="));
+    assert!(!pages::page_text(client).await?.contains("Could not load"));
+
     // One event in full, from its row.
     client
         .goto(&format!(

@@ -85,14 +85,7 @@ fn filter(query: Option<&str>) -> ApiResult<(EventFilter, String)> {
                 filter.event_type = Some(value.to_string());
             }
             "object_id" | "actor_id" => {
-                if value.is_empty()
-                    || value.len() > 64
-                    || !value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                {
-                    return Err(invalid("must be an id, such as `cr_…` or `usr_…`".into()));
-                }
+                tunnel_core::ids::check_id_form(&value).map_err(invalid)?;
                 match name.as_ref() {
                     "object_id" => filter.object_id = Some(value.to_string()),
                     _ => filter.actor_id = Some(value.to_string()),

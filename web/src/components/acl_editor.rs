@@ -166,7 +166,12 @@ pub fn AclTester(#[prop(into)] rules: Signal<Vec<String>>) -> impl IntoView {
             <p class="acl-verdict" role="status" aria-live="polite"
                 class:allowed=move || verdict().is_ok_and(|v| v.starts_with("Allowed"))
                 class:denied=move || verdict().is_ok_and(|v| v.starts_with("Denied"))>
-                {move || match verdict() { Ok(v) => v, Err(e) => if input.with(String::is_empty) { e } else { format!("Not a bind: {e}") } }}
+                // The parser quotes what it names in backticks: shown as code, like every message.
+                {move || match verdict() {
+                    Ok(v) => text::with_code_spans(&v),
+                    Err(e) if input.with(String::is_empty) => text::with_code_spans(&e),
+                    Err(e) => text::with_code_spans(&format!("Not a bind: {e}")),
+                }}
             </p>
         </section>
     }

@@ -8,8 +8,10 @@
 use super::{crumbs, use_detail, when};
 use crate::components::activity::{actor_view, changes_view, object_view};
 use crate::components::copy::{CopyButton, CopyValue};
+use crate::components::focus_by_id;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::render_load;
+use crate::components::text::message;
 use crate::components::time::{RelativeTime, from_local_input, to_local_input};
 use crate::routes;
 use leptos::prelude::*;
@@ -85,6 +87,9 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
     let actor_id = RwSignal::new(String::new());
     let after = RwSignal::new(String::new());
     let before = RwSignal::new(String::new());
+    // An id filter that is no id is said at its field (the API would refuse the whole list).
+    let object_error = RwSignal::new(None::<String>);
+    let actor_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let [t, o, a, from, to] = current.get();
         event_type.set(t);
@@ -95,6 +100,24 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
     });
     let apply = move || {
         let read = |s: RwSignal<String>| s.get_untracked().trim().to_owned();
+        let mut first_bad = None;
+        for (value, error, id) in [
+            (object_id, object_error, "filter-object"),
+            (actor_id, actor_error, "filter-actor"),
+        ] {
+            let value = read(value);
+            let problem = (!value.is_empty())
+                .then(|| tunnel_core::ids::check_id_form(&value).err())
+                .flatten();
+            if problem.is_some() && first_bad.is_none() {
+                first_bad = Some(id);
+            }
+            error.set(problem);
+        }
+        if let Some(id) = first_bad {
+            focus_by_id(id);
+            return;
+        }
         let time = |s: RwSignal<String>| from_local_input(&s.get_untracked()).unwrap_or_default();
         let filters: Filters = [
             read(event_type),
@@ -132,13 +155,17 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </div>
-            <div class="field">
+            <div class="field" class:invalid=move || object_error.with(Option::is_some)>
                 <label for="filter-object">"Object ID"</label>
-                <input id="filter-object" type="text" class="mono" placeholder="cr_…" bind:value=object_id />
+                <input id="filter-object" type="text" class="mono" placeholder="cr_…" bind:value=object_id
+                    aria-invalid=move || object_error.with(Option::is_some).to_string() aria-describedby="filter-object-error" />
+                {move || object_error.get().map(|m| view! { <p id="filter-object-error" class="error" role="alert">{message(&format!("The object ID {m}"))}</p> })}
             </div>
-            <div class="field">
+            <div class="field" class:invalid=move || actor_error.with(Option::is_some)>
                 <label for="filter-actor">"Actor ID"</label>
-                <input id="filter-actor" type="text" class="mono" placeholder="usr_…, bot_… or cr_…" bind:value=actor_id />
+                <input id="filter-actor" type="text" class="mono" placeholder="usr_…, bot_… or cr_…" bind:value=actor_id
+                    aria-invalid=move || actor_error.with(Option::is_some).to_string() aria-describedby="filter-actor-error" />
+                {move || actor_error.get().map(|m| view! { <p id="filter-actor-error" class="error" role="alert">{message(&format!("The actor ID {m}"))}</p> })}
             </div>
             <div class="field">
                 <label for="filter-after">"From (local time)"</label>

@@ -134,6 +134,16 @@ async fn acl_tester_says_which_rule_allows_a_bind() {
         "a domain rule never permits an address"
     );
 
+    // Not a bind: the parser's message, its quoted value as code rather than backticks.
+    type_into(&root, "#acl-test-input", "app.example.com:99999").await;
+    let verdict = text(&root, ".acl-verdict");
+    assert!(
+        verdict.starts_with("Not a bind") && !verdict.contains('`'),
+        "{verdict}"
+    );
+    assert_eq!(text(&root, ".acl-verdict code"), "99999");
+    type_into(&root, "#acl-test-input", "app.example.com").await;
+
     rules.set(vec![]);
     tick().await;
     assert!(text(&root, ".acl-verdict").contains("no ACL"));
