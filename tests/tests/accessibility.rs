@@ -146,12 +146,7 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
     pages::set_viewport(client, 1280, 900).await?;
     client.goto(&format!("{base}/credentials")).await?;
     settle(client, "a11y laptop").await?;
-    client
-        .execute(
-            "document.activeElement && document.activeElement.blur();",
-            vec![],
-        )
-        .await?;
+    pages::blur(client).await?;
     pages::press(client, "?").await?;
     pages::wait_for_text(client, "Keyboard shortcuts").await?;
     pages::wait_focus_in_dialog(client, "the shortcuts dialog").await?;

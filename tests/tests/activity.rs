@@ -275,13 +275,7 @@ async fn a_subscribed_destination_receives_the_event_and_its_page_shows_the_atte
     );
 
     pages::click_button(client, "Send test event").await?;
-    pages::eventually("the focus back on the button once sent", || async {
-        Ok(pages::focused(client)
-            .await?
-            .starts_with("button#send-test")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "button#send-test").await?;
     pages::eventually("the test's attempt", || async {
         let text = pages::page_text(client).await?;
         Ok(text

@@ -94,13 +94,7 @@ async fn credentials_are_selected_and_deleted_together() -> anyhow::Result<()> {
     .await?;
     // The bar's button that opened the dialog is gone with the selection: the focus is on the
     // list's "select all" box, not lost.
-    eventually("the focus on select all", || async {
-        Ok(pages::focused(client)
-            .await?
-            .contains("select-all")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "input.select-all").await?;
     assert_eq!(
         bulk::bar_text(client).await?,
         None,
@@ -113,9 +107,7 @@ async fn credentials_are_selected_and_deleted_together() -> anyhow::Result<()> {
     assert_eq!(left, expected, "the API agrees");
 
     // The keyboard: j focuses the first row, x selects it, x again unselects it.
-    client
-        .execute("document.activeElement.blur();", vec![])
-        .await?;
+    pages::blur(client).await?;
     pages::press(client, "j").await?;
     pages::press(client, "x").await?;
     bar_says(client, "1 credential selected").await?;

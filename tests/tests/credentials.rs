@@ -75,13 +75,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     // back to the Edit button (not to the top of the page).
     pages::press(client, fantoccini::key::Key::Enter).await?;
     pages::wait_for_text(client, "Credential saved.").await?;
-    pages::eventually("the focus on Edit after saving", || async {
-        Ok(pages::focused(client)
-            .await?
-            .starts_with("button#edit-toggle")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "button#edit-toggle").await?;
     let (_, fetched) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(fetched["description"], "e2e laptop (renamed)");
     assert_eq!(

@@ -70,13 +70,7 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     pages::press_within_dialog(client, &tab, "Tab", 4, "the token dialog").await?;
     pages::press(client, Key::Escape).await?;
     pages::wait_for_text(client, "dialog token").await?;
-    pages::eventually("the detail page's heading focused", || async {
-        Ok(pages::focused(client)
-            .await?
-            .starts_with("h1")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "h1").await?;
     browser.close().await?;
     Ok(())
 }

@@ -25,17 +25,6 @@ async fn wait_path(client: &fantoccini::Client, wanted: &str) -> anyhow::Result<
     .await
 }
 
-/// Takes the focus off any field, as clicking the page's background would.
-async fn blur(client: &fantoccini::Client) -> anyhow::Result<()> {
-    client
-        .execute(
-            "document.activeElement && document.activeElement.blur();",
-            vec![],
-        )
-        .await?;
-    Ok(())
-}
-
 #[tokio::test]
 async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     let stack = Stack::start(&[])?;
@@ -49,7 +38,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     let browser = stack.signed_in_browser().await?;
     let client = &browser.client;
     pages::wait_for_text(client, "kb gamma").await?;
-    blur(client).await?;
+    pages::blur(client).await?;
 
     // Rows: newest first.
     pages::press(client, "j").await?;
@@ -68,7 +57,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
 
     // Sections.
     pages::wait_for_text(client, "Recent activity").await?;
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "g").await?;
     pages::press(client, "k").await?;
     wait_path(client, "/api-keys").await?;
@@ -90,7 +79,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     assert_eq!(path(client).await?, "/credentials?q=gk%20beta");
 
     // New.
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "n").await?;
     wait_path(client, "/credentials/new").await?;
 
@@ -100,12 +89,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
         .execute("document.getElementById('acl-add-rule').focus();", vec![])
         .await?;
     pages::press(client, Key::Enter).await?;
-    pages::eventually("the focus in the new rule", || async {
-        Ok((pages::focused(client).await?)
-            .starts_with("input#acl-rule-0")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "input#acl-rule-0").await?;
     pages::press(client, "bind:kb.example.com").await?;
     assert_eq!(
         pages::value_of(client, "Rule 1").await?,
@@ -118,15 +102,10 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
         )
         .await?;
     pages::press(client, Key::Enter).await?;
-    pages::eventually("the focus back on the button", || async {
-        Ok((pages::focused(client).await?)
-            .starts_with("button#acl-add-rule")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "button#acl-add-rule").await?;
 
     // The list of shortcuts, where they are turned off; a reload keeps that.
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "?").await?;
     pages::wait_for_text(client, "Keyboard shortcuts").await?;
     pages::wait_focus_in_dialog(client, "the shortcuts dialog").await?;
@@ -138,7 +117,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     pages::press(client, Key::Escape).await?;
     client.refresh().await?;
     pages::wait_for_text(client, "New credential").await?;
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "g").await?;
     pages::press(client, "k").await?;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -150,7 +129,7 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
         .click()
         .await?;
     pages::click_in_dialog(client, "Close").await?;
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "g").await?;
     pages::press(client, "k").await?;
     wait_path(client, "/api-keys").await?;
@@ -187,7 +166,7 @@ async fn the_focused_row_keeps_the_focus_when_the_sessions_list_changes() -> any
     let client = &browser.client;
     client.goto(&format!("{}/sessions", server.url())).await?;
     pages::wait_for_text(client, &first).await?;
-    blur(client).await?;
+    pages::blur(client).await?;
     pages::press(client, "j").await?;
     assert_eq!(focused_row(client).await?, first);
 

@@ -152,13 +152,7 @@ async fn route_changes_move_focus_to_the_heading_and_the_skip_link_to_the_conten
         pages::focused(client).await?
     );
     pages::press(client, Key::Enter).await?;
-    pages::eventually("focus on the heading", || async {
-        Ok(pages::focused(client)
-            .await?
-            .starts_with("h1")
-            .then_some(()))
-    })
-    .await?;
+    pages::wait_for_focus(client, "h1").await?;
 
     // A nav link moves focus to the new page's heading and the title changes.
     pages::click_button(client, "SSH CAs").await?;

@@ -78,12 +78,7 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
 
     // `n` on the list, which creates in place, puts the focus in its form.
     tls_edges::open_list(client).await?;
-    client
-        .execute(
-            "document.activeElement && document.activeElement.blur();",
-            vec![],
-        )
-        .await?;
+    pages::blur(client).await?;
     pages::press(client, "n").await?;
     pages::eventually("the focus in the create form", || async {
         let focused = pages::focused(client).await?;

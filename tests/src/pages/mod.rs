@@ -218,6 +218,28 @@ pub async fn focused(client: &Client) -> Result<String> {
     Ok(value.as_str().unwrap_or_default().to_owned())
 }
 
+/// Takes the focus off any field, as clicking the page's background would (a pointer press,
+/// which the console takes as the user's next move, then the focus on nothing).
+pub async fn blur(client: &Client) -> Result<()> {
+    client
+        .execute(
+            "document.body.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true})); \
+             document.activeElement && document.activeElement.blur();",
+            vec![],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Waits until the focused element's description ([`focused`]) starts with `start`
+/// (`button#edit-toggle`, `h1`).
+pub async fn wait_for_focus(client: &Client, start: &str) -> Result<()> {
+    eventually(&format!("the focus on {start}"), || async {
+        Ok(focused(client).await?.starts_with(start).then_some(()))
+    })
+    .await
+}
+
 /// Whether the focused element is inside an open `<dialog>`.
 pub async fn focus_in_dialog(client: &Client) -> Result<bool> {
     let value = client

@@ -33,6 +33,9 @@ pub mod time;
 pub mod toast;
 pub mod token_dialog;
 
+use leptos::prelude::{
+    WindowListenerHandle, document, request_animation_frame, set_timeout, window_event_listener,
+};
 use leptos::task::spawn_local;
 
 /// Copies text to the clipboard; the promise is awaited so the caller can say "Copied".
@@ -66,17 +69,37 @@ pub fn focus_by_id(id: &str) {
 /// [`focus_by_id`] once the view changed now is rendered (a row just added is not in the
 /// document until the next frame).
 pub fn focus_next_frame(id: String) {
-    leptos::prelude::request_animation_frame(move || focus_by_id(&id));
+    request_animation_frame(move || focus_by_id(&id));
 }
 
 /// Puts the focus on the first element matching `selector` whenever, during the next two
 /// seconds, it is left on nothing (the page's body): an action that removed the focused element
 /// (a closed editor, a dialog whose opener went away) and the reload that rebuilds the view
 /// after it would otherwise leave a keyboard or screen-reader user at the top of the page. A
-/// focus the user put anywhere else is left alone.
+/// focus put anywhere else is left alone, and the user's next key or pointer press ends it:
+/// what they do next wins (a click on the page's background leaves the focus on nothing).
 pub fn keep_focus_on(selector: &'static str) {
-    fn check(selector: &'static str, left: u32) {
-        let doc = leptos::prelude::document();
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let acted = Rc::new(Cell::new(false));
+    let (by_key, by_pointer) = (acted.clone(), acted.clone());
+    let listeners = [
+        window_event_listener(leptos::ev::keydown, move |_| by_key.set(true)),
+        window_event_listener(leptos::ev::pointerdown, move |_| by_pointer.set(true)),
+    ];
+    fn check(
+        selector: &'static str,
+        left: u32,
+        acted: Rc<std::cell::Cell<bool>>,
+        listeners: [WindowListenerHandle; 2],
+    ) {
+        if acted.get() || left == 0 {
+            for listener in listeners {
+                listener.remove();
+            }
+            return;
+        }
+        let doc = document();
         let on_nothing = doc.active_element().is_none_or(|active| {
             doc.body()
                 .is_some_and(|body| body.is_same_node(Some(active.as_ref())))
@@ -90,12 +113,10 @@ pub fn keep_focus_on(selector: &'static str) {
         {
             let _ = el.focus();
         }
-        if left > 0 {
-            leptos::prelude::set_timeout(
-                move || check(selector, left - 1),
-                std::time::Duration::from_millis(50),
-            );
-        }
+        set_timeout(
+            move || check(selector, left - 1, acted, listeners),
+            std::time::Duration::from_millis(50),
+        );
     }
-    check(selector, 40);
+    check(selector, 40, acted, listeners);
 }
