@@ -112,7 +112,6 @@ enum UserCommand {
 }
 
 fn main() -> std::process::ExitCode {
-    cap_malloc_arenas();
     match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(start()),
         Err(err) => {
@@ -122,30 +121,17 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// At most two glibc malloc arenas, unless the operator set `MALLOC_ARENA_MAX`. glibc gives
-/// threads that contend for the allocator arenas of their own, up to eight per core, and each
-/// arena keeps memory freed into it. Under the soak's churn of agents and API requests the
-/// arenas' resident memory stepped up by 1.1 to 1.8 MiB, one arena at a time: with eight
-/// arenas the server still rose in such steps at 52 minutes (anonymous memory 12.9 MiB at the
-/// start of the load, 21.3 at 52 minutes), also with a fixed mmap threshold; with two it stays
-/// in a band (BENCHMARKS.md, closing note, "Two arenas again"). Two cost about a quarter of
-/// the throughput of listing 100 credentials (3.0k req/s against 4.1k with eight): SQLite's
-/// eight pooled connections each run on a thread of their own and allocate for every value
-/// they copy out, and they queue on the two arenas' locks. Bounded memory comes first for a
-/// server that runs for months; an operator who prefers the throughput sets
-/// `MALLOC_ARENA_MAX=8`. Set before the runtime starts its threads. The workspace's one
-/// `unsafe` block.
-#[allow(unsafe_code)]
-fn cap_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only changes a tuning parameter of the allocator, with a valid option
-        // and value; nothing else runs yet.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
-        }
-    }
-}
+/// mimalloc, not glibc's malloc (BENCHMARKS.md, closing note, "mimalloc adopted"). With glibc the
+/// server had to choose: eight arenas gave SQLite's pooled connections (each on a thread of its
+/// own, allocating for every value they copy out) the throughput, but the arenas' memory rose in
+/// steps for as long as a soak ran; two arenas kept memory in a band at a quarter less
+/// throughput. mimalloc's per-thread heaps need no locks on the common path and give free pages
+/// back to the system after a short delay. `override` routes SQLite's and libc's allocations
+/// to it too, which is where most of the server's allocations are made; `no_thp`
+/// (server/Cargo.toml) keeps its heaps in 4 KiB pages.
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 async fn start() -> std::process::ExitCode {
     tracing_subscriber::fmt()
