@@ -159,6 +159,25 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
     );
     browser.screenshot("activity-event").await?;
 
+    // An event (or a user) that does not exist is "Not found" with the way back, no Retry.
+    for (route, back) in [
+        (
+            "activity/ev_000000000000000000000000000",
+            "Back to Activity",
+        ),
+        ("users/usr_000000000000000000000000000", "Back to Users"),
+    ] {
+        client
+            .goto(&format!("{}/{route}", stack.server.url()))
+            .await?;
+        pages::wait_for_text(client, back).await?;
+        assert!(
+            pages::page_text(client).await?.contains("Not found"),
+            "{route}"
+        );
+        assert!(!pages::has_button(client, "Retry").await?, "{route}");
+    }
+
     // The credential's page lists its recent activity, linked to the filtered Activity page.
     client
         .goto(&format!(

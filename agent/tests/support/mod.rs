@@ -66,10 +66,10 @@ impl Server {
     ) -> (Server, String, String) {
         let mut config = Config::in_memory();
         config.database = DatabaseUrl::SqliteFile(file.to_owned());
-        let server = Server::serve(config, "3.4.1", "local", timings).await;
-        let key = server.account().await;
-        let (_, token) = server.credential(&key, &[]).await;
-        (server, key, token)
+        Server::serve(config, "3.4.1", "local", timings)
+            .await
+            .with_account_and_credential()
+            .await
     }
 
     /// Serves `config` on a free loopback port.
@@ -93,10 +93,18 @@ impl Server {
     /// [`Server::start`] in region `local`, with an account and a credential of it (no ACL):
     /// the server, the account's API key and the credential's authtoken.
     pub async fn with_credential(latest: &str, timings: Timings) -> (Server, String, String) {
-        let server = Server::start(latest, "local", timings).await;
-        let key = server.account().await;
-        let (_, token) = server.credential(&key, &[]).await;
-        (server, key, token)
+        Server::start(latest, "local", timings)
+            .await
+            .with_account_and_credential()
+            .await
+    }
+
+    /// This server, with a new account's API key and the authtoken of a credential of it (no
+    /// ACL).
+    async fn with_account_and_credential(self) -> (Server, String, String) {
+        let key = self.account().await;
+        let (_, token) = self.credential(&key, &[]).await;
+        (self, key, token)
     }
 
     pub fn url(&self) -> String {

@@ -5,12 +5,11 @@
 //! The query's names are the API's own filter names (`EVENT_FILTERS`): the page passes its query
 //! on to `GET /events` as it is, and the API repeats it in `next_page_uri`.
 
-use super::{crumbs, use_detail, when};
+use super::{crumbs, detail_load, use_detail, when};
 use crate::components::activity::{actor_view, changes_view, object_view};
 use crate::components::copy::{CopyButton, CopyValue};
 use crate::components::focus_by_id;
 use crate::components::list::{ListPage, RowName};
-use crate::components::loading::render_load;
 use crate::components::text::message;
 use crate::components::time::{RelativeTime, from_local_input, to_local_input};
 use crate::routes;
@@ -189,7 +188,7 @@ pub fn ActivityEvent() -> impl IntoView {
     let (id, event) = use_detail::<Event>(paths::event, reload);
     view! {
         {crumbs(routes::ACTIVITY, "Activity", id)}
-        {move || render_load(event.get(), reload, event_view)}
+        {move || detail_load(event.get(), reload, routes::ACTIVITY, "Activity", event_view)}
     }
 }
 

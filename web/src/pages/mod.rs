@@ -93,18 +93,29 @@ where
     let loaded = Memo::new(move |_| resource.with(|r| r.ready().is_some()));
     view! {
         {crumbs(list_route, list_label, id)}
-        {move || match resource.get() {
-            // No such resource (deleted, a mistyped or stale link): said as a page of its own,
-            // with the way back, not as a failed load to retry.
-            Load::Failed(error) if error.status == 404 => view! {
-                <h1>"Not found"</h1>
-                <p class="lead">{crate::components::text::message(&error.message)}</p>
-                <p><A href=list_route attr:class="button">{format!("Back to {list_label}")}</A></p>
-            }
-            .into_any(),
-            other => render_load(other, reload, |r: T| show(r, reload)),
-        }}
+        {move || detail_load(resource.get(), reload, list_route, list_label, |r: T| show(r, reload))}
         {move || loaded.get().then(|| view! { <RecentActivity object_id=id.get() reload=reload /> })}
+    }
+}
+
+/// A detail page's resource as [`render_load`] shows it, except that no such resource (deleted,
+/// a mistyped or stale link) is said as a page of its own, with the way back to `list_route`,
+/// not as a failed load to retry.
+pub fn detail_load<T, V: IntoView + 'static>(
+    state: Load<T>,
+    reload: RwSignal<u32>,
+    list_route: &'static str,
+    list_label: &'static str,
+    show: impl FnOnce(T) -> V,
+) -> AnyView {
+    match state {
+        Load::Failed(error) if error.status == 404 => view! {
+            <h1>"Not found"</h1>
+            <p class="lead">{crate::components::text::message(&error.message)}</p>
+            <p><A href=list_route attr:class="button">{format!("Back to {list_label}")}</A></p>
+        }
+        .into_any(),
+        other => render_load(other, reload, show),
     }
 }
 

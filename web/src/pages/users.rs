@@ -2,9 +2,8 @@
 //! read-only (the operator's command line creates and names them). A user's page leads to what
 //! they own and what they did.
 
-use super::{crumbs, identity_props, title_or, use_detail};
+use super::{crumbs, detail_load, identity_props, title_or, use_detail};
 use crate::components::list::{ListPage, RowName};
-use crate::components::loading::render_load;
 use crate::components::search::with_list_query;
 use crate::components::time::RelativeTime;
 use crate::routes;
@@ -43,7 +42,7 @@ pub fn UserDetail() -> impl IntoView {
     let (id, user) = use_detail::<User>(paths::user, reload);
     view! {
         {crumbs(routes::USERS, "Users", id)}
-        {move || render_load(user.get(), reload, user_view)}
+        {move || detail_load(user.get(), reload, routes::USERS, "Users", user_view)}
     }
 }
 
