@@ -11,7 +11,6 @@ use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::components::A;
 use serde::Deserialize;
 use tunnel_core::paths;
 
@@ -88,7 +87,8 @@ pub fn RefName(
         move || name.get().unwrap_or_else(|| id.clone())
     };
     let main = match href {
-        Some(href) => view! { <A href=href attr:class="name">{label}</A> }.into_any(),
+        // A plain link, as a list row's name is (`list::NameCell` says why).
+        Some(href) => view! { <a href=href class="name">{label}</a> }.into_any(),
         None => view! { <span class="name">{label}</span> }.into_any(),
     };
     view! {
