@@ -1,6 +1,6 @@
 //! Flow 5: the backend module of a TLS edge: pick a backend, disable it, delete the module;
 //! then the edge itself, its uri and metadata shown, deleted from its page, whose link then says
-//! "Not found"; `n` on the list goes to its create form.
+//! "Not found" (and offers no backend form); `n` on the list goes to its create form.
 
 use tunnel_e2e::harness::Stack;
 use tunnel_e2e::pages::{self, lists, tls_edges};
@@ -75,6 +75,14 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
     pages::wait_for_text(client, "Not found").await?;
     pages::wait_for_text(client, "Back to TLS edges").await?;
     assert!(!pages::has_button(client, "Retry").await?);
+    // Nor the form that makes a backend for the edge: there is no edge.
+    assert!(!pages::has_button(client, "Create backend").await?);
+    assert!(
+        !pages::page_text(client)
+            .await?
+            .contains("New tunnel-group backend"),
+        "a form of the edge's page under Not found"
+    );
 
     // `n` on the list, which creates in place, puts the focus in its form.
     tls_edges::open_list(client).await?;

@@ -132,13 +132,12 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                     format!("TLS edge {id} and its backend module will be deleted; the backend itself stays. This cannot be undone."),
                     "Delete TLS edge",
                 )}
+                // Only with an edge to attach it to: not under a Not found or a failed load.
+                <NewBackendForm on_created=Callback::new(move |_| backends_reload.update(|r| *r += 1)) titled=true />
             }
         },
     );
-    view! {
-        {edge}
-        <NewBackendForm on_created=Callback::new(move |_| backends_reload.update(|r| *r += 1)) titled=true />
-    }
+    view! { {edge} }
 }
 
 #[component]
