@@ -1,6 +1,6 @@
 //! Every page survives a reload with a warm cache (the browser revalidates and gets 304s), back
 //! and forward; each route has its own title; after a route change focus is on the new page's
-//! heading; the skip link goes to the content.
+//! heading, unless it was put on the new page first; the skip link goes to the content.
 
 use fantoccini::Client;
 use fantoccini::key::Key;
@@ -175,6 +175,23 @@ async fn route_changes_move_focus_to_the_heading_and_the_skip_link_to_the_conten
         announced.as_str(),
         Some("SSH certificate authorities · Tunnel Console")
     );
+
+    // A focus put on the new page before the heading's turn (a fast user, a shortcut) stays
+    // there: the heading takes the focus only from the old page.
+    client
+        .execute(
+            "[...document.querySelectorAll('nav a')].find(a => a.textContent.trim() === 'Credentials').click();
+             return new Promise(done => { const put = () => {
+               const h = document.querySelector('main h1'), search = document.getElementById('list-search');
+               if (h && h.textContent === 'Credentials' && search) { search.focus(); done(true); }
+               else setTimeout(put, 0);
+             }; put(); });",
+            vec![],
+        )
+        .await?;
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let focused = pages::focused(client).await?;
+    assert!(focused.starts_with("input#list-search"), "{focused}");
     browser.close().await?;
     Ok(())
 }

@@ -227,11 +227,19 @@ fn RouteChanges(menu_open: RwSignal<bool>, announcer: RwSignal<String>) -> impl 
 
 /// Moves focus to the heading of the page in `<main>` (or to `<main>` itself when the page has
 /// none yet): detail pages render their heading once their data arrives, so this retries a few
-/// times before settling for `<main>`.
+/// times before settling for `<main>`. Not when the focus is already on something of the new
+/// page (the user tabbed or clicked into it, or a shortcut put it there, before this ran): the
+/// old page's elements are gone by then, so that is where they chose to be.
 fn focus_main_heading(attempt: u32) {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
+    let in_page = document.active_element().is_some_and(|active| {
+        active.id() != "main" && active.closest("main").ok().flatten().is_some()
+    });
+    if in_page {
+        return;
+    }
     let target = document
         .query_selector("main h1")
         .ok()
