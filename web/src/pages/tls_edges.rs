@@ -104,7 +104,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
         move || search.first_page(paths::TUNNEL_GROUP_BACKENDS),
         backends_reload,
     );
-    let edge = detail_page(
+    detail_page(
         routes::TLS_EDGES,
         "TLS edges",
         paths::tls_edge,
@@ -136,8 +136,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                 <NewBackendForm on_created=Callback::new(move |_| backends_reload.update(|r| *r += 1)) titled=true />
             }
         },
-    );
-    view! { {edge} }
+    )
 }
 
 #[component]
