@@ -151,6 +151,48 @@ pub struct Database {
     pub deep_id: String,
 }
 
+impl Database {
+    /// A copy of this SQLite database with its server key, in a directory beside its own
+    /// (`<dir>-<suffix>/`, an older one removed), made by `tunnel-server migrate` while its
+    /// server runs: a SQLite file is served by one process, so a second server needs a copy.
+    /// Same rows, so the same key and ids.
+    pub fn sqlite_copy(&self, server_bin: &Path, suffix: &str) -> Result<Database> {
+        anyhow::ensure!(
+            self.kind == Kind::Sqlite,
+            "only a SQLite database is copied"
+        );
+        let file = Path::new(
+            self.url
+                .strip_prefix("sqlite://")
+                .context("a SQLite URL starts with sqlite://")?,
+        );
+        let (dir, name) = (
+            file.parent().context("a SQLite file has a directory")?,
+            file.file_name().context("a SQLite URL names a file")?,
+        );
+        let mut copy_dir = dir.as_os_str().to_owned();
+        copy_dir.push(format!("-{suffix}"));
+        let copy_dir = PathBuf::from(copy_dir);
+        if copy_dir.exists() {
+            std::fs::remove_dir_all(&copy_dir)
+                .with_context(|| format!("removing {}", copy_dir.display()))?;
+        }
+        std::fs::create_dir_all(&copy_dir)?;
+        std::fs::copy(dir.join("server.key"), copy_dir.join("server.key"))
+            .context("copying the server key")?;
+        let url = format!("sqlite://{}", copy_dir.join(name).display());
+        run_json(
+            server_bin,
+            self.kind,
+            &["migrate", "--from", &self.url, "--to", &url],
+        )?;
+        Ok(Database {
+            url,
+            ..self.clone()
+        })
+    }
+}
+
 /// Creates an account on the (empty) database of `url` and seeds `credentials`.
 fn prepare(server_bin: &Path, kind: Kind, url: String, credentials: u64) -> Result<Database> {
     let created = run_json(server_bin, kind, &["account", "create", "--database", &url])?;

@@ -32,6 +32,9 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     {
         tracing::warn!(dir = %dir.display(), "--console-dir has no index.html; the console will not load");
     }
+    // Before the database is opened: joining the cluster would end the sessions of a server
+    // already serving this SQLite file. Held until the server has stopped.
+    let _claim = config.database.claim()?;
     let state = AppState::open(config).await?;
     crate::retention::spawn(state.store.clone(), state.config.event_retention);
     bootstrap(

@@ -95,11 +95,13 @@ pub async fn measure(
         }
         results.push((kind, per_endpoint));
     }
-    // The rate limits' cost: the same read on a second server of the SQLite database with
-    // every limit on, against the first one's figure (limits off) of this run.
+    // The rate limits' cost: the same read on a second server, on a copy of the SQLite
+    // database (a SQLite file is served by one process), with every limit on, against the
+    // first one's figure (limits off) of this run.
     let limits_row = match (servers.first(), results.first()) {
         (Some(server), Some((Kind::Sqlite, per_endpoint))) => {
-            let limited = Server::start_limited(&args.server_bin, server.db.clone())?;
+            let copy = server.db.sqlite_copy(&args.server_bin, "limited")?;
+            let limited = Server::start_limited(&args.server_bin, copy)?;
             let (name, make) = endpoints(server).await?.swap_remove(0);
             let r = warm_then_load(limited.addr, n, duration, make).await?;
             println!(
@@ -109,8 +111,8 @@ pub async fn measure(
             raw.insert(format!("{name} rate limited"), r.json());
             let off = &per_endpoint[0].1;
             s.notes.push(format!(
-                "The rate limits' cost (`{name}`, SQLite): the same load on a second server of the \
-                 same database with every limit on (buckets per key and per address large \
+                "The rate limits' cost (`{name}`, SQLite): the same load on a second server, on a \
+                 copy of the same database, with every limit on (buckets per key and per address large \
                  enough never to empty, so each request pays for both checks and none is \
                  refused; the failed-key and agent limits at their defaults), its baseline \
                  column being the first server's figure with the limits off. {} errors.",

@@ -120,6 +120,55 @@ impl DatabaseUrl {
     }
 }
 
+/// A SQLite database file claimed by the server process serving it ([`DatabaseUrl::claim`]):
+/// a lock on `<file>-server.lock`, held until this is dropped and released by the system when
+/// the process ends, however it ends.
+#[derive(Debug)]
+pub struct ServingClaim {
+    _lock: std::fs::File,
+}
+
+impl DatabaseUrl {
+    /// Claims a SQLite file for this server process, or says which file another running server
+    /// holds. A SQLite database is served by one process (docs/cluster.md): a server starting
+    /// on one ends every session of the nodes listed there, as those of its own previous run,
+    /// so a second server on the same file would take the sessions of the first away (and the
+    /// first would log that its lease ran out). PostgreSQL and in-memory databases need no
+    /// claim. The operator commands do not claim: they may run beside the server.
+    pub fn claim(&self) -> anyhow::Result<Option<ServingClaim>> {
+        use anyhow::Context as _;
+        let DatabaseUrl::SqliteFile(path) = self else {
+            return Ok(None);
+        };
+        if let Some(dir) = self.data_dir() {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+        }
+        let mut name = path.as_os_str().to_owned();
+        name.push("-server.lock");
+        let lock_path = PathBuf::from(name);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open the lock file {}", lock_path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Some(ServingClaim { _lock: lock })),
+            Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+                "the database {} is served by another tunnel-server process already (it holds \
+                 {}): a SQLite database is served by one process at a time. Stop that server \
+                 first; for several servers on one database, use PostgreSQL",
+                path.display(),
+                lock_path.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock the lock file {}", lock_path.display()))
+            }
+        }
+    }
+}
+
 /// `url` with its password, if any, replaced by `***` (for errors and logs).
 fn redact(url: &str) -> String {
     match url::Url::parse(url) {

@@ -51,7 +51,7 @@ pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
-pub use database::{DatabaseUrl, Dialect};
+pub use database::{DatabaseUrl, Dialect, ServingClaim};
 pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};

@@ -333,3 +333,56 @@ fn metrics_are_served_on_their_own_listener_only() {
     assert!(!public.contains("tunnel_runtime_tasks_alive"), "{public}");
     stop(child);
 }
+
+/// A SQLite file is served by one process: a second `serve` on it is refused with a sentence
+/// naming the file while the first runs (starting, it would have ended the first one's
+/// sessions), and the first goes on serving; once the first stopped, the file can be served
+/// again.
+#[test]
+fn a_second_server_on_the_same_sqlite_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunnel.db");
+    let db = format!("sqlite://{}", path.display());
+    let mut first = serve_command(&db).spawn().unwrap();
+    let addr = listen_addr(&mut first);
+
+    let mut second = serve_command(&db).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            stop(second);
+            panic!("a second server on the same SQLite file kept running");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    second
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains("is served by another tunnel-server process already")
+            && stderr.contains(&path.display().to_string()),
+        "{stderr}"
+    );
+    // The first one still answers.
+    let (status, _, body) = http(
+        addr,
+        "GET",
+        "/api/credentials",
+        &[("Service-Version", "2")],
+        "",
+    );
+    assert_eq!(status, 401, "{body}");
+    stop(first);
+
+    let mut again = serve_command(&db).spawn().unwrap();
+    let _ = listen_addr(&mut again);
+    stop(again);
+}
