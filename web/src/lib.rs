@@ -58,6 +58,7 @@ pub fn mount() {
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new(session::load());
+    state.start_clock();
     provide_context(state);
     view! {
         <Show when=move || state.auth.with(Option::is_some) fallback=|| view! { <SignIn /> }>

@@ -29,7 +29,13 @@ pub struct AppState {
     /// Names of referenced resources by API path (`None` while loading or when not found); see
     /// `components::names`.
     pub names: RwSignal<BTreeMap<String, Option<String>>>,
+    /// Now, as relative times ("3 min ago") read it: moved every [`CLOCK_TICK`] by
+    /// [`AppState::start_clock`], so a page left open keeps its times true.
+    pub clock: RwSignal<f64>,
 }
+
+/// How often the relative times move on: well under the minute they count in past the first.
+pub const CLOCK_TICK: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl AppState {
     pub fn new(auth: Option<Auth>) -> AppState {
@@ -40,7 +46,15 @@ impl AppState {
             toasts: RwSignal::new(Vec::new()),
             next_toast: RwSignal::new(0),
             names: RwSignal::new(BTreeMap::new()),
+            clock: RwSignal::new(now_ms()),
         }
+    }
+
+    /// Moves [`AppState::clock`] every [`CLOCK_TICK`] for as long as the page lives (the app
+    /// calls it once; tests set the clock themselves).
+    pub fn start_clock(&self) {
+        let clock = self.clock;
+        set_interval(move || clock.set(now_ms()), CLOCK_TICK);
     }
 
     pub fn auth_untracked(&self) -> Option<Auth> {

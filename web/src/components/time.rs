@@ -131,13 +131,20 @@ pub fn from_local_input(value: &str) -> Option<String> {
     })
 }
 
-/// A time shown relative to now, the exact local and UTC time on hover (`title`), and the
-/// machine-readable time in `datetime`.
+/// A time shown relative to now, moving on with the app's clock (`AppState::clock`), the exact
+/// local and UTC time on hover (`title`), and the machine-readable time in `datetime`.
 #[component]
 pub fn RelativeTime(#[prop(into)] ts: String) -> impl IntoView {
-    let text = parse_ms(&ts)
-        .map(|ms| relative(ms, crate::state::now_ms()))
-        .unwrap_or_else(|| ts.clone());
+    let text = match parse_ms(&ts) {
+        Some(ms) => {
+            let clock = crate::state::use_app().clock;
+            // The clock moves in steps: a time shown between two is read against the moment it
+            // is shown, so one just made never reads as "in 8 s".
+            let shown_at = crate::state::now_ms();
+            leptos::either::Either::Left(move || relative(ms, clock.get().max(shown_at)))
+        }
+        None => leptos::either::Either::Right(ts.clone()),
+    };
     view! { <time class="time" datetime=ts.clone() title=exact(&ts)>{text}</time> }
 }
 

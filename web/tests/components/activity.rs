@@ -57,6 +57,25 @@ async fn relative_time_has_the_exact_time_on_hover() {
     assert!(title.ends_with("2026-11-22 09:30:00 UTC"), "{title}");
 }
 
+#[wasm_bindgen_test]
+async fn relative_times_move_on_with_the_clock() {
+    let app = AppState::new(None);
+    let now = js_sys::Date::now();
+    let ts = String::from(js_sys::Date::new(&(now - 2.0 * 60_000.0).into()).to_iso_string());
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        provide_context(app);
+        view! { <RelativeTime ts=ts.clone() /> }
+    });
+    let root: Element = root.into();
+    tick().await;
+    assert_eq!(text(&root, "time"), "2 min ago");
+    // A page left open: the clock moves on, and so does the time.
+    app.clock.set(now + 5.0 * 60_000.0);
+    tick().await;
+    assert_eq!(text(&root, "time"), "7 min ago");
+}
+
 fn event(actor: Actor, object: serde_json::Value) -> Event {
     serde_json::from_value(serde_json::json!({
         "id": "ev_1", "uri": "/api/events/ev_1", "type": "credential_updated.v0",
