@@ -106,6 +106,16 @@ impl DatabaseUrl {
         }
     }
 
+    /// Creates [`DatabaseUrl::data_dir`] if it is missing (nothing to do without one).
+    pub(super) fn create_data_dir(&self) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        if let Some(dir) = self.data_dir() {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+        }
+        Ok(())
+    }
+
     /// The directory holding the database file (and the server key), if any.
     pub fn data_dir(&self) -> Option<PathBuf> {
         match self {
@@ -140,10 +150,7 @@ impl DatabaseUrl {
         let DatabaseUrl::SqliteFile(path) = self else {
             return Ok(None);
         };
-        if let Some(dir) = self.data_dir() {
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-        }
+        self.create_data_dir()?;
         let mut name = path.as_os_str().to_owned();
         name.push("-server.lock");
         let lock_path = PathBuf::from(name);

@@ -167,12 +167,8 @@ impl Store {
                     .await?
             }
             DatabaseUrl::SqliteFile(path) => {
-                if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty())
-                    && !read_only
-                {
-                    std::fs::create_dir_all(dir).with_context(|| {
-                        format!("cannot create the data directory {}", dir.display())
-                    })?;
+                if !read_only {
+                    url.create_data_dir()?;
                 }
                 // sqlx's SQLite connections have foreign keys on and a 5 s busy timeout by
                 // default; `mode=rwc` creates the file. The WAL journal is a property of the
