@@ -4,11 +4,9 @@
 //! A backend row carries its account, unlike other rows: its wire form lists the account's live
 //! sessions it selects, and the generic handlers turn a row into the wire with the row alone.
 
-use super::columns::{Column, Json, Value, record};
+use super::columns::{Column, Fields, Json, Value, record};
 use super::records::{Changes, UsedBy};
 use super::{Audit, Result, Store};
-use sqlx::Row as _;
-use sqlx::any::AnyRow;
 use std::collections::BTreeMap;
 use tunnel_core::ids::IdKind;
 
@@ -36,8 +34,8 @@ record! {
 struct Account;
 
 impl Column<String> for Account {
-    fn decode(row: &AnyRow, name: &str) -> Result<String> {
-        Ok(row.try_get(name)?)
+    fn decode(row: &dyn Fields, name: &str) -> Result<String> {
+        row.required_text(name)
     }
 
     fn encode(_: &String) -> Option<Value> {

@@ -1,11 +1,47 @@
 //! How a resource table's rows are declared: [`record!`] writes a row type (the fields every
 //! resource row has, then the table's own) and its [`super::Record`], each field read and
 //! written by a [`Column`] (text, JSON, or data of another table), so an area's module writes
-//! neither its decoding nor its `INSERT`.
+//! neither its decoding nor its `INSERT`. A row is read through [`Fields`], whichever driver
+//! fetched it (sqlx's, or rusqlite's for `super::direct`).
 
 use super::Result;
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
+
+/// The values of one fetched row, by column name: what [`Column::decode`] reads.
+pub trait Fields {
+    /// A text column; `None` for NULL.
+    fn text(&self, name: &str) -> Result<Option<String>>;
+    /// An integer column; `None` for NULL.
+    fn integer(&self, name: &str) -> Result<Option<i64>>;
+
+    /// A text column that is never NULL.
+    fn required_text(&self, name: &str) -> Result<String> {
+        self.text(name)?.ok_or_else(|| {
+            sqlx::Error::Decode(format!("the column `{name}` is NULL").into()).into()
+        })
+    }
+}
+
+impl Fields for AnyRow {
+    fn text(&self, name: &str) -> Result<Option<String>> {
+        Ok(self.try_get(name)?)
+    }
+
+    fn integer(&self, name: &str) -> Result<Option<i64>> {
+        Ok(self.try_get(name)?)
+    }
+}
+
+impl Fields for rusqlite::Row<'_> {
+    fn text(&self, name: &str) -> Result<Option<String>> {
+        Ok(self.get(name)?)
+    }
+
+    fn integer(&self, name: &str) -> Result<Option<i64>> {
+        Ok(self.get(name)?)
+    }
+}
 
 /// A value an `INSERT` or `UPDATE` writes.
 #[derive(Debug, Clone)]
@@ -31,7 +67,7 @@ pub enum Reads {
 pub(super) trait Column<T> {
     /// The columns [`Column::decode`] reads.
     const READS: Reads = Reads::Field;
-    fn decode(row: &AnyRow, name: &str) -> Result<T>;
+    fn decode(row: &dyn Fields, name: &str) -> Result<T>;
     /// What the row's `INSERT` writes; `None` for what is set later or lives in another table.
     fn encode(value: &T) -> Option<Value>;
 }
@@ -41,8 +77,8 @@ pub(super) trait Column<T> {
 pub(super) struct Text;
 
 impl Column<String> for Text {
-    fn decode(row: &AnyRow, name: &str) -> Result<String> {
-        Ok(row.try_get(name)?)
+    fn decode(row: &dyn Fields, name: &str) -> Result<String> {
+        row.required_text(name)
     }
 
     fn encode(value: &String) -> Option<Value> {
@@ -56,7 +92,7 @@ pub(super) struct Joined;
 
 impl<T: Default> Column<T> for Joined {
     const READS: Reads = Reads::Nothing;
-    fn decode(_: &AnyRow, _: &str) -> Result<T> {
+    fn decode(_: &dyn Fields, _: &str) -> Result<T> {
         Ok(T::default())
     }
 
@@ -70,8 +106,8 @@ impl<T: Default> Column<T> for Joined {
 pub(super) struct Json;
 
 impl<T: serde::Serialize + serde::de::DeserializeOwned> Column<T> for Json {
-    fn decode(row: &AnyRow, name: &str) -> Result<T> {
-        let text: String = row.try_get(name)?;
+    fn decode(row: &dyn Fields, name: &str) -> Result<T> {
+        let text = row.required_text(name)?;
         serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
     }
 
@@ -133,7 +169,7 @@ macro_rules! record {
             $(const OWNER: Option<&'static str> = Some($owner);)?
             const SEARCH: &'static [&'static str] = &[$($search),*];
 
-            fn decode(row: &sqlx::any::AnyRow) -> $crate::store::Result<$name> {
+            fn decode(row: &dyn $crate::store::columns::Fields) -> $crate::store::Result<$name> {
                 use $crate::store::columns::{Column, Text};
                 Ok($name {
                     id: Text::decode(row, "id")?,
@@ -172,6 +208,9 @@ macro_rules! record {
                 })*
                 columns
             }
+
+            // (`stringify!` only to repeat on `$complete`: a table with one completes.)
+            $(const COMPLETES: bool = !stringify!($complete).is_empty();)?
 
             $(fn complete(
                 conn: &mut sqlx::AnyConnection,

@@ -34,14 +34,21 @@ pub enum Error {
 }
 
 /// A failure of the database itself. Opaque on purpose: nothing outside the store needs (or
-/// should come to rely on) the database library's error type.
+/// should come to rely on) the database libraries' error types (sqlx's, and rusqlite's for the
+/// reads of `store::direct`).
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct DatabaseError(sqlx::Error);
+pub struct DatabaseError(Box<dyn std::error::Error + Send + Sync>);
 
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Error {
-        Error::Database(DatabaseError(e))
+        Error::Database(DatabaseError(Box::new(e)))
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::Database(DatabaseError(Box::new(e)))
     }
 }
 

@@ -30,6 +30,7 @@ mod columns;
 mod credentials;
 mod database;
 mod deliveries;
+mod direct;
 mod error;
 mod event_destinations;
 mod event_subscriptions;
@@ -119,6 +120,8 @@ pub struct Store {
     deliveries_queued: Arc<Notify>,
     /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
     keys: Arc<key_cache::KeyCache>,
+    /// On a SQLite file, reads of one row without the pool's threads ([`Store::get`]).
+    direct: Option<Arc<direct::DirectReads>>,
 }
 
 impl Store {
@@ -221,6 +224,12 @@ impl Store {
             deliveries_queued: Arc::new(Notify::new()),
             writer: Arc::default(),
             keys: Arc::default(),
+            direct: match url {
+                DatabaseUrl::SqliteFile(path) => {
+                    Some(Arc::new(direct::DirectReads::new(path.clone())))
+                }
+                _ => None,
+            },
         })
     }
 

@@ -5,12 +5,11 @@
 //! Each area's module declares its row type with `columns::record!` (its table, id kind, what
 //! may reference it, its own columns) and keeps only what is its own: creation and update.
 
-use super::columns::{Value, to_json};
+use super::columns::{Fields, Value, to_json};
 use super::events::{Cause, NewEvent, changed_fields};
 use super::{Error, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value as Json};
 use sqlx::AnyConnection;
-use sqlx::any::AnyRow;
 use std::future::Future;
 use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
@@ -40,7 +39,7 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     const SEARCH: &'static [&'static str];
 
     /// The row of a `SELECT` of [`Record::select`]'s columns.
-    fn decode(row: &AnyRow) -> Result<Self>;
+    fn decode(row: &dyn Fields) -> Result<Self>;
 
     /// The columns [`Record::decode`] reads, as a `SELECT` list.
     fn select() -> String;
@@ -50,6 +49,10 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
 
     /// The columns the row's `INSERT` writes, but for `account_id`.
     fn columns(&self) -> Vec<(&'static str, Value)>;
+
+    /// Whether [`Record::complete`] reads other tables (then a read of one row needs a
+    /// connection of the pool, not `super::direct`).
+    const COMPLETES: bool = false;
 
     /// Completes decoded rows with what other tables hold for them (a subscription's
     /// destinations). Most tables hold everything in their own row.
@@ -172,50 +175,39 @@ impl Store {
         scope: impl Into<Scope<'a>>,
         page: &PageQuery,
     ) -> Result<Vec<R>> {
-        // The statement has `id < ?` only for a later page, never `(? IS NULL OR id < ?)`: SQLite plans a statement
-        // once, and with that OR it cannot use `id < ?` as a range on the (account_id, id)
-        // index, so it walked the index from the newest row and filtered; a deep page cost
-        // O(rows newer than before_id) (34× the first page at 100 k credentials, `cargo xtask
-        // bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
-        // the same whatever the total (docs/api/README.md, lists and paging).
-        let table = R::TABLE;
+        let scope = scope.into();
+        if let (Some(direct), None) = (self.direct::<R>(), &page.q) {
+            let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
+            return direct.read(&sql, &values, |row| R::decode(row));
+        }
         let mut conn = self.pool.acquire().await?;
         // A search with few matches reads them rather than the account's rows (search.rs).
         let narrow = match page.q.as_deref() {
-            Some(q) => super::search::narrow(&mut conn, self.dialect, table, q).await?,
+            Some(q) => super::search::narrow(&mut conn, self.dialect, R::TABLE, q).await?,
             None => false,
         };
-        let from = if narrow {
-            format!("{table} NOT INDEXED")
-        } else {
-            table.to_owned()
-        };
-        let (scoped, values) = scope.into().filter::<R>(1);
-        let (paged, page_values) =
-            page_filter(self.dialect, table, "", R::SEARCH, page, values.len() + 1);
-        let next = values.len() + page_values.len() + 1;
-        let direction = page.direction();
-        let sql = format!(
-            "SELECT {} FROM {from} WHERE {scoped}{paged} ORDER BY id {direction} LIMIT ${next}",
-            R::select()
-        );
+        let (sql, values) = list_statement::<R>(self.dialect, scope, page, narrow);
         let mut query = sqlx::query(&sql);
         for value in values {
             query = query.bind(value);
         }
-        for value in page_values {
-            query = query.bind(value);
-        }
-        let rows = query
-            .bind(i64::from(page.limit) + 1)
-            .fetch_all(&mut *conn)
-            .await?;
-        let rows = rows.iter().map(R::decode).collect::<Result<Vec<R>>>()?;
+        let rows = query.fetch_all(&mut *conn).await?;
+        let rows = rows
+            .iter()
+            .map(|row| R::decode(row))
+            .collect::<Result<Vec<R>>>()?;
         R::complete(&mut conn, rows).await
     }
 
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
+    /// On a SQLite file, a table whose row holds everything is read on this thread
+    /// (`super::direct`); else through a connection of the pool.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
+        if let Some(direct) = self.direct::<R>() {
+            let (sql, values) = fetch_statement::<R>(scope.into(), id);
+            let rows = direct.read(&sql, &values, |row| R::decode(row))?;
+            return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
+        }
         fetch(&mut *self.pool.acquire().await?, scope, id).await
     }
 
@@ -367,24 +359,71 @@ pub(super) async fn fetch<'a, R: Record>(
     scope: impl Into<Scope<'a>>,
     id: &str,
 ) -> Result<R> {
-    let (filter, values) = scope.into().filter::<R>(1);
+    let (sql, values) = fetch_statement::<R>(scope.into(), id);
+    let mut query = sqlx::query(&sql);
+    for value in values {
+        query = query.bind(value);
+    }
+    let found = query
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| not_found::<R>(id))?;
+    let rows = R::complete(conn, vec![R::decode(&found)?]).await?;
+    rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
+}
+
+impl Store {
+    /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
+    /// on a SQLite file (`super::direct`).
+    fn direct<R: Record>(&self) -> Option<&super::direct::DirectReads> {
+        self.direct.as_deref().filter(|_| !R::COMPLETES)
+    }
+}
+
+/// The `SELECT` of one page of `R` in `scope` (its order, search and `limit + 1` rows), and its
+/// parameters in order; `narrow` reads a search's matches (`super::search::narrow`).
+fn list_statement<R: Record>(
+    dialect: super::Dialect,
+    scope: Scope<'_>,
+    page: &PageQuery,
+    narrow: bool,
+) -> (String, Vec<String>) {
+    // The statement has `id < ?` only for a later page, never `(? IS NULL OR id < ?)`: SQLite
+    // plans a statement once, and with that OR it cannot use `id < ?` as a range on the
+    // (account_id, id) index, so it walked the index from the newest row and filtered; a deep
+    // page cost O(rows newer than before_id) (34× the first page at 100 k credentials, `cargo
+    // xtask bench`). With `id < ?` alone the search starts at `before_id`, and every page costs
+    // the same whatever the total (docs/api/README.md, lists and paging).
+    let table = R::TABLE;
+    let from = if narrow {
+        format!("{table} NOT INDEXED")
+    } else {
+        table.to_owned()
+    };
+    let (scoped, values) = scope.filter::<R>(1);
+    let (paged, page_values) = page_filter(dialect, table, "", R::SEARCH, page, values.len() + 1);
+    // The limit is a number of ours (validated), written into the statement.
+    let sql = format!(
+        "SELECT {} FROM {from} WHERE {scoped}{paged} ORDER BY id {} LIMIT {}",
+        R::select(),
+        page.direction(),
+        u64::from(page.limit) + 1
+    );
+    let values = values.into_iter().map(str::to_owned).chain(page_values);
+    (sql, values.collect())
+}
+
+/// The `SELECT` of the row `id` in `scope`, and its parameters in order.
+fn fetch_statement<'a, R: Record>(scope: Scope<'a>, id: &'a str) -> (String, Vec<&'a str>) {
+    let (filter, mut values) = scope.filter::<R>(1);
     let sql = format!(
         "SELECT {} FROM {} WHERE {filter} AND id = ${}",
         R::select(),
         R::TABLE,
         values.len() + 1
     );
-    let mut query = sqlx::query(&sql);
-    for value in values {
-        query = query.bind(value);
-    }
-    let found = query
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| not_found::<R>(id))?;
-    let rows = R::complete(conn, vec![R::decode(&found)?]).await?;
-    rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
+    values.push(id);
+    (sql, values)
 }
 
 pub(super) fn not_found<R: Record>(id: &str) -> Error {

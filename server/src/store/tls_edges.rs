@@ -2,12 +2,10 @@
 //! create, update of the edge's own fields, and setting or clearing the module.
 
 use super::backends::BackendRow;
-use super::columns::{Column, Json, Reads, Value, record};
+use super::columns::{Column, Fields, Json, Reads, Value, record};
 use super::records::{Changes, fetch, insert, require};
 use super::{Audit, Result, Store};
 use sqlx::AnyConnection;
-use sqlx::Row as _;
-use sqlx::any::AnyRow;
 use tunnel_core::ids::IdKind;
 
 record! {
@@ -32,10 +30,10 @@ struct BackendModule;
 
 impl Column<Option<(String, bool)>> for BackendModule {
     const READS: Reads = Reads::Columns(&["backend_id", "backend_enabled"]);
-    fn decode(row: &AnyRow, _: &str) -> Result<Option<(String, bool)>> {
-        let backend_id: Option<String> = row.try_get("backend_id")?;
+    fn decode(row: &dyn Fields, _: &str) -> Result<Option<(String, bool)>> {
+        let backend_id = row.text("backend_id")?;
         // An integer column on every database (0 or 1), so one decoding serves them all.
-        let enabled: Option<i64> = row.try_get("backend_enabled")?;
+        let enabled = row.integer("backend_enabled")?;
         Ok(backend_id.map(|id| (id, enabled.is_none_or(|e| e != 0))))
     }
 

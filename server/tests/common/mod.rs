@@ -1,6 +1,7 @@
 //! Shared helpers of the server's tests (every test binary includes this module): an app on
-//! the run's database ([`test_config`]: in-memory SQLite, or a fresh database of its own on the
-//! shared PostgreSQL cluster when `TUNNEL_TEST_POSTGRES` is set) with two accounts (an admin and a non-admin user in the first, an admin in
+//! the run's database ([`TestApp::new`]: a SQLite file of its own, or a fresh database of its
+//! own on the shared PostgreSQL cluster when `TUNNEL_TEST_POSTGRES` is set; [`test_config`]:
+//! in-memory SQLite or that PostgreSQL database) with two accounts (an admin and a non-admin user in the first, an admin in
 //! the second), a small request builder for `oneshot` calls on the router, responses decoded as
 //! core's wire types (`tunnel_core::resources`, `tunnel_core::errors::ErrorBody`), and the
 //! `tunnel-server` binary as a real process (`process`).
@@ -37,6 +38,9 @@ pub struct TestApp {
     pub user_key: String,
     pub other_account_id: String,
     pub other_key: String,
+    /// The directory of the app's SQLite file ([`TestApp::new`]), removed once the last clone
+    /// of the app drops.
+    pub data_dir: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 /// The configuration of one in-process test app: [`Config::in_memory`], on a fresh PostgreSQL
@@ -55,8 +59,19 @@ pub fn test_config() -> Config {
 }
 
 impl TestApp {
+    /// On SQLite, the app keeps its database in a file of a directory of its own, as a server
+    /// does: reads of one row and of list pages then take the store's direct path, which an
+    /// in-memory database does not have.
     pub async fn new() -> TestApp {
-        TestApp::with_config(test_config()).await
+        let mut config = test_config();
+        let dir = (config.database == DatabaseUrl::SqliteMemory)
+            .then(|| tempfile::tempdir().expect("a temporary directory"));
+        if let Some(dir) = &dir {
+            config.database = DatabaseUrl::SqliteFile(dir.path().join("tunnel.db"));
+        }
+        let mut app = TestApp::with_config(config).await;
+        app.data_dir = dir.map(std::sync::Arc::new);
+        app
     }
 
     pub async fn with_config(config: Config) -> TestApp {
@@ -92,6 +107,7 @@ impl TestApp {
             user_key: user.api_key,
             other_account_id: other.account_id,
             other_key: other.api_key,
+            data_dir: None,
         }
     }
 
