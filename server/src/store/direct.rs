@@ -1,16 +1,17 @@
 //! Reads of a SQLite file on the calling thread: a row by id, a page of a list without a search
-//! (docs/database.md, reads).
+//! (docs/database.md, connections).
 //!
 //! sqlx's SQLite driver runs each connection on a thread of its own: a statement is a message
 //! to that thread and its rows a message back, each a wake-up of another thread. For the `GET`
-//! of one resource that hand-over cost three times the rest of the request: the same server
-//! answering without reading the database served 2.5–3× the requests, at under a third of the
-//! CPU per request (BENCHMARKS.md, closing note). So the reads of one row by id, and the pages
-//! of a list without a search, run here, with rusqlite on the same SQLite library, in the
-//! calling task: a lookup by primary key takes microseconds and a page of 101 rows a fraction of
-//! a millisecond, about what the hand-overs cost. A search stays on the pool: one matching
-//! little can read many rows, and that must not hold a runtime thread. It is a read like any other (no cache): in WAL
-//! mode it sees every committed write, whoever wrote it, and never waits for a writer.
+//! of one credential that hand-over cost three times the rest of the request: the same server
+//! with that read taken out served 2.5–3× the requests at under a third of the CPU per request
+//! (BENCHMARKS.md, closing note, direct reads). So `Store::get` and `Store::list` of the
+//! `record!` tables run here when they can: with rusqlite on the same SQLite library, in the
+//! calling task. A lookup by primary key takes microseconds and a page of 101 rows a fraction
+//! of a millisecond, about what the hand-overs cost. A search stays on the pool (one matching
+//! little can read many rows, which must not hold a runtime thread), as does a table whose rows
+//! need another table's (`Record::COMPLETES`). These are reads like any other, not a cache: in
+//! WAL mode they see every committed write, whoever made it, and never wait for a writer.
 //!
 //! Only for SQLite files: an in-memory database is private to sqlx's one connection, and
 //! PostgreSQL is a server whose round trip is the cost anyway.
@@ -19,21 +20,30 @@ use super::Result;
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Idle connections kept: a read holds one only while it runs, never across an `.await`, so
 /// there are about as many at once as the runtime has worker threads.
 const MAX_IDLE: usize = 16;
 
-/// How long a read waits for a lock (rare in WAL mode: while the file is being recovered), as
-/// sqlx's connections wait.
+/// How long a read waits for a lock, as sqlx's connections wait. In WAL mode a reader waits only
+/// while the file is being recovered, or while another process holds it exclusively (a
+/// `VACUUM` by hand); that wait holds the runtime thread it runs on.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements kept per connection: a table's read of one row and its list pages (first
+/// or later, either order, each limit its own text) of every table, with room to spare
+/// (rusqlite keeps 16 by default, fewer than that).
+const STATEMENTS: usize = 256;
 
 /// Read-only connections to one SQLite file, used one read at a time.
 #[derive(Debug)]
 pub(super) struct DirectReads {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// Set by [`DirectReads::close`]: no read starts here any more.
+    closed: AtomicBool,
 }
 
 impl DirectReads {
@@ -41,7 +51,21 @@ impl DirectReads {
         DirectReads {
             path,
             idle: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    /// Whether reads may still run here (else they go to the pool, closed as well).
+    pub(super) fn is_open(&self) -> bool {
+        !self.closed.load(Ordering::Acquire)
+    }
+
+    /// Closes the idle connections and takes no more reads: an idle connection keeps a shared
+    /// lock on the file, and the pool's last connection can only checkpoint the WAL into the
+    /// file and remove it, as it does when the server stops, once no other connection is open.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.idle().clear();
     }
 
     /// The rows of `sql` with `params` bound in order (`$1`, `$2`, …), each decoded by `decode`.
@@ -66,7 +90,7 @@ impl DirectReads {
             Ok(out)
         })();
         let mut idle = self.idle();
-        if idle.len() < MAX_IDLE {
+        if idle.len() < MAX_IDLE && self.is_open() {
             idle.push(conn);
         }
         read
@@ -78,6 +102,7 @@ impl DirectReads {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
         Ok(conn)
     }
 

@@ -322,8 +322,12 @@ impl Store {
         Ok(())
     }
 
-    /// Closes the pool (flushes the WAL); used before a restart in tests and at shutdown.
+    /// Closes the direct reads' connections, then the pool (which flushes the WAL); used before
+    /// a restart in tests and at shutdown.
     pub async fn close(&self) {
+        if let Some(direct) = &self.direct {
+            direct.close();
+        }
         self.pool.close().await;
     }
 

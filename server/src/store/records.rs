@@ -376,7 +376,9 @@ impl Store {
     /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
     /// on a SQLite file (`super::direct`).
     fn direct<R: Record>(&self) -> Option<&super::direct::DirectReads> {
-        self.direct.as_deref().filter(|_| !R::COMPLETES)
+        self.direct
+            .as_deref()
+            .filter(|direct| !R::COMPLETES && direct.is_open())
     }
 }
 
