@@ -120,7 +120,8 @@ pub struct Store {
     deliveries_queued: Arc<Notify>,
     /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
     keys: Arc<key_cache::KeyCache>,
-    /// On a SQLite file, reads of one row without the pool's threads ([`Store::get`]).
+    /// On a SQLite file, reads of one row and of list pages without the pool's threads
+    /// ([`Store::get`], [`Store::list`]).
     direct: Option<Arc<direct::DirectReads>>,
 }
 

@@ -50,7 +50,7 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// The columns the row's `INSERT` writes, but for `account_id`.
     fn columns(&self) -> Vec<(&'static str, Value)>;
 
-    /// Whether [`Record::complete`] reads other tables (then a read of one row needs a
+    /// Whether [`Record::complete`] reads other tables (then the table's reads need a
     /// connection of the pool, not `super::direct`).
     const COMPLETES: bool = false;
 
