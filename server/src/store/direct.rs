@@ -110,3 +110,60 @@ impl DirectReads {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The number of this process's open files on `path`.
+    fn open_files(path: &std::path::Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.unwrap().path()).ok())
+            .filter(|target| target == path)
+            .count()
+    }
+
+    #[test]
+    fn reads_keep_a_connection_until_closed_and_none_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        // Written and closed first: SQLite keeps a closed connection's file open while another
+        // connection of the process holds a lock on it, which would hide the reads' own.
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE t (id TEXT, n INTEGER);
+                 INSERT INTO t VALUES ('a', 1), ('b', NULL);",
+            )
+            .unwrap();
+        let reads = DirectReads::new(path.clone());
+        let read = |reads: &DirectReads| {
+            reads
+                .read(
+                    "SELECT id, n FROM t WHERE id > $1 ORDER BY id",
+                    &["0"],
+                    |row| {
+                        use super::super::columns::Fields as _;
+                        Ok((row.required_text("id")?, row.integer("n")?))
+                    },
+                )
+                .unwrap()
+        };
+        let rows = vec![("a".to_owned(), Some(1)), ("b".to_owned(), None)];
+        assert_eq!(read(&reads), rows);
+        assert_eq!(open_files(&path), 1, "one connection kept for reads");
+        assert_eq!(read(&reads), rows);
+        assert_eq!(open_files(&path), 1, "the kept connection is used again");
+
+        reads.close();
+        assert!(!reads.is_open());
+        assert_eq!(open_files(&path), 0, "closing closes the kept connection");
+        assert_eq!(
+            read(&reads),
+            rows,
+            "a read in flight at the close still ends"
+        );
+        assert_eq!(open_files(&path), 0, "and its connection is not kept");
+    }
+}

@@ -112,41 +112,6 @@ async fn data_survives_a_restart_and_no_secret_is_stored_in_clear() {
     state.store.close().await;
 }
 
-/// Reads of one row and of list pages run on their own connections to the file (the store's
-/// direct reads); closing the store closes them too, so the pool's last connection can fold the
-/// WAL into the file and remove it, and the file alone holds everything once the server stops.
-#[tokio::test]
-async fn a_closed_store_leaves_everything_in_the_database_file_after_direct_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = TestApp::with_config(file_config(dir.path())).await;
-    let cred = app
-        .create(
-            "/credentials",
-            json!({"description": "folded into the file", "acl": []}),
-        )
-        .await;
-    let got = app.get(cred["uri"].as_str().unwrap()).send(&app).await;
-    assert_eq!(got.json["description"], "folded into the file");
-    let listed = app.get("/credentials").send(&app).await;
-    assert_eq!(listed.json["credentials"][0]["id"], cred["id"]);
-    let wal = dir.path().join("tunnel.db-wal");
-    assert!(wal.exists(), "sanity: the server writes through a WAL");
-    app.state.store.close().await;
-    // The last connection's close removes the WAL, possibly just after the pool reports closed.
-    for _ in 0..100 {
-        if !wal.exists() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(
-        !wal.exists(),
-        "the WAL is still there after the store closed"
-    );
-    let file = std::fs::read(dir.path().join("tunnel.db")).unwrap();
-    assert!(contains(&file, "folded into the file"));
-}
-
 #[tokio::test]
 async fn bootstrap_key_is_installed_once() {
     let dir = tempfile::tempdir().unwrap();
