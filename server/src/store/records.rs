@@ -199,7 +199,16 @@ impl Store {
         R::complete(&mut conn, rows).await
     }
 
+    /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
+    /// on a SQLite file (`super::direct`).
+    fn direct<R: Record>(&self) -> Option<&super::direct::DirectReads> {
+        self.direct
+            .as_deref()
+            .filter(|direct| !R::COMPLETES && direct.is_open())
+    }
+
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
+    ///
     /// On a SQLite file, a table whose row holds everything is read on this thread
     /// (`super::direct`); else through a connection of the pool.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
@@ -370,16 +379,6 @@ pub(super) async fn fetch<'a, R: Record>(
         .ok_or_else(|| not_found::<R>(id))?;
     let rows = R::complete(conn, vec![R::decode(&found)?]).await?;
     rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
-}
-
-impl Store {
-    /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
-    /// on a SQLite file (`super::direct`).
-    fn direct<R: Record>(&self) -> Option<&super::direct::DirectReads> {
-        self.direct
-            .as_deref()
-            .filter(|direct| !R::COMPLETES && direct.is_open())
-    }
 }
 
 /// The `SELECT` of one page of `R` in `scope` (its order, search and `limit + 1` rows), and its

@@ -2,9 +2,10 @@
 //! the run's database ([`TestApp::new`]: a SQLite file of its own, or a fresh database of its
 //! own on the shared PostgreSQL cluster when `TUNNEL_TEST_POSTGRES` is set; [`test_config`]:
 //! in-memory SQLite or that PostgreSQL database) with two accounts (an admin and a non-admin
-//! user in the first, an admin in the second), a small request builder for `oneshot` calls on the router, responses decoded as
-//! core's wire types (`tunnel_core::resources`, `tunnel_core::errors::ErrorBody`), and the
-//! `tunnel-server` binary as a real process (`process`).
+//! user in the first, an admin in the second), a small request builder for `oneshot` calls on
+//! the router, responses decoded as core's wire types (`tunnel_core::resources`,
+//! `tunnel_core::errors::ErrorBody`), and the `tunnel-server` binary as a real process
+//! (`process`).
 #![allow(dead_code)] // Each test binary uses a different part.
 
 pub mod contract;
