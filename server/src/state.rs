@@ -1,7 +1,9 @@
 //! The state every handler sees: the store, the configuration, the live tunnel sessions (this
 //! node's connections and the node itself), the key vault, the limit on concurrent key
-//! generations, the webhook sender and the rate limits' buckets. Cheap to clone (everything is
-//! shared behind `Arc`s or pools).
+//! generations, the webhook sender and the rate limits' buckets. One `Arc` to clone: axum clones
+//! the state for every layer and handler of every request, and cloning (then dropping) the
+//! parts one by one, each behind `Arc`s of its own, cost about 5 % of the CPU of a `GET` of one
+//! credential (BENCHMARKS.md, closing note).
 
 use crate::agents::{Node, Registry, Sessions};
 use crate::config::Config;
@@ -13,7 +15,11 @@ use crate::webhooks::client::Sender;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Parts>);
+
+/// What [`AppState`] shares; its fields are read through it (`state.store`).
+#[derive(Debug, Clone)]
+pub struct Parts {
     pub store: Store,
     pub config: Arc<Config>,
     pub registry: Registry,
@@ -85,7 +91,7 @@ impl AppState {
         node.join(&store).await?;
         node.clone().spawn_heartbeat(store.clone());
         let config_limits = config.rate_limits;
-        Ok(AppState {
+        Ok(AppState(Arc::new(Parts {
             webhooks,
             store,
             config: Arc::new(config),
@@ -94,7 +100,14 @@ impl AppState {
             keys,
             keygen: KeyGenLimiter::default(),
             limits: Arc::new(Limits::new(config_limits)),
-        })
+        })))
+    }
+
+    /// The same state with `change` made to its parts (tests: a registry with other timings, a
+    /// smaller key generation limiter). Before the state is shared, nothing is copied.
+    pub fn with(mut self, change: impl FnOnce(&mut Parts)) -> AppState {
+        change(Arc::make_mut(&mut self.0));
+        self
     }
 
     /// The live tunnel sessions as the API and the agent channel act on them.
@@ -110,5 +123,12 @@ impl AppState {
     /// The absolute `uri` of an API path (`{base_url}` + path).
     pub fn uri(&self, path: &str) -> String {
         self.config.uri(path)
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Parts;
+    fn deref(&self) -> &Parts {
+        &self.0
     }
 }

@@ -80,8 +80,10 @@ impl Server {
         config.public_url = Config::default_public_url(addr);
         config.region = region.to_owned();
         config.agent_latest = tunnel_core::version::parse_catalogue(latest).unwrap();
-        let mut state = AppState::open(config).await.unwrap();
-        state.registry = Registry::with_timings(timings);
+        let state = AppState::open(config)
+            .await
+            .unwrap()
+            .with(|parts| parts.registry = Registry::with_timings(timings));
         let app = tunnel_server::app(state.clone());
         let service = app
             .clone()

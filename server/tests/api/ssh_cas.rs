@@ -215,8 +215,10 @@ async fn ssh_ca_bad_key_parameters() {
 #[tokio::test]
 async fn key_generation_answers_503_when_no_permit_frees_up_in_time() {
     let base = TestApp::new().await;
-    let mut state = base.state.clone();
-    state.keygen = KeyGenLimiter::new(1, Duration::from_millis(100));
+    let state = base
+        .state
+        .clone()
+        .with(|parts| parts.keygen = KeyGenLimiter::new(1, Duration::from_millis(100)));
     let app = TestApp {
         router: tunnel_server::app(state.clone()),
         state,
