@@ -82,6 +82,10 @@ pub(crate) use writer::WriteTx;
 pub(super) const MIGRATION_LOCK: i64 = 0x7475_6e6e_656c_0001;
 pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 
+/// How long a PostgreSQL connection may sit idle in the pool before it is pinged on its next
+/// use (`Store::connect`).
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
+
 /// The value sealed with the server key that the database keeps (`server_key_check`).
 const KEY_CHECK_SELECT: &str = "SELECT sealed FROM server_key_check WHERE id = 1";
 
@@ -202,9 +206,23 @@ impl Store {
                     .await
                     .with_context(|| format!("cannot open the database {}", path.display()))?
             }
+            // A connection idle for a moment is pinged before use, as sqlx does by default
+            // for every acquire; one in steady use is not. The default's ping was a round trip
+            // to PostgreSQL before every statement's own (`cargo xtask bench`). A connection
+            // the server lost within the last second then fails the request that finds it
+            // (and is dropped), as one lost mid-request always did.
             DatabaseUrl::Postgres(database) => AnyPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(Duration::from_secs(10))
+                .test_before_acquire(false)
+                .before_acquire(|conn, meta| {
+                    Box::pin(async move {
+                        if meta.idle_for >= PING_WHEN_IDLE {
+                            sqlx::Connection::ping(conn).await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .connect(database)
                 .await
                 .map_err(|e| {
