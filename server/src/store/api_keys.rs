@@ -4,6 +4,7 @@
 //! on the wire); members reach only their own (the `owner` of the generic reads).
 
 use super::columns::{Text, record};
+use super::exec::Exec;
 use super::records::{Changes, Scope, insert};
 use super::{Audit, Result, Store, new_token, token_columns};
 use crate::secret::Secret;
@@ -41,10 +42,8 @@ impl Store {
         audit: &Audit<'_, ApiKeyRow>,
     ) -> Result<NewApiKey> {
         let (row, key) = self.new_api_key(description, metadata, owner_id);
-        let mut tx = self.write_tx().await?;
-        self.insert_recorded(&mut tx, account_id, &row, token_columns(&key), audit)
+        self.create_recorded(account_id, &row, token_columns(&key), audit)
             .await?;
-        tx.commit().await?;
         Ok(NewApiKey {
             row,
             key: key.into(),
@@ -63,7 +62,7 @@ impl Store {
     ) -> Result<String> {
         let (row, fresh) = self.new_api_key("", "", owner_id);
         let key = given.map_or(fresh, str::to_owned);
-        insert(conn, account_id, &row, token_columns(&key)).await?;
+        insert(&mut Exec::Sqlx(conn), account_id, &row, token_columns(&key)).await?;
         Ok(key)
     }
 

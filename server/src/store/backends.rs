@@ -16,7 +16,7 @@ record! {
         table: "tunnel_group_backends",
         kind: IdKind::TunnelGroupBackend,
         used_by: UsedBy {
-            count: "SELECT COUNT(*) FROM tls_edges WHERE backend_id = $1",
+            count: "SELECT COUNT(*) AS n FROM tls_edges WHERE backend_id = $1",
             by: "the backend of a TLS edge; remove that backend module first",
         },
         search: ["id", "description", "metadata", "labels"],

@@ -43,11 +43,50 @@ impl Fields for rusqlite::Row<'_> {
     }
 }
 
-/// A value an `INSERT` or `UPDATE` writes.
+/// A value a statement binds (`super::exec`): what an `INSERT` or `UPDATE` writes, or a
+/// parameter of a read.
 #[derive(Debug, Clone)]
 pub enum Value {
     Text(String),
     Blob(Vec<u8>),
+    Integer(i64),
+    Null,
+}
+
+impl From<&str> for Value {
+    fn from(text: &str) -> Value {
+        Value::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(text: String) -> Value {
+        Value::Text(text)
+    }
+}
+
+impl From<Option<&str>> for Value {
+    fn from(text: Option<&str>) -> Value {
+        text.map_or(Value::Null, Value::from)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Value {
+        Value::Integer(n)
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Text(text) => ValueRef::Text(text.as_bytes()),
+            Value::Blob(bytes) => ValueRef::Blob(bytes),
+            Value::Integer(n) => ValueRef::Integer(*n),
+            Value::Null => ValueRef::Null,
+        }))
+    }
 }
 
 /// The columns a [`Column`] reads, so a statement selects those and no others (a `SELECT *`

@@ -65,10 +65,8 @@ impl Store {
             acl.to_vec(),
             owner_id.to_owned(),
         );
-        let mut tx = self.write_tx().await?;
-        self.insert_recorded(&mut tx, account_id, &row, token_columns(&token), audit)
+        self.create_recorded(account_id, &row, token_columns(&token), audit)
             .await?;
-        tx.commit().await?;
         Ok(NewCredential {
             row,
             token: token.into(),
@@ -172,7 +170,7 @@ impl Store {
                     acl.clone(),
                     owner.clone(),
                 );
-                insert(&mut tx, account_id, &row, token_columns(&token)).await?;
+                insert(&mut tx.exec(), account_id, &row, token_columns(&token)).await?;
             }
             tx.commit().await?;
             done += batch;

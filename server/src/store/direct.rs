@@ -1,5 +1,5 @@
 //! Reads of a SQLite file on the calling thread: a row by id, a page of a list without a search
-//! (docs/database.md, connections).
+//! (docs/database.md, connections); and the connection direct writes run in (`direct_writes.rs`).
 //!
 //! sqlx's SQLite driver runs each connection on a thread of its own: a statement is a message
 //! to that thread and its rows a message back, each a wake-up of another thread. For the `GET`
@@ -37,18 +37,19 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// (rusqlite keeps 16 by default, fewer than that).
 const STATEMENTS: usize = 256;
 
-/// Read-only connections to one SQLite file, used one read at a time.
+/// Read-only connections to one SQLite file, used one read at a time; and it opens the write
+/// connection.
 #[derive(Debug)]
-pub(super) struct DirectReads {
+pub(super) struct DirectConnections {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
-    /// Set by [`DirectReads::close`]: no read starts here any more.
+    /// Set by [`DirectConnections::close`]: no read starts here any more.
     closed: AtomicBool,
 }
 
-impl DirectReads {
-    pub(super) fn new(path: PathBuf) -> DirectReads {
-        DirectReads {
+impl DirectConnections {
+    pub(super) fn new(path: PathBuf) -> DirectConnections {
+        DirectConnections {
             path,
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
@@ -68,6 +69,14 @@ impl DirectReads {
         self.idle().clear();
     }
 
+    /// A read-write connection to the file, for direct writes.
+    pub(super) fn open_writer(&self) -> Result<Connection> {
+        let conn = self.open(OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+        // As sqlx's connections: the schema's references are enforced.
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(conn)
+    }
+
     /// The rows of `sql` with `params` bound in order (`$1`, `$2`, …), each decoded by `decode`.
     pub(super) fn read<T, P: rusqlite::ToSql>(
         &self,
@@ -78,7 +87,7 @@ impl DirectReads {
         let popped = self.idle().pop();
         let conn = match popped {
             Some(conn) => conn,
-            None => self.open()?,
+            None => self.open(OpenFlags::SQLITE_OPEN_READ_ONLY)?,
         };
         let read = (|| {
             let mut statement = conn.prepare_cached(sql)?;
@@ -96,11 +105,9 @@ impl DirectReads {
         read
     }
 
-    fn open(&self) -> Result<Connection> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+    /// A connection to the file, read-only or read-write (`mode`); never creating it.
+    fn open(&self, mode: OpenFlags) -> Result<Connection> {
+        let conn = Connection::open_with_flags(&self.path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
         Ok(conn)
@@ -137,8 +144,8 @@ mod tests {
                  INSERT INTO t VALUES ('a', 1), ('b', NULL);",
             )
             .unwrap();
-        let reads = DirectReads::new(path.clone());
-        let read = |reads: &DirectReads| {
+        let reads = DirectConnections::new(path.clone());
+        let read = |reads: &DirectConnections| {
             reads
                 .read(
                     "SELECT id, n FROM t WHERE id > $1 ORDER BY id",

@@ -16,7 +16,7 @@ record! {
         table: "event_destinations",
         kind: IdKind::EventDestination,
         used_by: UsedBy {
-            count: "SELECT COUNT(*) FROM event_subscription_destinations WHERE destination_id = $1",
+            count: "SELECT COUNT(*) AS n FROM event_subscription_destinations WHERE destination_id = $1",
             by: "used by an event subscription; remove it from the subscription first",
         },
         search: ["id", "description", "metadata", "format", "target"],
@@ -48,10 +48,8 @@ impl Store {
         audit: &Audit<'_, DestinationRow>,
     ) -> Result<DestinationRow> {
         let sealed = vec![("secret_sealed", Value::Blob(secret_sealed.to_vec()))];
-        let mut tx = self.write_tx().await?;
-        self.insert_recorded(&mut tx, account_id, &row, sealed, audit)
+        self.create_recorded(account_id, &row, sealed, audit)
             .await?;
-        tx.commit().await?;
         Ok(row)
     }
 
@@ -82,7 +80,7 @@ impl Store {
         audit: &Audit<'_, DestinationRow>,
     ) -> Result<DestinationRow> {
         let mut tx = self.write_tx().await?;
-        let row = fetch::<DestinationRow>(&mut tx, account_id, id).await?;
+        let row = fetch::<DestinationRow>(&mut tx.exec(), account_id, id).await?;
         // The right-hand sides see the row as it was: the old secret moves to `previous_*`.
         sqlx::query(
             "UPDATE event_destinations SET previous_secret_sealed = secret_sealed,

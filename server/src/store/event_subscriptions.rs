@@ -95,7 +95,7 @@ impl Store {
             destination_ids.to_vec(),
         );
         let mut tx = self.write_tx().await?;
-        insert(&mut tx, account_id, &row, vec![]).await?;
+        insert(&mut tx.exec(), account_id, &row, vec![]).await?;
         set_destinations(&mut tx, account_id, &row.id, destination_ids).await?;
         let event = audit.event("created", &row.id, &row);
         self.emit(&mut tx, account_id, event).await?;
@@ -112,10 +112,10 @@ impl Store {
         audit: &Audit<'_, SubscriptionRow>,
     ) -> Result<SubscriptionRow> {
         let mut tx = self.write_tx().await?;
-        let before = fetch::<SubscriptionRow>(&mut tx, account_id, id).await?;
+        let before = fetch::<SubscriptionRow>(&mut tx.exec(), account_id, id).await?;
         let set = Changes::new(changes.description, changes.metadata)
             .json("sources", changes.sources.as_ref());
-        update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
+        update::<SubscriptionRow>(&mut tx.exec(), account_id, id, set).await?;
         if let Some(ids) = &changes.destination_ids {
             set_destinations(&mut tx, account_id, id, ids).await?;
         }
@@ -157,7 +157,7 @@ impl Store {
         audit: &Audit<'_, SubscriptionRow>,
     ) -> Result<std::result::Result<SubscriptionRow, SourceRefusal>> {
         let mut tx = self.write_tx().await?;
-        let before = fetch::<SubscriptionRow>(&mut tx, account_id, id).await?;
+        let before = fetch::<SubscriptionRow>(&mut tx.exec(), account_id, id).await?;
         let mut sources = before.sources.clone();
         match edit {
             SourceEdit::Add(t) if sources.iter().any(|s| s == t) => {
@@ -175,7 +175,7 @@ impl Store {
             }
         }
         let set = Changes::new(None, None).json("sources", Some(&sources));
-        update::<SubscriptionRow>(&mut tx, account_id, id, set).await?;
+        update::<SubscriptionRow>(&mut tx.exec(), account_id, id, set).await?;
         let after = self
             .record_update(&mut tx, account_id, &before, "updated", audit)
             .await?;

@@ -96,23 +96,25 @@ impl Store {
     ) -> Result<String> {
         let (id, occurred_at) = self.mint(IdKind::Event);
         let actor = &event.cause.actor;
-        sqlx::query(
+        let mut exec = tx.exec();
+        exec.execute(
             "INSERT INTO events (id, account_id, type, occurred_at, actor_type, actor_id, api_key_id, operation_id, object_id, object, changed_fields, details)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            &[
+                id.as_str().into(),
+                account_id.into(),
+                event.event_type.as_str().into(),
+                occurred_at.into(),
+                actor_kind(actor.kind).into(),
+                actor.id.as_deref().into(),
+                actor.api_key_id.as_deref().into(),
+                event.cause.operation_id.as_deref().into(),
+                event.object_id.as_str().into(),
+                to_json(&event.object).into(),
+                to_json(&event.changed_fields).into(),
+                to_json(&event.details).into(),
+            ],
         )
-        .bind(&id)
-        .bind(account_id)
-        .bind(&event.event_type)
-        .bind(&occurred_at)
-        .bind(actor_kind(actor.kind))
-        .bind(&actor.id)
-        .bind(&actor.api_key_id)
-        .bind(&event.cause.operation_id)
-        .bind(&event.object_id)
-        .bind(to_json(&event.object))
-        .bind(to_json(&event.changed_fields))
-        .bind(to_json(&event.details))
-        .execute(&mut **tx)
         .await?;
         let sql = format!(
             "SELECT DISTINCT d.destination_id FROM event_subscriptions s
@@ -121,28 +123,31 @@ impl Store {
              ORDER BY d.destination_id",
             self.dialect.json_array_elements("s.sources")
         );
-        let destinations: Vec<String> = sqlx::query_scalar(&sql)
-            .bind(account_id)
-            .bind(&event.event_type)
-            .fetch_all(&mut **tx)
+        let destinations = exec
+            .fetch(
+                &sql,
+                &[account_id.into(), event.event_type.as_str().into()],
+                |row| row.required_text("destination_id"),
+            )
             .await?;
         let now_ms = unix_ms(time::OffsetDateTime::now_utc());
-        for destination_id in destinations {
+        for destination_id in &destinations {
             let (delivery_id, created_at) = self.mint(IdKind::EventDelivery);
-            sqlx::query(
+            exec.execute(
                 "INSERT INTO event_deliveries (id, account_id, event_id, destination_id, created_at, state, attempt_count, next_attempt_at)
                  VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6)",
+                &[
+                    delivery_id.into(),
+                    account_id.into(),
+                    id.as_str().into(),
+                    destination_id.as_str().into(),
+                    created_at.into(),
+                    now_ms.into(),
+                ],
             )
-            .bind(delivery_id)
-            .bind(account_id)
-            .bind(&id)
-            .bind(destination_id)
-            .bind(created_at)
-            .bind(now_ms)
-            .execute(&mut **tx)
             .await?;
-            tx.queued = true;
         }
+        tx.queued |= !destinations.is_empty();
         Ok(id)
     }
 

@@ -31,10 +31,12 @@ mod credentials;
 mod database;
 mod deliveries;
 mod direct;
+mod direct_writes;
 mod error;
 mod event_destinations;
 mod event_subscriptions;
 mod events;
+mod exec;
 mod key_cache;
 mod migrations;
 mod records;
@@ -126,7 +128,10 @@ pub struct Store {
     keys: Arc<key_cache::KeyCache>,
     /// On a SQLite file, reads of one row and of list pages without the pool's threads
     /// ([`Store::get`], [`Store::list`]).
-    direct: Option<Arc<direct::DirectReads>>,
+    direct: Option<Arc<direct::DirectConnections>>,
+    /// On a SQLite file, the shared record machinery's writes on the request's thread
+    /// ([`Store::write`]).
+    direct_writes: Option<Arc<direct_writes::DirectWrites>>,
 }
 
 impl Store {
@@ -236,6 +241,12 @@ impl Store {
                 .execute(&pool)
                 .await?;
         }
+        let direct = match url {
+            DatabaseUrl::SqliteFile(path) => {
+                Some(Arc::new(direct::DirectConnections::new(path.clone())))
+            }
+            _ => None,
+        };
         Ok(Store {
             pool,
             dialect: url.dialect(),
@@ -243,12 +254,10 @@ impl Store {
             deliveries_queued: Arc::new(Notify::new()),
             writer: Arc::default(),
             keys: Arc::default(),
-            direct: match url {
-                DatabaseUrl::SqliteFile(path) => {
-                    Some(Arc::new(direct::DirectReads::new(path.clone())))
-                }
-                _ => None,
-            },
+            direct_writes: direct
+                .clone()
+                .map(|direct| Arc::new(direct_writes::DirectWrites::new(direct))),
+            direct,
         })
     }
 
@@ -309,6 +318,31 @@ impl Store {
             .await
     }
 
+    /// Runs `work`, a write of `R`'s table, in a write transaction and commits it: `work`'s
+    /// statements all go through [`WriteTx::exec`] (the shared record machinery, `records.rs`,
+    /// and the audit log), never its sqlx connection, and wait for nothing else. On a SQLite file
+    /// it runs on the request's thread, in a group of direct writes (`direct_writes.rs`), unless
+    /// `R`'s rows need another table's ([`Record::COMPLETES`]), which only a sqlx connection
+    /// reads; elsewhere in a write transaction of [`Store::write_tx`]. Returns `work`'s value
+    /// once committed.
+    async fn write<R: Record, T>(
+        &self,
+        work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,
+    ) -> Result<T> {
+        let direct = self.direct_writes.as_ref().filter(|_| {
+            !R::COMPLETES && self.direct.as_ref().is_some_and(|direct| direct.is_open())
+        });
+        if let Some(direct) = direct {
+            return direct
+                .write(&self.writer, &self.deliveries_queued, work)
+                .await;
+        }
+        let mut tx = self.write_tx().await?;
+        let value = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(value)
+    }
+
     /// Write transactions committed by this process since it started, and the writes they held
     /// (writes queued together commit together: `writer.rs`).
     pub fn commits(&self) -> (u64, u64) {
@@ -341,10 +375,13 @@ impl Store {
         Ok(())
     }
 
-    /// Closes the direct reads' connections, then the pool (which flushes the WAL); used before
-    /// a restart in tests and at shutdown.
+    /// Closes the direct reads' and writes' connections, then the pool (which flushes the WAL);
+    /// used before a restart in tests and at shutdown.
     pub async fn close(&self) {
         if let Some(direct) = &self.direct {
+            direct.close();
+        }
+        if let Some(direct) = &self.direct_writes {
             direct.close();
         }
         self.pool.close().await;

@@ -7,6 +7,7 @@
 
 use super::columns::{Fields, Value, to_json};
 use super::events::{Cause, NewEvent, changed_fields};
+use super::exec::Exec;
 use super::{Error, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value as Json};
 use sqlx::AnyConnection;
@@ -15,7 +16,8 @@ use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 
 /// What refuses the delete of a row: a statement counting the rows referencing it (one
-/// parameter, `$1`: the id), and the words of the 409 (see [`Error::InUse`]).
+/// parameter, `$1`: the id; the count named `n`), and the words of the 409 (see
+/// [`Error::InUse`]).
 #[derive(Debug, Clone, Copy)]
 pub struct UsedBy {
     pub count: &'static str,
@@ -201,7 +203,7 @@ impl Store {
 
     /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
     /// on a SQLite file (`super::direct`).
-    fn direct<R: Record>(&self) -> Option<&super::direct::DirectReads> {
+    fn direct<R: Record>(&self) -> Option<&super::direct::DirectConnections> {
         self.direct
             .as_deref()
             .filter(|direct| !R::COMPLETES && direct.is_open())
@@ -217,7 +219,8 @@ impl Store {
             let rows = direct.read(&sql, &values, |row| R::decode(row))?;
             return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
         }
-        fetch(&mut *self.pool.acquire().await?, scope, id).await
+        let mut conn = self.pool.acquire().await?;
+        fetch(&mut Exec::Sqlx(&mut conn), scope, id).await
     }
 
     /// Deletes the row `id` in `scope`, recording its last wire form: [`Error::NotFound`]
@@ -231,30 +234,30 @@ impl Store {
     ) -> Result<()> {
         let scope = scope.into();
         let account_id = scope.account_id;
-        let mut tx = self.write_tx().await?;
-        let before = fetch::<R>(&mut tx, scope, id).await?;
-        if let Some(used_by) = R::USED_BY {
-            let users: i64 = sqlx::query_scalar(used_by.count)
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
-            if users > 0 {
-                return Err(Error::InUse {
-                    kind: R::KIND,
-                    id: id.to_owned(),
-                    by: used_by.by,
-                });
+        self.write::<R, _>(async |tx| {
+            let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
+            if let Some(used_by) = R::USED_BY {
+                let counted = tx
+                    .exec()
+                    .fetch(used_by.count, &[id.into()], |row| row.integer("n"))
+                    .await?;
+                if counted.into_iter().flatten().sum::<i64>() > 0 {
+                    return Err(Error::InUse {
+                        kind: R::KIND,
+                        id: id.to_owned(),
+                        by: used_by.by,
+                    });
+                }
             }
-        }
-        let sql = format!("DELETE FROM {} WHERE account_id = $1 AND id = $2", R::TABLE);
-        sqlx::query(&sql)
-            .bind(account_id)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let event = audit.event("deleted", id, &before);
-        self.emit(&mut tx, account_id, event).await?;
-        tx.commit().await?;
+            let sql = format!("DELETE FROM {} WHERE account_id = $1 AND id = $2", R::TABLE);
+            tx.exec()
+                .execute(&sql, &[account_id.into(), id.into()])
+                .await?;
+            let event = audit.event("deleted", id, &before);
+            self.emit(tx, account_id, event).await?;
+            Ok(())
+        })
+        .await?;
         if R::TABLE == super::ApiKeyRow::TABLE {
             // Revoked at once: after the commit, so no lookup can put the key back
             // (`key_cache`); the other nodes are told by the API (`api::api_keys`).
@@ -272,11 +275,25 @@ impl Store {
         row: impl FnOnce((String, String)) -> R,
     ) -> Result<R> {
         let row = row(self.mint(R::KIND));
-        let mut tx = self.write_tx().await?;
-        self.insert_recorded(&mut tx, account_id, &row, vec![], audit)
+        self.create_recorded(account_id, &row, vec![], audit)
             .await?;
-        tx.commit().await?;
         Ok(row)
+    }
+
+    /// Stores `row` in the account (with `extra` columns, see [`insert`]) with its `created`
+    /// event, in a write of its own ([`Store::write`]).
+    pub(super) async fn create_recorded<R: Record>(
+        &self,
+        account_id: &str,
+        row: &R,
+        extra: Vec<(&'static str, Value)>,
+        audit: &Audit<'_, R>,
+    ) -> Result<()> {
+        self.write::<R, _>(async |tx| {
+            self.insert_recorded(tx, account_id, row, extra, audit)
+                .await
+        })
+        .await
     }
 
     /// Stores `row` in the account (with `extra` columns, see [`insert`]) and records its
@@ -289,7 +306,7 @@ impl Store {
         extra: Vec<(&'static str, Value)>,
         audit: &Audit<'_, R>,
     ) -> Result<()> {
-        insert(tx, account_id, row, extra).await?;
+        insert(&mut tx.exec(), account_id, row, extra).await?;
         let event = audit.event("created", row.id(), row);
         self.emit(tx, account_id, event).await?;
         Ok(())
@@ -305,14 +322,13 @@ impl Store {
     ) -> Result<R> {
         let scope = scope.into();
         let account_id = scope.account_id;
-        let mut tx = self.write_tx().await?;
-        let before = fetch::<R>(&mut tx, scope, id).await?;
-        update::<R>(&mut tx, account_id, id, set).await?;
-        let after = self
-            .record_update(&mut tx, account_id, &before, "updated", audit)
-            .await?;
-        tx.commit().await?;
-        Ok(after)
+        self.write::<R, _>(async |tx| {
+            let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
+            update::<R>(&mut tx.exec(), account_id, id, set).await?;
+            self.record_update(tx, account_id, &before, "updated", audit)
+                .await
+        })
+        .await
     }
 
     /// Reads the row `before` was, after it was changed in `tx`, and records the `<verb>` event
@@ -325,7 +341,7 @@ impl Store {
         verb: &str,
         audit: &Audit<'_, R>,
     ) -> Result<R> {
-        let after = fetch::<R>(tx, account_id, before.id()).await?;
+        let after = fetch::<R>(&mut tx.exec(), account_id, before.id()).await?;
         if let Some(event) = audit.updated(verb, before.id(), before, &after) {
             self.emit(tx, account_id, event).await?;
         }
@@ -362,22 +378,27 @@ pub(super) fn page_filter(
     (filter, values)
 }
 
-/// The row `id` in `scope`, read in `conn` ([`Error::NotFound`] otherwise).
+/// The row `id` in `scope`, read in `exec` ([`Error::NotFound`] otherwise).
 pub(super) async fn fetch<'a, R: Record>(
-    conn: &mut AnyConnection,
+    exec: &mut Exec<'_>,
     scope: impl Into<Scope<'a>>,
     id: &str,
 ) -> Result<R> {
     let (sql, values) = fetch_statement::<R>(scope.into(), id);
-    let mut query = sqlx::query(&sql);
-    for value in values {
-        query = query.bind(value);
-    }
-    let found = query
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| not_found::<R>(id))?;
-    let rows = R::complete(conn, vec![R::decode(&found)?]).await?;
+    let values: Vec<Value> = values.into_iter().map(Value::from).collect();
+    let found = exec.fetch(&sql, &values, |row| R::decode(row)).await?;
+    let rows = match exec.sqlx() {
+        Some(conn) => R::complete(conn, found).await?,
+        None if !R::COMPLETES => found,
+        // `Store::write` never makes a direct write of such a table.
+        None => {
+            return Err(sqlx::Error::Protocol(format!(
+                "{} rows are read in a direct write, which cannot complete them",
+                R::TABLE
+            ))
+            .into());
+        }
+    };
     rows.into_iter().next().ok_or_else(|| not_found::<R>(id))
 }
 
@@ -469,10 +490,10 @@ pub(super) async fn require<R: Record>(
     })
 }
 
-/// Stores `row` in the account, in `conn` (a pooled connection or the caller's transaction),
+/// Stores `row` in the account, in `exec` (a pooled connection or the caller's transaction),
 /// with `extra` columns that are not fields of the row (such as a secret's hash).
 pub(super) async fn insert<R: Record>(
-    conn: &mut AnyConnection,
+    exec: &mut Exec<'_>,
     account_id: &str,
     row: &R,
     extra: Vec<(&'static str, Value)>,
@@ -489,14 +510,8 @@ pub(super) async fn insert<R: Record>(
         "INSERT INTO {table} ({}) VALUES ({marks})",
         names.join(", ")
     );
-    let mut query = sqlx::query(&sql);
-    for (_, value) in columns {
-        query = match value {
-            Value::Text(text) => query.bind(text),
-            Value::Blob(bytes) => query.bind(bytes),
-        };
-    }
-    query.execute(conn).await?;
+    let values: Vec<Value> = columns.into_iter().map(|(_, value)| value).collect();
+    exec.execute(&sql, &values).await?;
     Ok(())
 }
 
@@ -525,10 +540,10 @@ impl Changes {
     }
 }
 
-/// Applies `changes` to the row `id` of the account, in `conn` (a pooled connection or the
+/// Applies `changes` to the row `id` of the account, in `exec` (a pooled connection or the
 /// caller's transaction). Returns the number of rows changed (0: no such row).
 pub(super) async fn update<R: Record>(
-    conn: &mut AnyConnection,
+    exec: &mut Exec<'_>,
     account_id: &str,
     id: &str,
     Changes(columns): Changes,
@@ -546,16 +561,12 @@ pub(super) async fn update<R: Record>(
         n + 1,
         n + 2
     );
-    let mut query = sqlx::query(&sql);
-    for (_, value) in columns {
-        query = match value {
-            Some(Value::Text(text)) => query.bind(Some(text)),
-            Some(Value::Blob(bytes)) => query.bind(Some(bytes)),
-            None => query.bind(None::<String>),
-        };
-    }
-    let done = query.bind(account_id).bind(id).execute(conn).await?;
-    Ok(done.rows_affected())
+    let values: Vec<Value> = columns
+        .into_iter()
+        .map(|(_, value)| value.unwrap_or(Value::Null))
+        .chain([account_id.into(), id.into()])
+        .collect();
+    exec.execute(&sql, &values).await
 }
 
 /// `$first, $first+1, …`: `n` numbered parameters (the one placeholder style both databases

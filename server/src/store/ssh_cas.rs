@@ -33,10 +33,8 @@ impl Store {
             "private_key_sealed",
             Value::Blob(private_key_sealed.to_vec()),
         )];
-        let mut tx = self.write_tx().await?;
-        self.insert_recorded(&mut tx, account_id, &row, sealed, audit)
+        self.create_recorded(account_id, &row, sealed, audit)
             .await?;
-        tx.commit().await?;
         Ok(row)
     }
 

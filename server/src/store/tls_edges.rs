@@ -77,7 +77,7 @@ impl Store {
             module.map(|(id, enabled)| (id.to_owned(), enabled)),
         );
         // The module's columns are not among the row's INSERT columns (see `BackendModule`).
-        insert(&mut tx, account_id, &row, vec![]).await?;
+        insert(&mut tx.exec(), account_id, &row, vec![]).await?;
         if module.is_some() {
             set_module(&mut tx, account_id, &row.id, module).await?;
         }
@@ -101,7 +101,7 @@ impl Store {
         audit: &Audit<'_, TlsEdgeRow>,
     ) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        let before = fetch::<TlsEdgeRow>(&mut tx, account_id, edge_id).await?;
+        let before = fetch::<TlsEdgeRow>(&mut tx.exec(), account_id, edge_id).await?;
         if let Some((backend_id, _)) = module {
             require::<BackendRow>(&mut tx, account_id, backend_id, field.into()).await?;
         }

@@ -20,7 +20,11 @@
 //! - Beginning and ending run in tasks of their own, so a request dropped midway (its client
 //!   gone) never strands a group: a write begun for it is undone, a group it was to commit is
 //!   committed.
+//! - On a SQLite file the shared record machinery's writes run in groups of their own, on the
+//!   request's thread (`direct_writes.rs`); such a group holds the same turn from its `BEGIN` to
+//!   the end of its `COMMIT` ([`Writer::direct_turn`]), so the two kinds never overlap.
 
+use super::exec::Exec;
 use super::{Dialect, Result, lock_writes};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,7 +32,7 @@ use tokio::sync::{Notify, OwnedMutexGuard, oneshot};
 
 /// The most writes one group commits: bounds how long one transaction holds the database's
 /// write lock (other processes, another node, wait for it).
-const MAX_GROUP: usize = 64;
+pub(super) const MAX_GROUP: usize = 64;
 
 /// What a member learns when its group ends: `None` when committed, else why not (the error
 /// itself goes to the member that ran the `COMMIT`, the others get its text).
@@ -96,12 +100,33 @@ impl Writer {
             return Err(e.into());
         }
         Ok(WriteTx {
-            group: Some(group),
-            turn: Some(turn),
-            writer: self,
-            wake,
+            part: Part::Pooled {
+                group: Some(group),
+                turn: Some(turn),
+                writer: self,
+                wake,
+            },
             queued: false,
         })
+    }
+
+    /// The turn, for a group of direct writes (`super::direct_writes`), which holds it from its
+    /// `BEGIN` to the end of its `COMMIT`: a group of pooled writes parked meanwhile commits
+    /// first, as any writer of its own would commit it.
+    pub(super) async fn direct_turn(self: &Arc<Writer>, wake: &Notify) -> OwnedMutexGuard<()> {
+        let turn = self.turn.clone().lock_owned().await;
+        let parked = self.parked().take();
+        if let Some(group) = parked {
+            group.commit(self, wake).await;
+        }
+        turn
+    }
+
+    /// Counts a group committed with `writes` writes.
+    pub(super) fn count_commit(&self, writes: usize) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        let writes = u64::try_from(writes).unwrap_or(u64::MAX);
+        self.writes.fetch_add(writes, Ordering::Relaxed);
     }
 
     /// How many groups this process committed, and how many writes they held.
@@ -123,9 +148,7 @@ impl Group {
     async fn commit(self, writer: &Writer, wake: &Notify) {
         let result = self.tx.commit().await;
         if result.is_ok() {
-            writer.commits.fetch_add(1, Ordering::Relaxed);
-            let writes = u64::try_from(self.members.len()).unwrap_or(u64::MAX);
-            writer.writes.fetch_add(writes, Ordering::Relaxed);
+            writer.count_commit(self.members.len());
         }
         let outcome = result.as_ref().err().map(ToString::to_string);
         for member in self.members {
@@ -145,31 +168,89 @@ impl Group {
 }
 
 /// A write transaction: the changes, their events and their deliveries commit together
-/// (`store::events`). Dereferences to the connection, so statements run in it (inside this
-/// write's savepoint). Dropped without [`WriteTx::commit`], its changes are rolled back.
+/// (`store::events`). Statements run in it (inside this write's savepoint) through
+/// [`WriteTx::exec`], or, for a pooled one (`Store::write_tx`), through the sqlx connection it
+/// dereferences to. Dropped without [`WriteTx::commit`], its changes are rolled back.
 #[derive(Debug)]
 pub(crate) struct WriteTx {
-    /// `None` once committed or abandoned.
-    group: Option<Group>,
-    /// This process's write turn, held until the transaction's part ends.
-    turn: Option<OwnedMutexGuard<()>>,
-    writer: Arc<Writer>,
-    wake: Arc<Notify>,
+    part: Part,
     /// Whether a delivery was queued (set by `store::events`).
     pub(super) queued: bool,
 }
 
+#[derive(Debug)]
+enum Part {
+    /// A member of a group of sqlx transactions ([`Writer::begin`]); the `None`s once it
+    /// committed or was abandoned.
+    Pooled {
+        group: Option<Group>,
+        /// This process's write turn, held until the transaction's part ends.
+        turn: Option<OwnedMutexGuard<()>>,
+        writer: Arc<Writer>,
+        wake: Arc<Notify>,
+    },
+    /// A direct write (`super::direct_writes`): the write connection, lent for the write's
+    /// statements, which commit with the direct group that took them.
+    Direct(Option<rusqlite::Connection>),
+}
+
 impl WriteTx {
-    /// Commits this write with its group: returns once the group's `COMMIT` did.
+    /// Commits this write with its group: returns once the group's `COMMIT` did. A direct
+    /// write commits with its group when its work returns (`super::direct_writes`), never here.
     pub(crate) async fn commit(mut self) -> Result<()> {
-        let (Some(group), Some(turn)) = (self.group.take(), self.turn.take()) else {
+        let Part::Pooled {
+            group,
+            turn,
+            writer,
+            wake,
+        } = &mut self.part
+        else {
+            return Err(ended("a direct write committed by hand"));
+        };
+        let (Some(group), Some(turn)) = (group.take(), turn.take()) else {
             return Err(ended("a write transaction ended twice"));
         };
-        let (writer, wake) = (self.writer.clone(), self.wake.clone());
-        let task = tokio::spawn(finish(writer, wake, group, turn, self.queued));
+        let task = tokio::spawn(finish(
+            writer.clone(),
+            wake.clone(),
+            group,
+            turn,
+            self.queued,
+        ));
         task.await.map_err(ended)?
     }
+
+    /// Where this write's statements run; the shared record machinery (`records.rs`) and the
+    /// audit log write through this, so they serve direct and pooled writes alike.
+    pub(super) fn exec(&mut self) -> Exec<'_> {
+        match &mut self.part {
+            Part::Pooled {
+                group: Some(group), ..
+            } => Exec::Sqlx(&mut group.tx),
+            Part::Direct(Some(conn)) => Exec::Direct(conn),
+            _ => panic!("{ENDED}"),
+        }
+    }
+
+    /// A direct write in `conn`, already inside the write's savepoint.
+    pub(super) fn direct(conn: rusqlite::Connection) -> WriteTx {
+        WriteTx {
+            part: Part::Direct(Some(conn)),
+            queued: false,
+        }
+    }
+
+    /// A direct write's connection back, and whether it queued a delivery.
+    pub(super) fn into_direct(mut self) -> (Option<rusqlite::Connection>, bool) {
+        match &mut self.part {
+            Part::Direct(conn) => (conn.take(), self.queued),
+            Part::Pooled { .. } => (None, self.queued),
+        }
+    }
 }
+
+/// A `WriteTx` used after it ended: a bug of the store.
+const ENDED: &str = "a WriteTx holds its transaction until it ends";
 
 /// Runs `sql` in the group's transaction. Boxed as `Send` for the tasks: the compiler cannot
 /// prove sqlx's executor futures `Send` for every lifetime inside `tokio::spawn` otherwise.
@@ -255,13 +336,24 @@ impl Drop for WriteTx {
     /// that holds the turn until done. Without a runtime the whole transaction rolls back and
     /// the members learn that it ended without an outcome.
     fn drop(&mut self) {
-        let (Some(group), Some(turn)) = (self.group.take(), self.turn.take()) else {
+        // A direct write's connection is taken back by `super::direct_writes`; dropped here
+        // (the write panicked), it closes, and its open transaction rolls back with it.
+        let Part::Pooled {
+            group,
+            turn,
+            writer,
+            ..
+        } = &mut self.part
+        else {
+            return;
+        };
+        let (Some(group), Some(turn)) = (group.take(), turn.take()) else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let writer = self.writer.clone();
+        let writer = writer.clone();
         runtime.spawn(async move {
             let mut group = group;
             let undone = run(
@@ -281,22 +373,28 @@ impl Drop for WriteTx {
     }
 }
 
+/// The sqlx connection of a pooled write (`Store::write_tx`): what area code that speaks sqlx
+/// runs its statements in. A direct write has none; asking is a bug of the store.
 impl std::ops::Deref for WriteTx {
     type Target = sqlx::AnyConnection;
     fn deref(&self) -> &sqlx::AnyConnection {
-        self.group
-            .as_ref()
-            .map(|g| &*g.tx)
-            .expect("a WriteTx holds its group until it ends")
+        match &self.part {
+            Part::Pooled {
+                group: Some(group), ..
+            } => &group.tx,
+            _ => panic!("{ENDED}, and only a pooled one has a sqlx connection"),
+        }
     }
 }
 
 impl std::ops::DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
-        self.group
-            .as_mut()
-            .map(|g| &mut *g.tx)
-            .expect("a WriteTx holds its group until it ends")
+        match &mut self.part {
+            Part::Pooled {
+                group: Some(group), ..
+            } => &mut group.tx,
+            _ => panic!("{ENDED}, and only a pooled one has a sqlx connection"),
+        }
     }
 }
 
