@@ -82,22 +82,14 @@ impl DirectConnections {
         &self,
         sql: &str,
         params: &[P],
-        mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+        decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
         let popped = self.idle().pop();
         let conn = match popped {
             Some(conn) => conn,
             None => self.open(OpenFlags::SQLITE_OPEN_READ_ONLY)?,
         };
-        let read = (|| {
-            let mut statement = conn.prepare_cached(sql)?;
-            let mut rows = statement.query(rusqlite::params_from_iter(params))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push(decode(row)?);
-            }
-            Ok(out)
-        })();
+        let read = rows(&conn, sql, params, decode);
         let mut idle = self.idle();
         if idle.len() < MAX_IDLE && self.is_open() {
             idle.push(conn);
@@ -116,6 +108,24 @@ impl DirectConnections {
     fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The rows of `sql` in `conn` with `params` bound in order (`$1`, `$2`, …), each decoded by
+/// `decode`: the direct reads' and the direct writes' (`super::exec`) statement, prepared once
+/// per connection.
+pub(super) fn rows<T, P: rusqlite::ToSql>(
+    conn: &Connection,
+    sql: &str,
+    params: &[P],
+    mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut statement = conn.prepare_cached(sql)?;
+    let mut rows = statement.query(rusqlite::params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(decode(row)?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

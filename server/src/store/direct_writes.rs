@@ -175,8 +175,8 @@ impl DirectWrites {
         }
     }
 
-    /// Runs `work` in the open group, in a savepoint: its value and the receiver of the
-    /// group's outcome, or its error (its savepoint undone).
+    /// Runs `work` in the open group: its value and the receiver of the group's outcome, or its
+    /// error (which breaks the group if `work` had changed something).
     fn join<T>(
         &self,
         state: &mut State,
@@ -465,15 +465,18 @@ mod tests {
         Ok(n)
     }
 
-    /// `count` writes of `work(n)` started while the write turn is held, so they all wait for
-    /// the same group; the turn is given back once they wait. Their results, in order.
-    async fn queued(
+    /// Writes of `work(n)`, one for each `n`, started while the write turn is held (returned
+    /// too), once they all wait for the group it keeps from opening.
+    async fn spawn_queued(
         writes: &Arc<DirectWrites>,
         writer: &Arc<Writer>,
+        wake: &Arc<Notify>,
         ns: impl IntoIterator<Item = i64>,
-    ) -> Vec<Result<i64>> {
-        let wake = Arc::new(Notify::new());
-        let turn = writer.direct_turn(&wake).await;
+    ) -> (
+        OwnedMutexGuard<()>,
+        Vec<tokio::task::JoinHandle<Result<i64>>>,
+    ) {
+        let turn = writer.direct_turn(wake).await;
         let tasks: Vec<_> = ns
             .into_iter()
             .map(|n| {
@@ -486,12 +489,40 @@ mod tests {
             })
             .collect();
         wait_for(|| writes.state().waiting.len() == tasks.len()).await;
+        (turn, tasks)
+    }
+
+    /// Writes of `work(n)` queued for one group ([`spawn_queued`]), then the turn given back:
+    /// their results, in order.
+    async fn queued(
+        writes: &Arc<DirectWrites>,
+        writer: &Arc<Writer>,
+        ns: impl IntoIterator<Item = i64>,
+    ) -> Vec<Result<i64>> {
+        let wake = Arc::new(Notify::new());
+        let (turn, tasks) = spawn_queued(writes, writer, &wake, ns).await;
         drop(turn);
         let mut results = Vec::new();
         for task in tasks {
             results.push(task.await.unwrap());
         }
         results
+    }
+
+    /// A writer that waited with `receiver` gives up (its request dropped).
+    fn give_up(
+        writes: &Arc<DirectWrites>,
+        writer: &Arc<Writer>,
+        wake: &Arc<Notify>,
+        receiver: oneshot::Receiver<Release>,
+    ) {
+        drop(Place {
+            writes,
+            writer,
+            wake,
+            waiting: Some(receiver),
+            counted: None,
+        });
     }
 
     async fn wait_for(mut done: impl FnMut() -> bool) {
@@ -527,16 +558,8 @@ mod tests {
         let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
         let wake = Arc::new(Notify::new());
         // A group held open by a writer it counts that has not joined yet (the test's).
-        let turn = writer.direct_turn(&wake).await;
-        let first = tokio::spawn({
-            let (writes, writer, wake) = (writes.clone(), writer.clone(), wake.clone());
-            async move {
-                writes
-                    .write(&writer, &wake, async |tx| work(tx, 0).await)
-                    .await
-            }
-        });
-        wait_for(|| writes.state().waiting.len() == 1).await;
+        let (turn, mut first) = spawn_queued(&writes, &writer, &wake, [0]).await;
+        let first = first.remove(0);
         let (sender, receiver) = oneshot::channel();
         writes.state().waiting.push(sender);
         drop(turn);
@@ -555,13 +578,7 @@ mod tests {
             .to_string();
         assert!(error.contains("the transaction failed"), "{error}");
         assert!(error.contains("nowhere"), "{error}");
-        drop(Place {
-            writes: &writes,
-            writer: &writer,
-            wake: &wake,
-            waiting: Some(receiver),
-            counted: None,
-        });
+        give_up(&writes, &writer, &wake, receiver);
         assert_eq!(rows(&dir), Vec::<i64>::new());
         assert_eq!(writer.committed(), (0, 0));
         // The connection is fine for the next group.
@@ -596,18 +613,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
         let wake = Arc::new(Notify::new());
-        let turn = writer.direct_turn(&wake).await;
-        let tasks: Vec<_> = (0..10)
-            .map(|n| {
-                let (writes, writer, wake) = (writes.clone(), writer.clone(), wake.clone());
-                tokio::spawn(async move {
-                    writes
-                        .write(&writer, &wake, async |tx| insert(tx, n).await)
-                        .await
-                })
-            })
-            .collect();
-        wait_for(|| writes.state().waiting.len() == 10).await;
+        let (turn, tasks) = spawn_queued(&writes, &writer, &wake, (0..10).map(|k| 3 * k)).await;
         // Half of them gone while they wait for the group to open.
         for task in &tasks[..5] {
             task.abort();
@@ -620,7 +626,7 @@ mod tests {
                 .unwrap()
                 .unwrap();
         }
-        assert_eq!(rows(&dir), vec![5, 6, 7, 8, 9]);
+        assert_eq!(rows(&dir), vec![15, 18, 21, 24, 27]);
 
         // A writer counted by the group as it opens, gone before it joins (its request dropped
         // between the two): its place, dropped, starts the commit the group waits for.
@@ -633,18 +639,12 @@ mod tests {
         tokio::spawn(writes.clone().begin(writer.clone(), wake.clone()));
         wait_for(|| writes.state().phase == Phase::Open).await;
         assert_eq!(writes.state().expected, 1);
-        drop(Place {
-            writes: &writes,
-            writer: &writer,
-            wake: &wake,
-            waiting: Some(receiver),
-            counted: None,
-        });
-        let later = writes.write(&writer, &wake, async |tx| insert(tx, 20).await);
+        give_up(&writes, &writer, &wake, receiver);
+        let later = writes.write(&writer, &wake, async |tx| work(tx, 30).await);
         tokio::time::timeout(Duration::from_secs(10), later)
             .await
             .expect("no group stranded")
             .unwrap();
-        assert_eq!(rows(&dir), vec![5, 6, 7, 8, 9, 20]);
+        assert_eq!(rows(&dir), vec![15, 18, 21, 24, 27, 30]);
     }
 }

@@ -46,15 +46,7 @@ impl Exec<'_> {
                     .await?;
                 rows.iter().map(|row| decode(row)).collect()
             }
-            Exec::Direct(conn) => {
-                let mut statement = conn.prepare_cached(sql)?;
-                let mut rows = statement.query(rusqlite::params_from_iter(values))?;
-                let mut out = Vec::new();
-                while let Some(row) = rows.next()? {
-                    out.push(decode(row)?);
-                }
-                Ok(out)
-            }
+            Exec::Direct(conn) => super::direct::rows(conn, sql, values, |row| decode(row)),
         }
     }
 

@@ -324,7 +324,8 @@ impl Store {
     /// it runs on the request's thread, in a group of direct writes (`direct_writes.rs`), unless
     /// `R`'s rows need another table's ([`Record::COMPLETES`]), which only a sqlx connection
     /// reads; elsewhere in a write transaction of [`Store::write_tx`]. Returns `work`'s value
-    /// once committed.
+    /// once committed. `work` refuses (returns an error) before it changes anything: a direct
+    /// write has no savepoint of its own, so one that fails after a change fails its group.
     async fn write<R: Record, T>(
         &self,
         work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,

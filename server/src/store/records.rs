@@ -267,7 +267,7 @@ impl Store {
     }
 
     /// Mints an id of `R`'s kind, makes the row of it with `row`, and stores it in the account
-    /// with its event ([`Store::insert_recorded`]).
+    /// with its event ([`Store::create_recorded`]).
     pub(super) async fn create<R: Record>(
         &self,
         account_id: &str,
