@@ -167,9 +167,10 @@ async fn deleting_a_backend_while_edges_are_pointed_at_it_is_never_a_500() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn refused_writes_leave_the_rest_of_their_group_committed() {
-    // Writes queued together commit in one transaction, each in a savepoint (docs/database.md):
-    // one refused inside its transaction (a missing reference, a delete of a row in use) must
-    // undo only itself, never a neighbour's write, and never fail a neighbour.
+    // Writes queued together commit in one transaction (docs/database.md: pooled ones each in
+    // a savepoint, a SQLite file's direct ones refused before they change anything): one
+    // refused inside its transaction (a missing reference, a delete of a row in use) must undo
+    // only itself, never a neighbour's write, and never fail a neighbour.
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir).await;
     let destination: serde_json::Value = app
