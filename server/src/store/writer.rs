@@ -168,9 +168,9 @@ impl Group {
 }
 
 /// A write transaction: the changes, their events and their deliveries commit together
-/// (`store::events`). Statements run in it (inside this write's savepoint) through
-/// [`WriteTx::exec`], or, for a pooled one (`Store::write_tx`), through the sqlx connection it
-/// dereferences to. Dropped without [`WriteTx::commit`], its changes are rolled back.
+/// (`store::events`). Statements run in it through [`WriteTx::exec`], or, for a pooled one
+/// (`Store::write_tx`, inside the write's own savepoint), through the sqlx connection it
+/// dereferences to. Dropped without [`WriteTx::commit`], a pooled one's changes are rolled back.
 #[derive(Debug)]
 pub(crate) struct WriteTx {
     part: Part,
