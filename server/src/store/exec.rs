@@ -1,7 +1,7 @@
 //! Where a statement of the shared record machinery runs (`records.rs`, and the audit log's
 //! `events.rs`): in a sqlx connection (PostgreSQL, an in-memory SQLite database, a pooled
 //! connection, or a write transaction whose area code speaks sqlx), or in the rusqlite
-//! connection of a direct write on a SQLite file, on the calling thread (`writer.rs`,
+//! connection of a direct write on a SQLite file, on the calling thread (`direct_writes.rs`,
 //! docs/database.md, writes). The same statement text serves both: SQLite reads `$1`, `$2`, …
 //! as parameters numbered in order of appearance, and the machinery numbers them in order.
 
@@ -60,15 +60,15 @@ impl Exec<'_> {
     }
 }
 
-/// `query` with `values` bound in order, each as the type it holds.
+/// `query` with `values` bound in order, each as the type it holds (borrowed, not copied).
 fn bind<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
-    values: &[Value],
+    values: &'q [Value],
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
     for value in values {
         query = match value {
-            Value::Text(text) => query.bind(text.clone()),
-            Value::Blob(bytes) => query.bind(bytes.clone()),
+            Value::Text(text) => query.bind(text.as_str()),
+            Value::Blob(bytes) => query.bind(bytes.as_slice()),
             Value::Integer(n) => query.bind(*n),
             Value::Null => query.bind(None::<String>),
         };
