@@ -59,6 +59,10 @@ enum Release {
 #[derive(Debug)]
 pub(super) struct DirectWrites {
     connections: Arc<DirectConnections>,
+    /// This process's write turn, shared with the pooled writes, and the commit counters.
+    writer: Arc<Writer>,
+    /// Woken after a commit that queued a webhook delivery.
+    wake: Arc<Notify>,
     state: Mutex<State>,
 }
 
@@ -99,11 +103,22 @@ enum Phase {
 }
 
 impl DirectWrites {
-    pub(super) fn new(connections: Arc<DirectConnections>) -> DirectWrites {
+    pub(super) fn new(
+        connections: Arc<DirectConnections>,
+        writer: Arc<Writer>,
+        wake: Arc<Notify>,
+    ) -> DirectWrites {
         DirectWrites {
             connections,
+            writer,
+            wake,
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// Whether writes may still run here (else they go to the pool): until `Store::close`.
+    pub(super) fn is_open(&self) -> bool {
+        self.connections.is_open()
     }
 
     /// Runs `work` in a group and returns its value once the group committed. `work`'s
@@ -111,14 +126,10 @@ impl DirectWrites {
     /// connection) and never wait for anything else.
     pub(super) async fn write<T>(
         self: &Arc<Self>,
-        writer: &Arc<Writer>,
-        wake: &Arc<Notify>,
         work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,
     ) -> Result<T> {
         let mut place = Place {
             writes: self,
-            writer,
-            wake,
             waiting: None,
             counted: None,
         };
@@ -144,7 +155,7 @@ impl DirectWrites {
                     if state.phase == Phase::Open
                         && (state.members.len() >= MAX_GROUP || state.broken.is_some())
                     {
-                        self.start_commit(&mut state, writer, wake);
+                        self.start_commit(&mut state);
                     }
                     Some(joined)
                 } else {
@@ -159,7 +170,7 @@ impl DirectWrites {
                         state.phase = Phase::Beginning;
                         // In a task of its own: a group begun opens, and its waiting writers
                         // are told, even if this request is dropped meanwhile.
-                        tokio::spawn(self.clone().begin(writer.clone(), wake.clone()));
+                        tokio::spawn(self.clone().begin());
                     }
                     None
                 }
@@ -218,8 +229,8 @@ impl DirectWrites {
     /// Begins a group for the writers waiting, in its own task: takes the write turn, then
     /// `BEGIN IMMEDIATE` on the blocking pool (another process holding the lock makes it wait,
     /// up to the busy timeout).
-    async fn begin(self: Arc<Self>, writer: Arc<Writer>, wake: Arc<Notify>) {
-        let turn = writer.direct_turn(&wake).await;
+    async fn begin(self: Arc<Self>) {
+        let turn = self.writer.direct_turn(&self.wake).await;
         let conn = self.state().conn.take();
         let connections = self.connections.clone();
         let begun = tokio::task::spawn_blocking(move || {
@@ -250,7 +261,7 @@ impl DirectWrites {
                     .count();
                 if state.expected == 0 {
                     // Everyone gave up meanwhile.
-                    self.start_commit(&mut state, &writer, &wake);
+                    self.start_commit(&mut state);
                 }
             }
             Err(e) => {
@@ -264,7 +275,7 @@ impl DirectWrites {
     }
 
     /// Ends the open group: its `COMMIT` (or its rollback, when broken) in a task of its own.
-    fn start_commit(self: &Arc<Self>, state: &mut State, writer: &Arc<Writer>, wake: &Arc<Notify>) {
+    fn start_commit(self: &Arc<Self>, state: &mut State) {
         state.phase = Phase::Committing;
         state.expected = 0;
         let group = Group {
@@ -276,7 +287,7 @@ impl DirectWrites {
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(self.clone().commit(group, writer.clone(), wake.clone()));
+                runtime.spawn(self.clone().commit(group));
             }
             // The runtime is gone (the process ends): the transaction rolls back as its
             // connection closes, and the members, if any still listen, learn it failed.
@@ -288,7 +299,7 @@ impl DirectWrites {
         }
     }
 
-    async fn commit(self: Arc<Self>, group: Group, writer: Arc<Writer>, wake: Arc<Notify>) {
+    async fn commit(self: Arc<Self>, group: Group) {
         let Group {
             conn,
             members,
@@ -314,7 +325,7 @@ impl DirectWrites {
         let (conn, committed) =
             ended.unwrap_or_else(|e| (None, Err(format!("the commit's task ended: {e}"))));
         if committed.is_ok() && writes > 0 {
-            writer.count_commit(writes);
+            self.writer.count_commit(writes);
         }
         let outcome = committed
             .err()
@@ -323,7 +334,7 @@ impl DirectWrites {
             let _ = member.send(outcome.clone());
         }
         if outcome.is_none() && queued {
-            wake.notify_one();
+            self.wake.notify_one();
         }
         // The turn goes back before the next group takes it again, so pooled writes waiting
         // for it go first.
@@ -341,7 +352,7 @@ impl DirectWrites {
             state.phase == Phase::Beginning
         };
         if next {
-            self.begin(writer, wake).await;
+            self.begin().await;
         }
     }
 
@@ -370,8 +381,6 @@ struct Group {
 /// group never waits for it.
 struct Place<'a> {
     writes: &'a Arc<DirectWrites>,
-    writer: &'a Arc<Writer>,
-    wake: &'a Arc<Notify>,
     waiting: Option<oneshot::Receiver<Release>>,
     /// The group that counts this writer.
     counted: Option<u64>,
@@ -386,7 +395,7 @@ impl Place<'_> {
         if state.phase == Phase::Open && state.group == group {
             state.expected -= 1;
             if state.expected == 0 {
-                self.writes.start_commit(state, self.writer, self.wake);
+                self.writes.start_commit(state);
             }
         }
     }
@@ -427,7 +436,11 @@ mod tests {
             .unwrap()
             .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE scratch (n INTEGER);")
             .unwrap();
-        Arc::new(DirectWrites::new(Arc::new(DirectConnections::new(path))))
+        Arc::new(DirectWrites::new(
+            Arc::new(DirectConnections::new(path)),
+            Arc::default(),
+            Arc::new(Notify::new()),
+        ))
     }
 
     fn rows(dir: &tempfile::TempDir) -> Vec<i64> {
@@ -469,23 +482,17 @@ mod tests {
     /// too), once they all wait for the group it keeps from opening.
     async fn spawn_queued(
         writes: &Arc<DirectWrites>,
-        writer: &Arc<Writer>,
-        wake: &Arc<Notify>,
         ns: impl IntoIterator<Item = i64>,
     ) -> (
         OwnedMutexGuard<()>,
         Vec<tokio::task::JoinHandle<Result<i64>>>,
     ) {
-        let turn = writer.direct_turn(wake).await;
+        let turn = writes.writer.direct_turn(&writes.wake).await;
         let tasks: Vec<_> = ns
             .into_iter()
             .map(|n| {
-                let (writes, writer, wake) = (writes.clone(), writer.clone(), wake.clone());
-                tokio::spawn(async move {
-                    writes
-                        .write(&writer, &wake, async |tx| work(tx, n).await)
-                        .await
-                })
+                let writes = writes.clone();
+                tokio::spawn(async move { writes.write(async |tx| work(tx, n).await).await })
             })
             .collect();
         wait_for(|| writes.state().waiting.len() == tasks.len()).await;
@@ -496,11 +503,9 @@ mod tests {
     /// their results, in order.
     async fn queued(
         writes: &Arc<DirectWrites>,
-        writer: &Arc<Writer>,
         ns: impl IntoIterator<Item = i64>,
     ) -> Vec<Result<i64>> {
-        let wake = Arc::new(Notify::new());
-        let (turn, tasks) = spawn_queued(writes, writer, &wake, ns).await;
+        let (turn, tasks) = spawn_queued(writes, ns).await;
         drop(turn);
         let mut results = Vec::new();
         for task in tasks {
@@ -510,16 +515,9 @@ mod tests {
     }
 
     /// A writer that waited with `receiver` gives up (its request dropped).
-    fn give_up(
-        writes: &Arc<DirectWrites>,
-        writer: &Arc<Writer>,
-        wake: &Arc<Notify>,
-        receiver: oneshot::Receiver<Release>,
-    ) {
+    fn give_up(writes: &Arc<DirectWrites>, receiver: oneshot::Receiver<Release>) {
         drop(Place {
             writes,
-            writer,
-            wake,
             waiting: Some(receiver),
             counted: None,
         });
@@ -536,10 +534,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn queued_writes_commit_together_and_a_refused_one_alone_is_left_out() {
         let dir = tempfile::tempdir().unwrap();
-        let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
+        let writes = writes(&dir);
         // 0, 3, 6, … insert; 1, 4, 7, … are refused before they write.
         let ns: Vec<i64> = (0..30).filter(|n| n % 3 != 2).collect();
-        let results = queued(&writes, &writer, ns.clone()).await;
+        let results = queued(&writes, ns.clone()).await;
         for (n, result) in ns.iter().zip(&results) {
             match n % 3 {
                 0 => assert_eq!(result.as_ref().unwrap(), n),
@@ -549,25 +547,22 @@ mod tests {
         let kept: Vec<i64> = (0..30).filter(|n| n % 3 == 0).collect();
         assert_eq!(rows(&dir), kept);
         // Twenty writes queued behind the turn: one group, one commit.
-        assert_eq!(writer.committed(), (1, 10));
+        assert_eq!(writes.writer.committed(), (1, 10));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_failing_after_it_wrote_fails_its_group_and_the_next_group_goes_on() {
         let dir = tempfile::tempdir().unwrap();
-        let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
-        let wake = Arc::new(Notify::new());
+        let writes = writes(&dir);
         // A group held open by a writer it counts that has not joined yet (the test's).
-        let (turn, mut first) = spawn_queued(&writes, &writer, &wake, [0]).await;
+        let (turn, mut first) = spawn_queued(&writes, [0]).await;
         let first = first.remove(0);
         let (sender, receiver) = oneshot::channel();
         writes.state().waiting.push(sender);
         drop(turn);
         wait_for(|| writes.state().members.len() == 1).await;
         // 5 writes, then fails: its group, 0 with it, rolls back at once.
-        let failed = writes
-            .write(&writer, &wake, async |tx| work(tx, 5).await)
-            .await;
+        let failed = writes.write(async |tx| work(tx, 5).await).await;
         let error = failed.unwrap_err().to_string();
         assert!(error.contains("nowhere"), "{error}");
         let first = tokio::time::timeout(Duration::from_secs(10), first).await;
@@ -578,11 +573,11 @@ mod tests {
             .to_string();
         assert!(error.contains("the transaction failed"), "{error}");
         assert!(error.contains("nowhere"), "{error}");
-        give_up(&writes, &writer, &wake, receiver);
+        give_up(&writes, receiver);
         assert_eq!(rows(&dir), Vec::<i64>::new());
-        assert_eq!(writer.committed(), (0, 0));
+        assert_eq!(writes.writer.committed(), (0, 0));
         // The connection is fine for the next group.
-        let results = queued(&writes, &writer, [9, 12]).await;
+        let results = queued(&writes, [9, 12]).await;
         assert!(results.iter().all(Result::is_ok), "{results:?}");
         assert_eq!(rows(&dir), vec![9, 12]);
     }
@@ -590,10 +585,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_that_waits_for_something_else_fails_and_keeps_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
-        let wake = Arc::new(Notify::new());
+        let writes = writes(&dir);
         let waited = writes
-            .write(&writer, &wake, async |tx| {
+            .write(async |tx| {
                 tokio::task::yield_now().await;
                 insert(tx, 1).await
             })
@@ -601,19 +595,15 @@ mod tests {
         let error = waited.unwrap_err().to_string();
         assert!(error.contains("waited for something else"), "{error}");
         // Before it waited it had written nothing; a write after it goes through.
-        writes
-            .write(&writer, &wake, async |tx| insert(tx, 2).await)
-            .await
-            .unwrap();
+        writes.write(async |tx| insert(tx, 2).await).await.unwrap();
         assert_eq!(rows(&dir), vec![2]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn dropped_writers_never_strand_a_group() {
         let dir = tempfile::tempdir().unwrap();
-        let (writes, writer) = (writes(&dir), Arc::new(Writer::default()));
-        let wake = Arc::new(Notify::new());
-        let (turn, tasks) = spawn_queued(&writes, &writer, &wake, (0..10).map(|k| 3 * k)).await;
+        let writes = writes(&dir);
+        let (turn, tasks) = spawn_queued(&writes, (0..10).map(|k| 3 * k)).await;
         // Half of them gone while they wait for the group to open.
         for task in &tasks[..5] {
             task.abort();
@@ -636,11 +626,11 @@ mod tests {
             state.waiting.push(sender);
             state.phase = Phase::Beginning;
         }
-        tokio::spawn(writes.clone().begin(writer.clone(), wake.clone()));
+        tokio::spawn(writes.clone().begin());
         wait_for(|| writes.state().phase == Phase::Open).await;
         assert_eq!(writes.state().expected, 1);
-        give_up(&writes, &writer, &wake, receiver);
-        let later = writes.write(&writer, &wake, async |tx| work(tx, 30).await);
+        give_up(&writes, receiver);
+        let later = writes.write(async |tx| work(tx, 30).await);
         tokio::time::timeout(Duration::from_secs(10), later)
             .await
             .expect("no group stranded")

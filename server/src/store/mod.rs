@@ -247,17 +247,23 @@ impl Store {
             }
             _ => None,
         };
+        let writer: Arc<writer::Writer> = Arc::default();
+        let deliveries_queued = Arc::new(Notify::new());
         Ok(Store {
             pool,
             dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
-            deliveries_queued: Arc::new(Notify::new()),
-            writer: Arc::default(),
             keys: Arc::default(),
-            direct_writes: direct
-                .clone()
-                .map(|direct| Arc::new(direct_writes::DirectWrites::new(direct))),
+            direct_writes: direct.clone().map(|direct| {
+                Arc::new(direct_writes::DirectWrites::new(
+                    direct,
+                    writer.clone(),
+                    deliveries_queued.clone(),
+                ))
+            }),
             direct,
+            writer,
+            deliveries_queued,
         })
     }
 
@@ -330,13 +336,12 @@ impl Store {
         &self,
         work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,
     ) -> Result<T> {
-        let direct = self.direct_writes.as_ref().filter(|_| {
-            !R::COMPLETES && self.direct.as_ref().is_some_and(|direct| direct.is_open())
-        });
+        let direct = self
+            .direct_writes
+            .as_ref()
+            .filter(|direct| !R::COMPLETES && direct.is_open());
         if let Some(direct) = direct {
-            return direct
-                .write(&self.writer, &self.deliveries_queued, work)
-                .await;
+            return direct.write(work).await;
         }
         let mut tx = self.write_tx().await?;
         let value = work(&mut tx).await?;
