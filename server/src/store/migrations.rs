@@ -21,6 +21,10 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
         7,
         include_str!("../../migrations/sqlite/0007_user_names.sql"),
     ),
+    (
+        8,
+        include_str!("../../migrations/sqlite/0008_search_off_writes.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -44,6 +48,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
         7,
         include_str!("../../migrations/postgres/0007_user_names.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/postgres/0008_search_off_writes.sql"),
     ),
 ];
 

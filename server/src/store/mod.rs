@@ -20,6 +20,8 @@
 //! `ssh_cas`, `tls_edges`, `backends`, `event_destinations`, `event_subscriptions`), `accounts`
 //! for accounts, principals and API keys, `users` for the users and bots as the API lists them,
 //! `events` for the audit log and `deliveries` for the webhook deliveries of its events,
+//! `search` for the condition a searched list adds and `search_index` for SQLite's search
+//! indexes and their indexer,
 //! `sessions` for the directory of live tunnel sessions and the cluster's nodes (the connections
 //! themselves live in `agents::Registry`).
 
@@ -41,6 +43,7 @@ mod key_cache;
 mod migrations;
 mod records;
 mod search;
+mod search_index;
 mod sessions;
 mod ssh_cas;
 mod tls_edges;
@@ -88,6 +91,17 @@ pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 /// use (`Store::connect`).
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 
+/// `options` whose connections each run `sql` once connected.
+fn with_statement(options: AnyPoolOptions, sql: String) -> AnyPoolOptions {
+    options.after_connect(move |conn, _| {
+        let sql = sql.clone();
+        Box::pin(async move {
+            sqlx::Executor::execute(conn, sql.as_str()).await?;
+            Ok(())
+        })
+    })
+}
+
 /// The value sealed with the server key that the database keeps (`server_key_check`).
 const KEY_CHECK_SELECT: &str = "SELECT sealed FROM server_key_check WHERE id = 1";
 
@@ -132,6 +146,8 @@ pub struct Store {
     /// On a SQLite file, the shared record machinery's writes on the request's thread
     /// ([`Store::write`]).
     direct_writes: Option<Arc<direct_writes::DirectWrites>>,
+    /// On SQLite (opened to write), the search indexes' indexer (`search_index.rs`).
+    search: Option<Arc<search_index::Indexer>>,
 }
 
 impl Store {
@@ -139,6 +155,10 @@ impl Store {
     pub async fn open(url: &DatabaseUrl) -> anyhow::Result<Store> {
         let store = Store::connect(url, false).await?;
         store.migrate().await.context("database migration failed")?;
+        store
+            .start_search()
+            .await
+            .context("cannot open the search index")?;
         Ok(store)
     }
 
@@ -167,11 +187,18 @@ impl Store {
     /// The pool on `url` (a SQLite file read-only when `read_only`).
     async fn connect(url: &DatabaseUrl, read_only: bool) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
+        // Every connection of a SQLite database opened to write reads the search index
+        // (`search_index.rs`), in memory for an in-memory database.
+        let index = match url {
+            DatabaseUrl::SqliteFile(path) if !read_only => Some(search_index::file_of(path)),
+            _ => None,
+        };
+        let attach = search_index::attach(index.as_deref());
         let pool = match url {
             DatabaseUrl::SqliteMemory => {
                 // One connection that never expires: each in-memory connection is its own
                 // database, and closing it would drop the data.
-                AnyPoolOptions::new()
+                with_statement(AnyPoolOptions::new(), attach)
                     .max_connections(1)
                     .min_connections(1)
                     .idle_timeout(None)
@@ -195,6 +222,12 @@ impl Store {
                     })
                     .collect();
                 let mode = if read_only { "ro" } else { "rwc" };
+                let options = AnyPoolOptions::new();
+                let options = if read_only {
+                    options
+                } else {
+                    with_statement(options, attach)
+                };
                 // No ping before each acquire (sqlx's default): a SQLite connection is a file
                 // in this process and cannot have gone away, and the ping was a round trip to
                 // the connection's thread on every request (`cargo xtask bench`). For the same
@@ -202,7 +235,7 @@ impl Store {
                 // after 30 minutes (10 idle), and a new one is a new thread with empty page and
                 // statement caches to fill again. Under the soak every 30 minutes all eight were
                 // replaced at once and the server's memory stepped up (BENCHMARKS.md).
-                AnyPoolOptions::new()
+                options
                     .max_connections(8)
                     .test_before_acquire(false)
                     .idle_timeout(None)
@@ -247,6 +280,12 @@ impl Store {
             }
             _ => None,
         };
+        let search = match url {
+            DatabaseUrl::SqliteMemory => Some(None),
+            DatabaseUrl::SqliteFile(path) if !read_only => Some(Some(path.clone())),
+            _ => None,
+        }
+        .map(|database| Arc::new(search_index::Indexer::new(database)));
         let writer: Arc<writer::Writer> = Arc::default();
         let deliveries_queued = Arc::new(Notify::new());
         Ok(Store {
@@ -264,6 +303,7 @@ impl Store {
             direct,
             writer,
             deliveries_queued,
+            search,
         })
     }
 
@@ -368,9 +408,11 @@ impl Store {
     /// account's rows: 127 ms), and the trigram indexes hold the new rows in their pending list,
     /// which every search reads through (up to 4 MB: a search answered in 0.2 ms once the list
     /// was merged took 4 ms, and 56 ms in the bench). SQLite keeps no statistics unless asked,
-    /// and its plans here do not depend on them (`search.rs`). Outside a transaction: `VACUUM`
-    /// cannot run in one.
+    /// and its plans here do not depend on them (`search.rs`), but its search indexer works
+    /// behind the writes: this waits until it has indexed the load (`search_index.rs`). Outside
+    /// a transaction: `VACUUM` cannot run in one.
     pub(crate) async fn refresh_statistics(&self, tables: &[&str]) -> Result<()> {
+        self.settle_search().await?;
         if self.dialect == Dialect::Postgres {
             for table in tables {
                 sqlx::query(&format!("VACUUM ANALYZE {table}"))
@@ -381,9 +423,12 @@ impl Store {
         Ok(())
     }
 
-    /// Closes the direct reads' and writes' connections, then the pool (which flushes the WAL);
-    /// used before a restart in tests and at shutdown.
+    /// Stops the search indexer, closes the direct reads' and writes' connections, then the
+    /// pool (which flushes the WAL); used before a restart in tests and at shutdown.
     pub async fn close(&self) {
+        if let Some(search) = &self.search {
+            search.stop().await;
+        }
         if let Some(direct) = &self.direct {
             direct.close();
         }

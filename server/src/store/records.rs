@@ -36,8 +36,8 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// The column naming the principal a row belongs to, for tables whose rows a member sees
     /// only of their own (API keys); `None` when every principal of the account sees every row.
     const OWNER: Option<&'static str> = None;
-    /// The columns a search (`q`) looks in, in the order migration 6 indexes them
-    /// (`super::search`).
+    /// The columns a search (`q`) looks in, in the order the search indexes hold them
+    /// (`super::search::INDEXED`).
     const SEARCH: &'static [&'static str];
 
     /// The row of a `SELECT` of [`Record::select`]'s columns.
@@ -370,10 +370,10 @@ pub(super) fn page_filter(
     }
     if let Some(q) = page.q.as_deref() {
         let param = first + values.len();
-        let (condition, value) =
+        let (condition, search) =
             super::search::condition(dialect, table, qualifier, columns, param, q);
         filter.push_str(&format!(" AND {condition}"));
-        values.push(value);
+        values.extend(search);
     }
     (filter, values)
 }

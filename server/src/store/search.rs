@@ -1,10 +1,13 @@
 //! Searching a list (`q`, docs/api/README.md, lists and paging): the condition a list statement
 //! adds for a search, on each database. What a table's search looks in is its `SEARCH` columns
-//! ([`super::Record::SEARCH`], the sessions' [`super::sessions`], the users' [`super::users`]);
-//! migrations 6 and 7 index exactly those (a test below checks that the two agree):
+//! ([`super::Record::SEARCH`], the sessions' [`super::sessions`], the users' [`super::users`]),
+//! all listed in [`INDEXED`]:
 //! - SQLite: an FTS5 table `<table>_search` with the trigram tokenizer (case-insensitive,
-//!   Unicode case folding), kept by triggers; a search of 3 characters or more is a phrase
-//!   `MATCH` of it, which finds every row whose text holds the search as a substring.
+//!   Unicode case folding) in the search file beside the database, kept by the search indexer
+//!   off the write's path (`search_index.rs`); a search of 3 characters or more is a phrase
+//!   `MATCH` of it, which finds every row whose text holds the search as a substring, plus the
+//!   rows changed since the indexer's last pass (`search_changes`, migration 8), which are
+//!   checked with `LIKE` instead (ASCII case folding, as a short search).
 //! - PostgreSQL: a `pg_trgm` GIN index on `lower(<columns joined by spaces>)`; a search is a
 //!   `LIKE '%…%'` of the same expression (ASCII case folding: the columns use the "C" collation).
 //!
@@ -20,8 +23,25 @@
 //! INDEXED` keeps SQLite off the account index), which costs what they are, not what the account
 //! holds.
 
-use super::Dialect;
+use super::{
+    ApiKeyRow, BackendRow, CredentialRow, DestinationRow, Dialect, Record, SshCaRow,
+    SubscriptionRow, TlsEdgeRow,
+};
 use sqlx::AnyConnection;
+
+/// Every searchable table and the columns its search looks in: what the search indexer indexes
+/// (`search_index.rs`) and migration 8's triggers watch (a test below checks that they agree).
+pub(super) const INDEXED: &[(&str, &[&str])] = &[
+    (CredentialRow::TABLE, CredentialRow::SEARCH),
+    (ApiKeyRow::TABLE, ApiKeyRow::SEARCH),
+    (SshCaRow::TABLE, SshCaRow::SEARCH),
+    (BackendRow::TABLE, BackendRow::SEARCH),
+    (TlsEdgeRow::TABLE, TlsEdgeRow::SEARCH),
+    (DestinationRow::TABLE, DestinationRow::SEARCH),
+    (SubscriptionRow::TABLE, SubscriptionRow::SEARCH),
+    ("tunnel_sessions", super::sessions::SEARCH),
+    ("principals", super::users::SEARCH),
+];
 
 /// The shortest search the trigram indexes answer.
 const TRIGRAM: usize = 3;
@@ -33,8 +53,8 @@ const TRIGRAM: usize = 3;
 const NARROW: i64 = 10_000;
 
 /// The condition (to `AND` into a statement on `table`, whose columns are qualified with
-/// `qualifier`, e.g. `s.`) finding the rows whose `columns` hold `q`, with its one parameter
-/// numbered `param`, and the value to bind to it.
+/// `qualifier`, e.g. `s.`) finding the rows whose `columns` hold `q`, with its parameters
+/// numbered from `param` in order of appearance, and the values to bind to them.
 pub(super) fn condition(
     dialect: Dialect,
     table: &str,
@@ -42,35 +62,59 @@ pub(super) fn condition(
     columns: &[&str],
     param: usize,
     q: &str,
-) -> (String, String) {
-    let text = expression(qualifier, columns);
+) -> (String, Vec<String>) {
     match dialect {
-        Dialect::Sqlite if q.chars().count() >= TRIGRAM => (
-            format!(
-                "{qualifier}rowid IN (SELECT rowid FROM {table}_search WHERE {table}_search MATCH ${param})"
-            ),
-            phrase(q),
-        ),
-        // SQLite's `lower` folds ASCII only; the index's folding covers the rest for longer
-        // searches. The joined text is what PostgreSQL's index holds; a search found there may
-        // span two fields (an id ending in "a", the space, a name), so one field must hold it.
-        Dialect::Sqlite | Dialect::Postgres => {
-            let like = |text: &str| format!("lower({text}) LIKE ${param} ESCAPE '\\'");
-            let fields: Vec<String> = columns
-                .iter()
-                .map(|c| like(&format!("{qualifier}{c}")))
-                .collect();
+        // The index's matches and the rows changed since its last pass are the candidates; a
+        // changed row must hold the search as it is now (its indexed text may be older).
+        Dialect::Sqlite if q.chars().count() >= TRIGRAM => {
+            let pending = pending(table);
+            let (like, pattern) = like(qualifier, columns, param + 1, q);
             (
-                format!("{} AND ({})", like(&text), fields.join(" OR ")),
-                format!("%{}%", escape_like(&q.to_ascii_lowercase())),
+                format!(
+                    "{qualifier}rowid IN (SELECT rowid FROM search.{table}_search WHERE \
+                     {table}_search MATCH ${param} UNION ALL {pending}) \
+                     AND ({qualifier}rowid NOT IN ({pending}) OR ({like}))"
+                ),
+                vec![phrase(q), pattern],
             )
+        }
+        Dialect::Sqlite | Dialect::Postgres => {
+            let (like, pattern) = like(qualifier, columns, param, q);
+            (like, vec![pattern])
         }
     }
 }
 
+/// The rowids of `table`'s rows changed since the search indexer's last pass, on SQLite.
+fn pending(table: &str) -> String {
+    format!(
+        "SELECT row FROM main.search_changes WHERE tbl = '{table}' \
+         AND seq > (SELECT done FROM search.search_progress)"
+    )
+}
+
+/// The `LIKE` condition finding the rows whose `columns` hold `q`, with its one parameter
+/// numbered `param`, and the pattern to bind to it. SQLite's `lower` folds ASCII only; the index's
+/// folding covers the rest for longer searches. The joined text is what PostgreSQL's index
+/// holds; a search found there may span two fields (an id ending in "a", the space, a name), so
+/// one field must hold it.
+fn like(qualifier: &str, columns: &[&str], param: usize, q: &str) -> (String, String) {
+    let text = expression(qualifier, columns);
+    let like = |text: &str| format!("lower({text}) LIKE ${param} ESCAPE '\\'");
+    let fields: Vec<String> = columns
+        .iter()
+        .map(|c| like(&format!("{qualifier}{c}")))
+        .collect();
+    (
+        format!("{} AND ({})", like(&text), fields.join(" OR ")),
+        format!("%{}%", escape_like(&q.to_ascii_lowercase())),
+    )
+}
+
 /// Whether a list of `table` with the search `q` should read the search's matches instead of the
-/// account's rows: on SQLite, a search the trigram index answers with fewer than [`NARROW`] rows
-/// (of every account: the index is shared). Never on PostgreSQL, whose planner estimates a
+/// account's rows: on SQLite, a search the trigram index answers with fewer than [`NARROW`]
+/// candidates (of every account: the index is shared), counting the rows changed since its last
+/// pass. Never on PostgreSQL, whose planner estimates a
 /// trigram search's rows itself.
 pub(super) async fn narrow(
     conn: &mut AnyConnection,
@@ -82,7 +126,9 @@ pub(super) async fn narrow(
         return Ok(false);
     }
     let sql = format!(
-        "SELECT count(*) FROM (SELECT 1 FROM {table}_search WHERE {table}_search MATCH $1 LIMIT {NARROW})"
+        "SELECT count(*) FROM (SELECT rowid FROM search.{table}_search WHERE {table}_search \
+         MATCH $1 UNION ALL {} LIMIT {NARROW})",
+        pending(table)
     );
     let found: i64 = sqlx::query_scalar(&sql)
         .bind(phrase(q))
@@ -120,65 +166,57 @@ fn escape_like(q: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Record;
-    use crate::store::{
-        ApiKeyRow, BackendRow, CredentialRow, DestinationRow, SshCaRow, SubscriptionRow, TlsEdgeRow,
-    };
 
-    const SQLITE: &str = concat!(
-        include_str!("../../migrations/sqlite/0006_search.sql"),
-        include_str!("../../migrations/sqlite/0007_user_names.sql"),
-    );
+    const SQLITE: &str = include_str!("../../migrations/sqlite/0008_search_off_writes.sql");
     const POSTGRES: &str = concat!(
         include_str!("../../migrations/postgres/0006_search.sql"),
         include_str!("../../migrations/postgres/0007_user_names.sql"),
     );
 
-    fn indexed(table: &str, columns: &[&str]) {
-        let list = columns.join(", ");
-        assert!(
-            SQLITE.contains(&format!(
-                "CREATE VIRTUAL TABLE {table}_search USING fts5({list}, content='{table}'"
-            )),
-            "the SQLite index of {table} is on {list}"
-        );
-        assert!(
-            POSTGRES.contains(&format!(
-                "ON {table} USING gin (lower({}) gin_trgm_ops)",
-                expression("", columns)
-            )),
-            "the PostgreSQL index of {table} is on its expression"
-        );
-    }
-
     #[test]
     fn every_searchable_table_is_indexed_on_what_its_search_reads() {
-        fn of<R: Record>() {
-            indexed(R::TABLE, R::SEARCH);
+        for (table, columns) in INDEXED {
+            assert!(
+                SQLITE.contains(&format!(
+                    "AFTER UPDATE OF {} ON {table} BEGIN",
+                    columns.join(", ")
+                )),
+                "SQLite notes the changes of {table}'s searched columns"
+            );
+            for event in ["INSERT", "DELETE"] {
+                assert!(
+                    SQLITE.contains(&format!("AFTER {event} ON {table} BEGIN")),
+                    "SQLite notes every {event} of {table}"
+                );
+            }
+            assert!(
+                POSTGRES.contains(&format!(
+                    "ON {table} USING gin (lower({}) gin_trgm_ops)",
+                    expression("", columns)
+                )),
+                "the PostgreSQL index of {table} is on its expression"
+            );
         }
-        of::<CredentialRow>();
-        of::<ApiKeyRow>();
-        of::<SshCaRow>();
-        of::<BackendRow>();
-        of::<TlsEdgeRow>();
-        of::<DestinationRow>();
-        of::<SubscriptionRow>();
-        indexed("tunnel_sessions", crate::store::sessions::SEARCH);
-        indexed("principals", crate::store::users::SEARCH);
+        assert_eq!(
+            SQLITE.matches("CREATE TRIGGER").count(),
+            3 * INDEXED.len(),
+            "no table is watched that is not searched"
+        );
     }
 
     #[test]
     fn searches_are_literal_text() {
-        let (sql, value) = condition(Dialect::Sqlite, "t", "", &["id"], 3, r#"a"b c"#);
+        let (sql, values) = condition(Dialect::Sqlite, "t", "", &["id"], 3, r#"a"b c"#);
         assert!(sql.contains("t_search MATCH $3"), "{sql}");
-        assert_eq!(value, r#""a""b c""#);
-        let (sql, value) = condition(Dialect::Sqlite, "t", "s.", &["id", "x"], 2, "5%");
+        assert!(sql.contains("lower(id) LIKE $4"), "{sql}");
+        assert_eq!(values, [r#""a""b c""#, r#"%a"b c%"#]);
+        let (sql, values) = condition(Dialect::Sqlite, "t", "s.", &["id", "x"], 2, "5%");
         assert_eq!(
             sql,
             r"lower(s.id || ' ' || s.x) LIKE $2 ESCAPE '\' AND (lower(s.id) LIKE $2 ESCAPE '\' OR lower(s.x) LIKE $2 ESCAPE '\')"
         );
-        assert_eq!(value, r"%5\%%");
-        let (_, value) = condition(Dialect::Postgres, "t", "", &["id"], 1, r"A_b\");
-        assert_eq!(value, r"%a\_b\\%");
+        assert_eq!(values, [r"%5\%%"]);
+        let (_, values) = condition(Dialect::Postgres, "t", "", &["id"], 1, r"A_b\");
+        assert_eq!(values, [r"%a\_b\\%"]);
     }
 }

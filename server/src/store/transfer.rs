@@ -313,12 +313,12 @@ impl Store {
             .iter()
             .map(|row: &AnyRow| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_>>()?;
-        // SQLite's search indexes are virtual tables with shadow tables of their own
-        // (`<table>_search…`), rebuilt by the target's triggers as rows arrive: not moved.
+        // SQLite's search bookkeeping (`search_changes`, `search_source`: the index itself is
+        // in a file of its own) is the source's, not data: the target indexes what it receives.
         found.retain(|(table, _)| {
             table != "schema_migrations"
                 && !LIVE_TABLES.contains(&table.as_str())
-                && !table.contains("_search")
+                && !table.starts_with("search_")
         });
         found.sort();
         let mut known: Vec<(String, String)> = TABLES

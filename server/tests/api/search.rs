@@ -9,6 +9,7 @@ use crate::common::TestApp;
 use crate::support::session;
 use serde_json::{Value, json};
 use tunnel_core::resources::credential::Credential;
+use tunnel_server::store::{CredentialRow, DatabaseUrl, Dialect, PageQuery, Store};
 
 /// The ids a list answers for `path` (its items under `field`), and its `next_page_uri`.
 async fn found(app: &TestApp, path: &str, field: &str) -> (Vec<String>, Option<String>) {
@@ -152,6 +153,100 @@ async fn a_search_pages_with_its_next_page_uri_and_follows_updates_and_deletes()
             .await
             .is_empty()
     );
+}
+
+/// On SQLite a search finds the same rows whether the search index has reached them or not: the
+/// rows changed since the indexer's last pass (created, renamed, deleted) are read themselves.
+/// Each search runs right after its write (the indexer passes every 200 ms), then again once
+/// the index holds everything. On PostgreSQL, where every write indexes its rows, the same
+/// searches hold.
+#[tokio::test]
+async fn a_search_finds_the_same_before_and_after_the_index_holds_the_change() {
+    let app = TestApp::new().await;
+    let store = &app.state.store;
+    let mut keep = Vec::new();
+    for i in 0..3 {
+        keep.push(credential(&app, json!({"description": format!("keep-{i}")})).await);
+        credential(&app, json!({"description": format!("drop-{i}")})).await;
+    }
+    keep.reverse();
+    let searches = async |keep: &[String], renamed: &[String]| {
+        for _ in 0..2 {
+            assert_eq!(ids(&app, "/credentials?q=KEEP", "credentials").await, keep);
+            assert_eq!(
+                ids(&app, "/credentials?q=renamed", "credentials").await,
+                renamed
+            );
+            store.settle_search().await.unwrap();
+        }
+    };
+    searches(&keep, &[]).await;
+    let moved = keep.remove(0);
+    app.patched::<Value>(
+        &format!("/credentials/{moved}"),
+        json!({"description": "renamed"}),
+    )
+    .await;
+    searches(&keep, std::slice::from_ref(&moved)).await;
+    app.deleted(&format!("/credentials/{moved}")).await;
+    let gone = keep.remove(1);
+    app.deleted(&format!("/credentials/{gone}")).await;
+    searches(&keep, &[]).await;
+
+    // SQLite's trigram index folds case beyond ASCII (PostgreSQL's columns fold ASCII only).
+    if app.state.config.database.dialect() == Dialect::Sqlite {
+        let umlaut = credential(&app, json!({"description": "Übersicht"})).await;
+        store.settle_search().await.unwrap();
+        assert_eq!(
+            ids(&app, "/credentials?q=%C3%BCBERSICHT", "credentials").await,
+            [umlaut]
+        );
+    }
+}
+
+/// SQLite's search index is a file of its own beside the database, built for that database:
+/// lost, or replaced by the index of another database, it is rebuilt at start, and searches
+/// find every row meanwhile.
+#[tokio::test]
+async fn a_search_index_lost_or_of_another_database_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tunnel.db");
+    let url = DatabaseUrl::SqliteFile(path.clone());
+    let index = dir.path().join("tunnel.db-search");
+    let store = Store::open(&url).await.unwrap();
+    let account = store.create_account("a", "Ada").await.unwrap().account_id;
+    // Seeding waits for the index; "seeded credential 1" is in 1 and 10–19.
+    store.seed_credentials(&account, 30).await.unwrap();
+    let page = PageQuery {
+        limit: 100,
+        before_id: None,
+        q: Some("seeded credential 1".to_owned()),
+        oldest_first: false,
+    };
+    let found = async |store: &Store| {
+        let before = store.list::<CredentialRow>(&account, &page).await.unwrap();
+        store.settle_search().await.unwrap();
+        let after = store.list::<CredentialRow>(&account, &page).await.unwrap();
+        (before.len(), after.len())
+    };
+    assert_eq!(found(&store).await, (11, 11));
+    store.close().await;
+
+    std::fs::remove_file(&index).unwrap();
+    let store = Store::open(&url).await.unwrap();
+    assert_eq!(found(&store).await, (11, 11), "the index was lost");
+    store.close().await;
+
+    let other = Store::open(&DatabaseUrl::SqliteFile(dir.path().join("other.db")))
+        .await
+        .unwrap();
+    let stranger = other.create_account("b", "Bo").await.unwrap().account_id;
+    other.seed_credentials(&stranger, 5).await.unwrap();
+    other.close().await;
+    std::fs::copy(dir.path().join("other.db-search"), &index).unwrap();
+    let store = Store::open(&url).await.unwrap();
+    assert_eq!(found(&store).await, (11, 11), "the index was another's");
+    store.close().await;
 }
 
 /// Whether the list at `collection` (items under `field`) finds exactly `id` for each of

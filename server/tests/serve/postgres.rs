@@ -416,7 +416,7 @@ fn servers_started_together_on_an_empty_database_migrate_once_and_make_one_accou
     let versions: Vec<&str> = versions.lines().collect();
     assert_eq!(
         versions,
-        ["1", "2", "3", "4", "5", "6", "7"],
+        ["1", "2", "3", "4", "5", "6", "7", "8"],
         "each migration applied once"
     );
     let (ok, stdout, stderr) = run(&["account", "list", "--database", &database], None);
