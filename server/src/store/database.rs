@@ -2,7 +2,7 @@
 //! never showing a password) and [`Dialect`], the one place naming what differs between SQLite
 //! and PostgreSQL in the store's statements.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the database lives, as given by `--database`.
 #[derive(Clone, PartialEq, Eq)]
@@ -203,6 +203,19 @@ fn redact(url: &str) -> String {
         // Not a URL: show only its scheme, it may be a password typed in the wrong place.
         Err(_) => format!("{}…", url.split(':').next().unwrap_or_default()),
     }
+}
+
+/// `path` as the path of a `file:` URI (what sqlx's SQLite driver and `ATTACH` read): `%`, `?`
+/// and `#` percent-encoded, the rest as it is.
+pub(super) fn uri_path(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .map(|c| match c {
+            '%' | '?' | '#' => format!("%{:02X}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -187,8 +187,23 @@ impl Store {
     /// The pool on `url` (a SQLite file read-only when `read_only`).
     async fn connect(url: &DatabaseUrl, read_only: bool) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
+        if let DatabaseUrl::SqliteFile(_) = url
+            && !read_only
+        {
+            url.create_data_dir()?;
+        }
         // Every connection of a SQLite database opened to write reads the search index
-        // (`search_index.rs`), in memory for an in-memory database.
+        // (`search_index.rs`), in memory for an in-memory database. The indexer of a file
+        // creates the search file first.
+        let search = match url {
+            DatabaseUrl::SqliteMemory => Some(None),
+            DatabaseUrl::SqliteFile(path) if !read_only => Some(Some(path.clone())),
+            _ => None,
+        }
+        .map(search_index::Indexer::new)
+        .transpose()
+        .context("cannot open the search index")?
+        .map(Arc::new);
         let index = match url {
             DatabaseUrl::SqliteFile(path) if !read_only => Some(search_index::file_of(path)),
             _ => None,
@@ -207,20 +222,10 @@ impl Store {
                     .await?
             }
             DatabaseUrl::SqliteFile(path) => {
-                if !read_only {
-                    url.create_data_dir()?;
-                }
                 // sqlx's SQLite connections have foreign keys on and a 5 s busy timeout by
                 // default; `mode=rwc` creates the file. The WAL journal is a property of the
                 // file, set once below. The driver percent-decodes the path: encode it.
-                let path_text = path.display().to_string();
-                let encoded: String = path_text
-                    .chars()
-                    .map(|c| match c {
-                        '%' | '?' | '#' => format!("%{:02X}", c as u32),
-                        c => c.to_string(),
-                    })
-                    .collect();
+                let encoded = database::uri_path(path);
                 let mode = if read_only { "ro" } else { "rwc" };
                 let options = AnyPoolOptions::new();
                 let options = if read_only {
@@ -280,12 +285,6 @@ impl Store {
             }
             _ => None,
         };
-        let search = match url {
-            DatabaseUrl::SqliteMemory => Some(None),
-            DatabaseUrl::SqliteFile(path) if !read_only => Some(Some(path.clone())),
-            _ => None,
-        }
-        .map(|database| Arc::new(search_index::Indexer::new(database)));
         let writer: Arc<writer::Writer> = Arc::default();
         let deliveries_queued = Arc::new(Notify::new());
         Ok(Store {

@@ -52,10 +52,16 @@ pub(super) fn file_of(database: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// The statement attaching the search index to a connection: the file `index`, or one in
-/// memory (`None`, an in-memory database's).
+/// The statement attaching the search index to a pool connection: the file `index` read-only, or
+/// one in memory (`None`, an in-memory database's, which its one connection writes). Read-only,
+/// because a `BEGIN IMMEDIATE` takes a write lock on every database attached read-write: each
+/// pooled write would then hold the index's lock, and wait for the indexer's pass to end.
+/// `file:` names are URIs: `%`, `?` and `#` are percent-encoded.
 pub(super) fn attach(index: Option<&Path>) -> String {
-    let name = index.map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+    let name = match index {
+        Some(path) => format!("file:{}?mode=ro", super::database::uri_path(path)),
+        None => ":memory:".to_owned(),
+    };
     format!("ATTACH DATABASE '{}' AS search", name.replace('\'', "''"))
 }
 
@@ -86,7 +92,15 @@ async fn stale(exec: &mut Exec<'_>) -> Result<Option<(i64, String)>> {
         &[],
     )
     .await?;
-    let token = single_text(exec, "SELECT token FROM main.search_source WHERE id = 1").await?;
+    let token = exec
+        .fetch(
+            "SELECT token FROM main.search_source WHERE id = 1",
+            &[],
+            |row| row.required_text("token"),
+        )
+        .await?
+        .pop()
+        .ok_or(sqlx::Error::RowNotFound)?;
     let last = last_change(exec).await?;
     let found = exec
         .fetch(
@@ -151,16 +165,6 @@ async fn last_change(exec: &mut Exec<'_>) -> Result<i64> {
         )
         .await?;
     Ok(found.first().copied().unwrap_or(0))
-}
-
-async fn single_text(exec: &mut Exec<'_>, sql: &str) -> Result<String> {
-    let found = exec
-        .fetch(sql, &[], |row| row.required_text("token"))
-        .await?;
-    found
-        .into_iter()
-        .next()
-        .ok_or_else(|| sqlx::Error::RowNotFound.into())
 }
 
 /// One pass of the indexer in `exec`, inside the caller's transaction: indexes up to [`BATCH`]
@@ -231,6 +235,9 @@ const FORGET: &str = "DELETE FROM main.search_changes WHERE seq <= $1";
 pub(super) struct Indexer {
     /// The database file; `None` in memory.
     database: Option<PathBuf>,
+    /// The indexer's connection to a file database, the only one writing the search file, until
+    /// [`Store::start_search`] hands it to the indexer's thread.
+    conn: Mutex<Option<rusqlite::Connection>>,
     signal: Arc<Signal>,
     running: Mutex<Option<Running>>,
 }
@@ -255,17 +262,16 @@ struct Wake {
 }
 
 impl Indexer {
-    pub(super) fn new(database: Option<PathBuf>) -> Indexer {
-        Indexer {
+    /// The indexer of `database` (`None` in memory). For a file it opens its connection now,
+    /// creating the search file (in WAL mode) before the pool's connections attach it.
+    pub(super) fn new(database: Option<PathBuf>) -> Result<Indexer> {
+        let conn = database.as_deref().map(open).transpose()?;
+        Ok(Indexer {
             database,
+            conn: Mutex::new(conn),
             signal: Arc::default(),
             running: Mutex::new(None),
-        }
-    }
-
-    /// The search file; `None` in memory.
-    pub(super) fn index_file(&self) -> Option<PathBuf> {
-        self.database.as_deref().map(file_of)
+        })
     }
 
     /// Asks the indexer's thread for a pass now.
@@ -308,15 +314,46 @@ impl Drop for Indexer {
 }
 
 impl Store {
-    /// Makes the search index ready and starts its indexer ([`Store::open`], SQLite).
+    /// Makes the search index ready and starts its indexer ([`Store::open`], SQLite): for a file
+    /// in the indexer's connection, then its thread; in memory in the pool's write
+    /// transactions, then a task.
     pub(super) async fn start_search(&self) -> Result<()> {
         let Some(indexer) = &self.search else {
             return Ok(());
         };
-        if indexer.database.is_some() {
-            sqlx::raw_sql("PRAGMA search.journal_mode = WAL")
-                .execute(&self.pool)
+        let conn = indexer
+            .conn
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(mut conn) = conn {
+            let stale =
+                in_transaction(&mut conn, "BEGIN IMMEDIATE", async |exec| stale(exec).await)
+                    .await?;
+            if let Some((done, source)) = stale {
+                in_transaction(&mut conn, "BEGIN", async |exec| {
+                    reset(exec, done, &source).await
+                })
                 .await?;
+                tracing::info!(
+                    "the search index was built for another database or build: rebuilding it"
+                );
+            }
+            let signal = indexer.signal.clone();
+            let indexing = Indexing {
+                writer: self.writer.clone(),
+                wake: self.deliveries_queued.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            };
+            let thread = std::thread::Builder::new()
+                .name("search-indexer".to_owned())
+                .spawn(move || {
+                    lower_priority();
+                    indexing.run(conn, &signal);
+                })
+                .map_err(sqlx::Error::Io)?;
+            *indexer.running() = Some(Running::Thread(thread));
+            return Ok(());
         }
         let mut tx = self.write_tx().await?;
         let stale = stale(&mut tx.exec()).await?;
@@ -325,45 +362,20 @@ impl Store {
             let mut tx = self.write_tx().await?;
             reset(&mut tx.exec(), done, &source).await?;
             tx.commit().await?;
-            tracing::info!(
-                "the search index was built for another database or build: rebuilding it"
-            );
         }
-        match (&indexer.database, indexer.index_file()) {
-            (Some(database), Some(index)) => {
-                let signal = indexer.signal.clone();
-                let indexing = Indexing {
-                    database: database.clone(),
-                    index,
-                    writer: self.writer.clone(),
-                    wake: self.deliveries_queued.clone(),
-                    runtime: tokio::runtime::Handle::current(),
-                };
-                let thread = std::thread::Builder::new()
-                    .name("search-indexer".to_owned())
-                    .spawn(move || {
-                        lower_priority();
-                        indexing.run(&signal);
-                    })
-                    .map_err(sqlx::Error::Io)?;
-                *indexer.running() = Some(Running::Thread(thread));
+        // The task's store has no indexer of its own: dropping the last store that has one
+        // aborts the task.
+        let mut store = self.clone();
+        store.search = None;
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(PAUSE).await;
+                if let Err(e) = store.index_in_memory().await {
+                    tracing::warn!(error = %e, "a pass of the search indexer failed; it tries again");
+                }
             }
-            _ => {
-                // The task's store has no indexer of its own: dropping the last store that
-                // has one aborts the task.
-                let mut store = self.clone();
-                store.search = None;
-                let task = tokio::spawn(async move {
-                    loop {
-                        tokio::time::sleep(PAUSE).await;
-                        if let Err(e) = store.index_in_memory().await {
-                            tracing::warn!(error = %e, "a pass of the search indexer failed; it tries again");
-                        }
-                    }
-                });
-                *indexer.running() = Some(Running::Task(task));
-            }
-        }
+        });
+        *indexer.running() = Some(Running::Task(task));
         Ok(())
     }
 
@@ -432,34 +444,26 @@ impl Signal {
     }
 }
 
-/// What the indexer's thread holds.
+/// What the indexer's thread holds besides its connection.
 struct Indexing {
-    database: PathBuf,
-    index: PathBuf,
     writer: Arc<Writer>,
     wake: Arc<Notify>,
     runtime: tokio::runtime::Handle,
 }
 
 impl Indexing {
-    fn run(&self, signal: &Signal) {
-        let mut conn = None;
+    fn run(&self, mut conn: rusqlite::Connection, signal: &Signal) {
         while !signal.wait() {
-            if conn.is_none() {
-                match self.open() {
-                    Ok(opened) => conn = Some(opened),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the search indexer cannot open the database");
-                        continue;
-                    }
-                }
-            }
-            let Some(open) = conn.as_mut() else { continue };
             // Passes follow each other while changes remain (a bulk load, a catch-up).
             loop {
-                match self.pass(open) {
+                let indexed =
+                    self.runtime
+                        .block_on(in_transaction(&mut conn, "BEGIN", async |exec| {
+                            pass(exec).await
+                        }));
+                match indexed {
                     Ok(Some((done, more))) => {
-                        if let Err(e) = self.forget(open, done) {
+                        if let Err(e) = self.forget(&conn, done) {
                             tracing::warn!(error = %e, "the search indexer cannot forget the changes it indexed");
                         }
                         if !more || signal.state().stop {
@@ -474,45 +478,54 @@ impl Indexing {
                 }
             }
         }
-    }
-
-    fn open(&self) -> Result<rusqlite::Connection> {
-        use rusqlite::OpenFlags;
-        let conn = rusqlite::Connection::open_with_flags(
-            &self.database,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        conn.execute_batch(&attach(Some(&self.index)))?;
-        // A pass is acknowledged (its changes forgotten) only once it is on disk.
-        conn.execute_batch("PRAGMA search.synchronous = FULL")?;
-        Ok(conn)
-    }
-
-    /// One pass in a transaction of its own.
-    fn pass(&self, conn: &mut rusqlite::Connection) -> Result<Option<(i64, bool)>> {
-        conn.execute_batch("BEGIN")?;
-        let result = self.runtime.block_on(pass(&mut Exec::Direct(conn)));
-        match result {
-            Ok(Some(done)) => {
-                conn.execute_batch("COMMIT")?;
-                Ok(Some(done))
-            }
-            other => {
-                conn.execute_batch("ROLLBACK")?;
-                other
-            }
+        // The pool's connections read the search file read-only and cannot fold its WAL into it
+        // as they close: this one does, so a stopped server leaves the file whole.
+        if let Err(e) = conn.query_row("PRAGMA search.wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+            tracing::debug!(error = %e, "the search file's journal stays until the next start");
         }
     }
 
     /// Deletes the changes indexed, in the process's write turn: never beside a group of
     /// writes.
-    fn forget(&self, conn: &mut rusqlite::Connection, done: i64) -> Result<()> {
+    fn forget(&self, conn: &rusqlite::Connection, done: i64) -> Result<()> {
         let turn = self.runtime.block_on(self.writer.direct_turn(&self.wake));
         conn.execute(FORGET, [done])?;
         drop(turn);
         Ok(())
     }
+}
+
+/// The indexer's connection: the database, with the search file attached read-write (created,
+/// in WAL mode, if missing).
+fn open(database: &Path) -> Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        database,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.execute(
+        "ATTACH DATABASE ?1 AS search",
+        [file_of(database).to_string_lossy().as_ref()],
+    )?;
+    conn.query_row("PRAGMA search.journal_mode = WAL", [], |_| Ok(()))?;
+    // A pass is acknowledged (its changes forgotten) only once it is on disk.
+    conn.execute_batch("PRAGMA search.synchronous = FULL")?;
+    Ok(conn)
+}
+
+/// Runs `work` in a transaction of `conn` begun with `begin`: committed if it succeeds.
+async fn in_transaction<T>(
+    conn: &mut rusqlite::Connection,
+    begin: &str,
+    work: impl AsyncFnOnce(&mut Exec<'_>) -> Result<T>,
+) -> Result<T> {
+    conn.execute_batch(begin)?;
+    let result = work(&mut Exec::Direct(conn)).await;
+    conn.execute_batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
+    result
 }
 
 /// Runs the indexer's thread at the lowest priority: indexing may fall behind under load (a

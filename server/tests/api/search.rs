@@ -249,6 +249,26 @@ async fn a_search_index_lost_or_of_another_database_is_rebuilt() {
     store.close().await;
 }
 
+/// On SQLite only the search indexer writes the search file, and a write of the database never
+/// waits for it: with the file's write lock held as an indexer's pass holds it, writes through
+/// the pool (a user) and direct ones (a credential) go through, and searches find them.
+#[tokio::test]
+async fn writes_never_wait_for_the_search_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::common::test_config();
+    config.database = DatabaseUrl::SqliteFile(dir.path().join("tunnel.db"));
+    let app = TestApp::with_config(config).await;
+    let index = rusqlite::Connection::open(dir.path().join("tunnel.db-search")).unwrap();
+    index.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let made = credential(&app, json!({"description": "while locked"})).await;
+    app.principal(&app.account_id, false).await;
+    assert_eq!(
+        ids(&app, "/credentials?q=LOCKED", "credentials").await,
+        [made]
+    );
+    index.execute_batch("ROLLBACK").unwrap();
+}
+
 /// Whether the list at `collection` (items under `field`) finds exactly `id` for each of
 /// `found` and nothing for each of `gone` (searches of 3 characters or more go through the
 /// trigram index, shorter ones not).
