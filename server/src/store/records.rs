@@ -37,7 +37,7 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// only of their own (API keys); `None` when every principal of the account sees every row.
     const OWNER: Option<&'static str> = None;
     /// The columns a search (`q`) looks in, in the order the search indexes hold them
-    /// (`super::search::INDEXED`).
+    /// (`super::search_index::INDEXED`).
     const SEARCH: &'static [&'static str];
 
     /// The row of a `SELECT` of [`Record::select`]'s columns.

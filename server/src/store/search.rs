@@ -1,7 +1,7 @@
 //! Searching a list (`q`, docs/api/README.md, lists and paging): the condition a list statement
 //! adds for a search, on each database. What a table's search looks in is its `SEARCH` columns
 //! ([`super::Record::SEARCH`], the sessions' [`super::sessions`], the users' [`super::users`]),
-//! all listed in [`INDEXED`]:
+//! all listed in [`super::search_index::INDEXED`]:
 //! - SQLite: an FTS5 table `<table>_search` with the trigram tokenizer (case-insensitive,
 //!   Unicode case folding) in the search file beside the database, kept by the search indexer
 //!   off the write's path (`search_index.rs`); a search of 3 characters or more is a phrase
@@ -23,25 +23,8 @@
 //! INDEXED` keeps SQLite off the account index), which costs what they are, not what the account
 //! holds.
 
-use super::{
-    ApiKeyRow, BackendRow, CredentialRow, DestinationRow, Dialect, Record, SshCaRow,
-    SubscriptionRow, TlsEdgeRow,
-};
+use super::Dialect;
 use sqlx::AnyConnection;
-
-/// Every searchable table and the columns its search looks in: what the search indexer indexes
-/// (`search_index.rs`) and migration 8's triggers watch (a test below checks that they agree).
-pub(super) const INDEXED: &[(&str, &[&str])] = &[
-    (CredentialRow::TABLE, CredentialRow::SEARCH),
-    (ApiKeyRow::TABLE, ApiKeyRow::SEARCH),
-    (SshCaRow::TABLE, SshCaRow::SEARCH),
-    (BackendRow::TABLE, BackendRow::SEARCH),
-    (TlsEdgeRow::TABLE, TlsEdgeRow::SEARCH),
-    (DestinationRow::TABLE, DestinationRow::SEARCH),
-    (SubscriptionRow::TABLE, SubscriptionRow::SEARCH),
-    ("tunnel_sessions", super::sessions::SEARCH),
-    ("principals", super::users::SEARCH),
-];
 
 /// The shortest search the trigram indexes answer.
 const TRIGRAM: usize = 3;
@@ -166,43 +149,6 @@ fn escape_like(q: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SQLITE: &str = include_str!("../../migrations/sqlite/0008_search_off_writes.sql");
-    const POSTGRES: &str = concat!(
-        include_str!("../../migrations/postgres/0006_search.sql"),
-        include_str!("../../migrations/postgres/0007_user_names.sql"),
-    );
-
-    #[test]
-    fn every_searchable_table_is_indexed_on_what_its_search_reads() {
-        for (table, columns) in INDEXED {
-            assert!(
-                SQLITE.contains(&format!(
-                    "AFTER UPDATE OF {} ON {table} BEGIN",
-                    columns.join(", ")
-                )),
-                "SQLite notes the changes of {table}'s searched columns"
-            );
-            for event in ["INSERT", "DELETE"] {
-                assert!(
-                    SQLITE.contains(&format!("AFTER {event} ON {table} BEGIN")),
-                    "SQLite notes every {event} of {table}"
-                );
-            }
-            assert!(
-                POSTGRES.contains(&format!(
-                    "ON {table} USING gin (lower({}) gin_trgm_ops)",
-                    expression("", columns)
-                )),
-                "the PostgreSQL index of {table} is on its expression"
-            );
-        }
-        assert_eq!(
-            SQLITE.matches("CREATE TRIGGER").count(),
-            3 * INDEXED.len(),
-            "no table is watched that is not searched"
-        );
-    }
 
     #[test]
     fn searches_are_literal_text() {

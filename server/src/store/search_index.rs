@@ -9,7 +9,7 @@
 //!   a plain table, not an index;
 //! - the indexes live in the search file beside the database (`<file>-search`, attached to
 //!   every connection as `search`): one contentless FTS5 table per searchable table
-//!   ([`super::search::INDEXED`]), and `search_progress`, the last change indexed (`done`) and
+//!   ([`INDEXED`]), and `search_progress`, the last change indexed (`done`) and
 //!   the database the index was built for (`source`, that database's `search_source`);
 //! - the indexer, a thread of its own at the lowest priority with a connection of its own,
 //!   every [`PAUSE`] indexes the changes past `done` in one transaction of the search file (it
@@ -27,13 +27,30 @@
 
 use super::columns::Value;
 use super::exec::Exec;
-use super::search::INDEXED;
 use super::writer::Writer;
-use super::{Result, Store};
+use super::{
+    ApiKeyRow, BackendRow, CredentialRow, DestinationRow, Record, Result, SshCaRow, Store,
+    SubscriptionRow, TlsEdgeRow,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::Notify;
+
+/// Every searchable table and the columns its search looks in (`search.rs`): what the indexer
+/// indexes and migration 8's triggers watch (a test below checks that they agree). Here, not in
+/// `search.rs`, which the tables' own modules use.
+pub(super) const INDEXED: &[(&str, &[&str])] = &[
+    (CredentialRow::TABLE, CredentialRow::SEARCH),
+    (ApiKeyRow::TABLE, ApiKeyRow::SEARCH),
+    (SshCaRow::TABLE, SshCaRow::SEARCH),
+    (BackendRow::TABLE, BackendRow::SEARCH),
+    (TlsEdgeRow::TABLE, TlsEdgeRow::SEARCH),
+    (DestinationRow::TABLE, DestinationRow::SEARCH),
+    (SubscriptionRow::TABLE, SubscriptionRow::SEARCH),
+    ("tunnel_sessions", super::sessions::SEARCH),
+    ("principals", super::users::SEARCH),
+];
 
 /// How long the indexer waits between passes: long enough that a pass indexes many changes at
 /// once (a transaction of the search file costs a sync), short enough that few rows wait for it.
@@ -392,7 +409,7 @@ impl Store {
         Ok(more)
     }
 
-    /// Waits until the search index holds every change committed so far ([`CATCH_UP`] at most):
+    /// Waits until the search index holds every change committed so far (an hour at most):
     /// after a bulk load, so the searches that follow read the index rather than the rows; and
     /// in tests, to search through the index. Nothing to wait for on PostgreSQL.
     pub async fn settle_search(&self) -> Result<()> {
@@ -540,3 +557,45 @@ fn lower_priority() {
 
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SQLITE: &str = include_str!("../../migrations/sqlite/0008_search_off_writes.sql");
+    const POSTGRES: &str = concat!(
+        include_str!("../../migrations/postgres/0006_search.sql"),
+        include_str!("../../migrations/postgres/0007_user_names.sql"),
+    );
+
+    #[test]
+    fn every_searchable_table_is_indexed_on_what_its_search_reads() {
+        for (table, columns) in INDEXED {
+            assert!(
+                SQLITE.contains(&format!(
+                    "AFTER UPDATE OF {} ON {table} BEGIN",
+                    columns.join(", ")
+                )),
+                "SQLite notes the changes of {table}'s searched columns"
+            );
+            for event in ["INSERT", "DELETE"] {
+                assert!(
+                    SQLITE.contains(&format!("AFTER {event} ON {table} BEGIN")),
+                    "SQLite notes every {event} of {table}"
+                );
+            }
+            assert!(
+                POSTGRES.contains(&format!(
+                    "ON {table} USING gin (lower({}) gin_trgm_ops)",
+                    super::super::search::expression("", columns)
+                )),
+                "the PostgreSQL index of {table} is on its expression"
+            );
+        }
+        assert_eq!(
+            SQLITE.matches("CREATE TRIGGER").count(),
+            3 * INDEXED.len(),
+            "no table is watched that is not searched"
+        );
+    }
+}
