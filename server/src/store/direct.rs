@@ -27,10 +27,11 @@ use std::time::Duration;
 /// there are about as many at once as the runtime has worker threads.
 const MAX_IDLE: usize = 16;
 
-/// How long a read waits for a lock, as sqlx's connections wait. In WAL mode a reader waits only
+/// How long a read (or the search indexer, `search_index.rs`) waits for a lock, as sqlx's
+/// connections wait. In WAL mode a reader waits only
 /// while the file is being recovered, or while another process holds it exclusively (a
 /// `VACUUM` by hand); that wait holds the runtime thread it runs on.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Prepared statements kept per connection: a table's read of one row and its list pages (first
 /// or later, either order, each limit its own text) of every table, with room to spare

@@ -91,8 +91,9 @@ pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 /// use (`Store::connect`).
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 
-/// `options` whose connections each run `sql` once connected.
-fn with_statement(options: AnyPoolOptions, sql: String) -> AnyPoolOptions {
+/// `options` whose connections each run `sql`, if any, once connected.
+fn with_statement(options: AnyPoolOptions, sql: Option<String>) -> AnyPoolOptions {
+    let Some(sql) = sql else { return options };
     options.after_connect(move |conn, _| {
         let sql = sql.clone();
         Box::pin(async move {
@@ -204,11 +205,7 @@ impl Store {
         .transpose()
         .context("cannot open the search index")?
         .map(Arc::new);
-        let index = match url {
-            DatabaseUrl::SqliteFile(path) if !read_only => Some(search_index::file_of(path)),
-            _ => None,
-        };
-        let attach = search_index::attach(index.as_deref());
+        let attach = search.as_ref().map(|search| search.attach());
         let pool = match url {
             DatabaseUrl::SqliteMemory => {
                 // One connection that never expires: each in-memory connection is its own
@@ -227,12 +224,7 @@ impl Store {
                 // file, set once below. The driver percent-decodes the path: encode it.
                 let encoded = database::uri_path(path);
                 let mode = if read_only { "ro" } else { "rwc" };
-                let options = AnyPoolOptions::new();
-                let options = if read_only {
-                    options
-                } else {
-                    with_statement(options, attach)
-                };
+                let options = with_statement(AnyPoolOptions::new(), attach);
                 // No ping before each acquire (sqlx's default): a SQLite connection is a file
                 // in this process and cannot have gone away, and the ping was a round trip to
                 // the connection's thread on every request (`cargo xtask bench`). For the same

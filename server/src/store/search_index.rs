@@ -63,7 +63,7 @@ const BATCH: i64 = 20_000;
 const CATCH_UP: Duration = Duration::from_secs(3600);
 
 /// The search file of the database `database`.
-pub(super) fn file_of(database: &Path) -> PathBuf {
+fn file_of(database: &Path) -> PathBuf {
     let mut name = database.as_os_str().to_owned();
     name.push("-search");
     PathBuf::from(name)
@@ -74,7 +74,7 @@ pub(super) fn file_of(database: &Path) -> PathBuf {
 /// because a `BEGIN IMMEDIATE` takes a write lock on every database attached read-write: each
 /// pooled write would then hold the index's lock, and wait for the indexer's pass to end.
 /// `file:` names are URIs: `%`, `?` and `#` are percent-encoded.
-pub(super) fn attach(index: Option<&Path>) -> String {
+fn attach(index: Option<&Path>) -> String {
     let name = match index {
         Some(path) => format!("file:{}?mode=ro", super::database::uri_path(path)),
         None => ":memory:".to_owned(),
@@ -174,14 +174,17 @@ async fn reset(exec: &mut Exec<'_>, done: i64, source: &str) -> Result<()> {
 
 /// The last change ever noted (changes indexed are deleted, their numbers never reused).
 async fn last_change(exec: &mut Exec<'_>) -> Result<i64> {
-    let found = exec
-        .fetch(
-            "SELECT seq FROM main.sqlite_sequence WHERE name = 'search_changes'",
-            &[],
-            |row| Ok(row.integer("seq")?.unwrap_or(0)),
-        )
-        .await?;
-    Ok(found.first().copied().unwrap_or(0))
+    number(
+        exec,
+        "SELECT seq AS n FROM main.sqlite_sequence WHERE name = 'search_changes'",
+    )
+    .await
+}
+
+/// The integer `n` of the first row of `sql`; 0 when it has none or it is NULL.
+async fn number(exec: &mut Exec<'_>, sql: &str) -> Result<i64> {
+    let found = exec.fetch(sql, &[], |row| row.integer("n")).await?;
+    Ok(found.into_iter().next().flatten().unwrap_or(0))
 }
 
 /// One pass of the indexer in `exec`, inside the caller's transaction: indexes up to [`BATCH`]
@@ -193,24 +196,8 @@ async fn pass(exec: &mut Exec<'_>) -> Result<Option<(i64, bool)>> {
     // the `done` this one leaves.
     exec.execute("UPDATE search.search_progress SET done = done", &[])
         .await?;
-    let done = exec
-        .fetch("SELECT done FROM search.search_progress", &[], |row| {
-            Ok(row.integer("done")?.unwrap_or(0))
-        })
-        .await?
-        .first()
-        .copied()
-        .unwrap_or(0);
-    let last = exec
-        .fetch(
-            "SELECT coalesce(max(seq), 0) AS last FROM main.search_changes",
-            &[],
-            |row| Ok(row.integer("last")?.unwrap_or(0)),
-        )
-        .await?
-        .first()
-        .copied()
-        .unwrap_or(0);
+    let done = number(exec, "SELECT done AS n FROM search.search_progress").await?;
+    let last = number(exec, "SELECT max(seq) AS n FROM main.search_changes").await?;
     if last <= done {
         return Ok(None);
     }
@@ -289,6 +276,11 @@ impl Indexer {
             signal: Arc::default(),
             running: Mutex::new(None),
         })
+    }
+
+    /// The statement attaching the index to each connection of the pool ([`attach`]).
+    pub(super) fn attach(&self) -> String {
+        attach(self.database.as_deref().map(file_of).as_deref())
     }
 
     /// Asks the indexer's thread for a pass now.
@@ -522,7 +514,7 @@ fn open(database: &Path) -> Result<rusqlite::Connection> {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.busy_timeout(super::direct::BUSY_TIMEOUT)?;
     conn.execute(
         "ATTACH DATABASE ?1 AS search",
         [file_of(database).to_string_lossy().as_ref()],
