@@ -41,6 +41,7 @@ mod events;
 mod exec;
 mod key_cache;
 mod migrations;
+mod pg_reads;
 mod records;
 mod search;
 mod search_index;
@@ -149,6 +150,9 @@ pub struct Store {
     direct_writes: Option<Arc<direct_writes::DirectWrites>>,
     /// On SQLite (opened to write), the search indexes' indexer (`search_index.rs`).
     search: Option<Arc<search_index::Indexer>>,
+    /// On PostgreSQL, reads of one row and of list pages on connections outside the pool
+    /// ([`Store::get`], [`Store::list`]).
+    pg_reads: Option<Arc<pg_reads::PgReads>>,
 }
 
 impl Store {
@@ -277,6 +281,12 @@ impl Store {
             }
             _ => None,
         };
+        let pg_reads = match url {
+            DatabaseUrl::Postgres(database) => {
+                Some(Arc::new(pg_reads::PgReads::new(database.clone())))
+            }
+            _ => None,
+        };
         let writer: Arc<writer::Writer> = Arc::default();
         let deliveries_queued = Arc::new(Notify::new());
         Ok(Store {
@@ -295,6 +305,7 @@ impl Store {
             writer,
             deliveries_queued,
             search,
+            pg_reads,
         })
     }
 
@@ -414,8 +425,9 @@ impl Store {
         Ok(())
     }
 
-    /// Stops the search indexer, closes the direct reads' and writes' connections, then the
-    /// pool (which flushes the WAL); used before a restart in tests and at shutdown.
+    /// Stops the search indexer, closes the direct reads' and writes' connections and
+    /// PostgreSQL's read connections, then the pool (which flushes the WAL); used before a
+    /// restart in tests and at shutdown.
     pub async fn close(&self) {
         if let Some(search) = &self.search {
             search.stop().await;
@@ -425,6 +437,9 @@ impl Store {
         }
         if let Some(direct) = &self.direct_writes {
             direct.close();
+        }
+        if let Some(reads) = &self.pg_reads {
+            reads.close().await;
         }
         self.pool.close().await;
     }

@@ -182,10 +182,24 @@ impl Store {
             let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
             return direct.read(&sql, &values, |row| R::decode(row));
         }
+        if let Some(reads) = &self.pg_reads {
+            let mut conn = reads.acquire().await?;
+            let rows = self.list_on::<R>(&mut conn, scope, page).await;
+            return conn.done(rows);
+        }
         let mut conn = self.pool.acquire().await?;
+        self.list_on::<R>(&mut conn, scope, page).await
+    }
+
+    async fn list_on<R: Record>(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        scope: Scope<'_>,
+        page: &PageQuery,
+    ) -> Result<Vec<R>> {
         // A search with few matches reads them rather than the account's rows (search.rs).
         let narrow = match page.q.as_deref() {
-            Some(q) => super::search::narrow(&mut conn, self.dialect, R::TABLE, q).await?,
+            Some(q) => super::search::narrow(conn, self.dialect, R::TABLE, q).await?,
             None => false,
         };
         let (sql, values) = list_statement::<R>(self.dialect, scope, page, narrow);
@@ -198,7 +212,7 @@ impl Store {
             .iter()
             .map(|row| R::decode(row))
             .collect::<Result<Vec<R>>>()?;
-        R::complete(&mut conn, rows).await
+        R::complete(conn, rows).await
     }
 
     /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
@@ -212,12 +226,18 @@ impl Store {
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
     ///
     /// On a SQLite file, a table whose row holds everything is read on this thread
-    /// (`super::direct`); else through a connection of the pool.
+    /// (`super::direct`); on PostgreSQL on a read connection (`super::pg_reads`); else through a
+    /// connection of the pool.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
         if let Some(direct) = self.direct::<R>() {
             let (sql, values) = fetch_statement::<R>(scope.into(), id);
             let rows = direct.read(&sql, &values, |row| R::decode(row))?;
             return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
+        }
+        if let Some(reads) = &self.pg_reads {
+            let mut conn = reads.acquire().await?;
+            let row = fetch(&mut Exec::Sqlx(&mut conn), scope, id).await;
+            return conn.done(row);
         }
         let mut conn = self.pool.acquire().await?;
         fetch(&mut Exec::Sqlx(&mut conn), scope, id).await

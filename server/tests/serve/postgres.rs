@@ -508,3 +508,76 @@ fn operator_commands_and_the_server_key_rules_on_postgres() {
     );
     assert!(!stderr.contains("wrong-secret-"), "{stderr}");
 }
+
+/// The PostgreSQL processes serving `database`'s connections, other than this query's own.
+fn backends(database: &str) -> Vec<String> {
+    let pids = query(
+        database,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+         AND pid <> pg_backend_pid()",
+    )
+    .unwrap();
+    pids.lines().map(str::to_owned).collect()
+}
+
+/// Ends every connection to `database` from PostgreSQL's side (as a restart of the database, a
+/// failover or an administrator would), and waits until their processes are gone.
+fn drop_connections(database: &str) {
+    let pids = backends(database);
+    assert!(!pids.is_empty(), "the server holds no connection");
+    let list = pids.join(",");
+    query(
+        database,
+        &format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid IN ({list})"),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = query(
+            database,
+            &format!("SELECT count(*) FROM pg_stat_activity WHERE pid IN ({list})"),
+        )
+        .unwrap();
+        if left.trim() == "0" {
+            return;
+        }
+        assert!(Instant::now() < deadline, "connections {list} still open");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn connections_postgres_drops_are_replaced() {
+    let (_cluster, admin) = postgres();
+    let database = fresh_database(&admin).unwrap();
+    let (_server, addr) = serve(&database, Some(TEST_SERVER_KEY));
+    let credential = created(addr, "/credentials", r#"{"description":"kept"}"#);
+    let id = credential["id"].as_str().unwrap();
+    let one = format!("/credentials/{id}");
+    let read = |path: &str| api(addr, "GET", path, "");
+    assert_eq!(read(&one).0, 200);
+    assert_eq!(read("/credentials?limit=10").0, 200);
+
+    // Within the second after its connections dropped, a read may fail once (the one that
+    // finds its connection gone); that connection is then closed, not reused: the next
+    // reads are served.
+    drop_connections(&database);
+    let _ = read(&one);
+    for _ in 0..3 {
+        let (status, body) = read(&one);
+        assert_eq!((status, body["description"].as_str()), (200, Some("kept")));
+        let (status, body) = read("/credentials?limit=10");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["credentials"][0]["id"], credential["id"]);
+    }
+
+    // A connection idle for a second or more is checked before use: after a pause nothing
+    // fails, reads (the read connections) and writes (the pool's) alike.
+    drop_connections(&database);
+    std::thread::sleep(Duration::from_millis(1_500));
+    let (status, body) = read(&one);
+    assert_eq!((status, body["description"].as_str()), (200, Some("kept")));
+    let (status, body) = read("/credentials?limit=10");
+    assert_eq!(status, 200, "{body}");
+    created(addr, "/credentials", r#"{"description":"after"}"#);
+}

@@ -1,0 +1,155 @@
+//! The reads of the shared record machinery on PostgreSQL (a row by id, a page of a list, a
+//! search: `records.rs`), on connections kept here rather than in sqlx's pool (docs/database.md,
+//! connections).
+//!
+//! sqlx's pool pings every connection given back to it (a `Sync` message and PostgreSQL's
+//! answer) before anyone may use it again, and has no setting to skip that. For a `GET` of one
+//! resource that was a second round trip to PostgreSQL beside the statement's own, waking the
+//! database's process twice a request: on these connections the same server served about 45 %
+//! more of them (BENCHMARKS.md, closing note). The ping is for a connection whose user stopped
+//! midway (a request dropped mid-statement, a transaction left open) before another user gets
+//! it. A connection here only ever runs reads, outside any transaction, and goes back only when
+//! its read finished ([`ReadConnection::done`]): one dropped midway, or whose read the database
+//! failed, is closed instead. So it needs no ping on its way back. As in the pool, one idle for
+//! [`PING_WHEN_IDLE`] is pinged before its next use and one older than [`MAX_LIFETIME`] is
+//! replaced.
+
+use super::{Error, PING_WHEN_IDLE, Result};
+use sqlx::{AnyConnection, Connection as _};
+use std::ops::{Deref, DerefMut};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// Connections at most, beside the pool's 16 (`Store::connect`): a read holds one for a
+/// statement or two, and more than this many at once only queue in PostgreSQL.
+pub(super) const MAX_CONNECTIONS: usize = 8;
+
+/// How long a read waits for a connection when all are in use, as the pool's wait.
+pub(super) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection older than this is closed when its read ends, as sqlx's pool does by default:
+/// PostgreSQL's process behind a connection keeps caches that only grow.
+const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// The read connections of one PostgreSQL database.
+#[derive(Debug)]
+pub(super) struct PgReads {
+    url: String,
+    /// Idle connections, the last used on top: a quiet server keeps using the same few.
+    idle: Mutex<Vec<Idle>>,
+    /// One permit per connection open or opening; closed by [`PgReads::close`].
+    permits: Semaphore,
+}
+
+#[derive(Debug)]
+struct Idle {
+    conn: AnyConnection,
+    opened: Instant,
+    since: Instant,
+}
+
+/// A connection lent to one read; deref to it to run statements.
+#[derive(Debug)]
+pub(super) struct ReadConnection<'a> {
+    conn: Option<AnyConnection>,
+    opened: Instant,
+    reads: &'a PgReads,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl PgReads {
+    pub(super) fn new(url: String) -> PgReads {
+        PgReads {
+            url,
+            idle: Mutex::new(Vec::new()),
+            permits: Semaphore::new(MAX_CONNECTIONS),
+        }
+    }
+
+    /// An idle connection, else a new one; waits at most [`ACQUIRE_TIMEOUT`] while all are
+    /// lent, and fails once [`PgReads::close`] ran.
+    pub(super) async fn acquire(&self) -> Result<ReadConnection<'_>> {
+        let permit = match tokio::time::timeout(ACQUIRE_TIMEOUT, self.permits.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(sqlx::Error::PoolClosed.into()),
+            Err(_) => return Err(sqlx::Error::PoolTimedOut.into()),
+        };
+        // A connection that fails its ping is dropped, and the next idle one tried.
+        while let Some(mut idle) = self.pop() {
+            if idle.since.elapsed() < PING_WHEN_IDLE || idle.conn.ping().await.is_ok() {
+                return Ok(self.lend(idle.conn, idle.opened, permit));
+            }
+        }
+        let conn = AnyConnection::connect(&self.url).await?;
+        Ok(self.lend(conn, Instant::now(), permit))
+    }
+
+    /// Closes the idle connections; reads under way close theirs when they end.
+    pub(super) async fn close(&self) {
+        self.permits.close();
+        while let Some(idle) = self.pop() {
+            // Closing politely tells PostgreSQL; a failure means it is gone already.
+            let _ = idle.conn.close().await;
+        }
+    }
+
+    fn pop(&self) -> Option<Idle> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    fn lend<'a>(
+        &'a self,
+        conn: AnyConnection,
+        opened: Instant,
+        permit: SemaphorePermit<'a>,
+    ) -> ReadConnection<'a> {
+        ReadConnection {
+            conn: Some(conn),
+            opened,
+            reads: self,
+            _permit: permit,
+        }
+    }
+}
+
+impl ReadConnection<'_> {
+    /// Ends the read that gave `result`, then returns it: the connection goes back for the next
+    /// read if the read succeeded or failed in the terms of the store (a row not found). After
+    /// a failure of the database it is closed: the connection may be what failed (PostgreSQL
+    /// ending it answers the next statement with an error before closing it).
+    pub(super) fn done<T>(mut self, result: Result<T>) -> Result<T> {
+        let reusable = !matches!(result, Err(Error::Database(_)));
+        if let Some(conn) = self.conn.take()
+            && reusable
+            && self.opened.elapsed() < MAX_LIFETIME
+            && !self.reads.permits.is_closed()
+        {
+            let idle = Idle {
+                conn,
+                opened: self.opened,
+                since: Instant::now(),
+            };
+            self.reads
+                .idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(idle);
+        }
+        result
+    }
+}
+
+impl Deref for ReadConnection<'_> {
+    type Target = AnyConnection;
+
+    fn deref(&self) -> &AnyConnection {
+        self.conn.as_ref().expect("lent until done")
+    }
+}
+
+impl DerefMut for ReadConnection<'_> {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        self.conn.as_mut().expect("lent until done")
+    }
+}
