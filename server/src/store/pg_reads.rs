@@ -5,8 +5,8 @@
 //! sqlx's pool pings every connection given back to it (a `Sync` message and PostgreSQL's
 //! answer) before anyone may use it again, and has no setting to skip that. For a `GET` of one
 //! resource that was a second round trip to PostgreSQL beside the statement's own, waking the
-//! database's process twice a request: on these connections the same server served about 45 %
-//! more of them (BENCHMARKS.md, closing note). The ping is for a connection whose user stopped
+//! database's process twice a request: on these connections the same server served about half
+//! as many again (BENCHMARKS.md, closing note). The ping is for a connection whose user stopped
 //! midway (a request dropped mid-statement, a transaction left open) before another user gets
 //! it. A connection here only ever runs reads, outside any transaction, and goes back only when
 //! its read finished ([`ReadConnection::done`]): one dropped midway, or whose read the database
