@@ -191,6 +191,7 @@ impl Store {
         self.list_on::<R>(&mut conn, scope, page).await
     }
 
+    /// [`Store::list`]'s page, read on `conn` (the pool's or a PostgreSQL read connection).
     async fn list_on<R: Record>(
         &self,
         conn: &mut sqlx::AnyConnection,
