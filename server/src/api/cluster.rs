@@ -10,13 +10,14 @@
 
 use crate::agents::Undelivered;
 use crate::agents::cluster::{CLUSTER_PREFIX, CloseOrder, CommandOrder};
+use crate::json::Json;
 use crate::state::AppState;
+use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use tunnel_core::errors::ErrorCode;
 

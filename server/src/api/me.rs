@@ -3,11 +3,12 @@
 
 use crate::auth::{Caller, unknown_api_key};
 use crate::error::ApiResult;
+use crate::json::Json;
 use crate::state::AppState;
 use crate::store;
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::Me;
 

@@ -16,14 +16,15 @@
 use super::{BodyId, Change, Path};
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::json::Json;
 use crate::json::JsonBody;
 use crate::paging;
 use crate::state::AppState;
 use crate::store::{Audit, Cause, PageQuery, Record, Scope};
+use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
-use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::ser::{Serialize, SerializeStruct as _, Serializer};
 use std::future::Future;

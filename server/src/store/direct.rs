@@ -17,6 +17,7 @@
 //! PostgreSQL is a server whose round trip is the cost anyway.
 
 use super::Result;
+use super::columns::{Fields, SqliteRow};
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -83,7 +84,7 @@ impl DirectConnections {
         &self,
         sql: &str,
         params: &[P],
-        decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+        decode: impl FnMut(&dyn Fields) -> Result<T>,
     ) -> Result<Vec<T>> {
         let popped = self.idle().pop();
         let conn = match popped {
@@ -118,13 +119,18 @@ pub(super) fn rows<T, P: rusqlite::ToSql>(
     conn: &Connection,
     sql: &str,
     params: &[P],
-    mut decode: impl FnMut(&rusqlite::Row<'_>) -> Result<T>,
+    mut decode: impl FnMut(&dyn Fields) -> Result<T>,
 ) -> Result<Vec<T>> {
     let mut statement = conn.prepare_cached(sql)?;
+    let names: Vec<String> = statement
+        .column_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(decode(row)?);
+        out.push(decode(&SqliteRow { row, names: &names })?);
     }
     Ok(out)
 }
@@ -161,10 +167,7 @@ mod tests {
                 .read(
                     "SELECT id, n FROM t WHERE id > $1 ORDER BY id",
                     &["0"],
-                    |row| {
-                        use super::super::columns::Fields as _;
-                        Ok((row.required_text("id")?, row.integer("n")?))
-                    },
+                    |row| Ok((row.required_text("id")?, row.integer("n")?)),
                 )
                 .unwrap()
         };
@@ -183,5 +186,30 @@ mod tests {
             "a read in flight at the close still ends"
         );
         assert_eq!(open_files(&path), 0, "and its connection is not kept");
+    }
+
+    #[test]
+    fn columns_are_found_by_name_as_rusqlite_finds_them() {
+        let conn = Connection::open_in_memory().unwrap();
+        let read = |name: &'static str| {
+            rows(
+                &conn,
+                "SELECT 'x' AS Label, 7 AS n",
+                &[] as &[&str],
+                |row| Ok((row.text(name)?, row.integer("N")?)),
+            )
+        };
+        // Matched ASCII case-insensitively, whatever order the fields are asked in.
+        assert_eq!(
+            read("label").unwrap(),
+            vec![(Some("x".to_owned()), Some(7))]
+        );
+        assert_eq!(
+            read("LABEL").unwrap(),
+            vec![(Some("x".to_owned()), Some(7))]
+        );
+        // A column the statement does not have is an error naming it, not another column.
+        let missing = read("colour").unwrap_err().to_string();
+        assert!(missing.contains("colour"), "{missing}");
     }
 }

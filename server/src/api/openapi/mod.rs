@@ -15,10 +15,11 @@
 //! operations, their own error codes and the extension properties (docs/api/README.md,
 //! extensions); `schemas` collects the derived schemas; `constraints` the limits.
 
+use crate::json::Json;
 use crate::state::AppState;
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use tunnel_core::ErrorCode;
