@@ -38,18 +38,40 @@ impl Fields for AnyRow {
 /// name in turn (and checking that it is UTF-8) until one matches, for every field of every
 /// row: about a tenth of the server's CPU for a list page of 100 (BENCHMARKS.md, closing note).
 pub(super) struct SqliteRow<'a> {
-    pub(super) row: &'a rusqlite::Row<'a>,
+    row: &'a rusqlite::Row<'a>,
     /// The statement's column names, in order.
-    pub(super) names: &'a [String],
+    names: &'a [String],
+    /// The column after the last one asked for: a row type reads its fields in the order its
+    /// statement selects them, so this is usually the next one asked for.
+    next: std::cell::Cell<usize>,
 }
 
-impl SqliteRow<'_> {
+impl<'a> SqliteRow<'a> {
+    pub(super) fn new(row: &'a rusqlite::Row<'a>, names: &'a [String]) -> SqliteRow<'a> {
+        SqliteRow {
+            row,
+            names,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
     /// The index of the column `name`, matched as rusqlite matches it (ASCII case-insensitively).
     fn index(&self, name: &str) -> Result<usize> {
-        self.names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(name))
-            .ok_or_else(|| rusqlite::Error::InvalidColumnName(name.to_owned()).into())
+        let matches = |i: usize| {
+            self.names
+                .get(i)
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        };
+        let next = self.next.get();
+        let index = if matches(next) {
+            next
+        } else {
+            (0..self.names.len())
+                .find(|&i| matches(i))
+                .ok_or_else(|| rusqlite::Error::InvalidColumnName(name.to_owned()))?
+        };
+        self.next.set(index + 1);
+        Ok(index)
     }
 }
 

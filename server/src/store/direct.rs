@@ -130,7 +130,7 @@ pub(super) fn rows<T, P: rusqlite::ToSql>(
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(decode(&SqliteRow { row, names: &names })?);
+        out.push(decode(&SqliteRow::new(row, &names))?);
     }
     Ok(out)
 }
@@ -191,25 +191,27 @@ mod tests {
     #[test]
     fn columns_are_found_by_name_as_rusqlite_finds_them() {
         let conn = Connection::open_in_memory().unwrap();
-        let read = |name: &'static str| {
-            rows(
-                &conn,
-                "SELECT 'x' AS Label, 7 AS n",
-                &[] as &[&str],
-                |row| Ok((row.text(name)?, row.integer("N")?)),
-            )
-        };
-        // Matched ASCII case-insensitively, whatever order the fields are asked in.
-        assert_eq!(
-            read("label").unwrap(),
-            vec![(Some("x".to_owned()), Some(7))]
-        );
-        assert_eq!(
-            read("LABEL").unwrap(),
-            vec![(Some("x".to_owned()), Some(7))]
-        );
+        let sql = "SELECT 'x' AS Label, 7 AS n, 'y' AS other";
+        // In the statement's order, out of it, and the same column twice; ASCII
+        // case-insensitively.
+        let read = rows(&conn, sql, &[] as &[&str], |row| {
+            Ok([
+                row.text("label")?,
+                row.integer("N")?.map(|n| n.to_string()),
+                row.text("OTHER")?,
+                row.text("Label")?,
+                row.text("other")?,
+                row.text("other")?,
+                row.integer("n")?.map(|n| n.to_string()),
+            ])
+        })
+        .unwrap();
+        let want = ["x", "7", "y", "x", "y", "y", "7"].map(|v| Some(v.to_owned()));
+        assert_eq!(read, vec![want]);
         // A column the statement does not have is an error naming it, not another column.
-        let missing = read("colour").unwrap_err().to_string();
+        let missing = rows(&conn, sql, &[] as &[&str], |row| row.text("colour"))
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("colour"), "{missing}");
     }
 }
