@@ -30,6 +30,8 @@ impl<T: Serialize> IntoResponse for Json<T> {
                 body,
             )
                 .into_response(),
+            // An error's own body is strings and JSON values, which always serialize: this
+            // never comes back here.
             Err(e) => ApiError::Internal(anyhow::Error::new(e).context("writing a JSON response"))
                 .into_response(),
         }

@@ -33,40 +33,61 @@ impl Fields for AnyRow {
     }
 }
 
-/// A row of rusqlite with its statement's column names, taken once per statement
-/// (`super::direct::rows`). rusqlite finds a column by name by asking SQLite for each column's
-/// name in turn (and checking that it is UTF-8) until one matches, for every field of every
-/// row: about a tenth of the server's CPU for a list page of 100 (BENCHMARKS.md, closing note).
+/// A statement's column names, taken once per statement (`super::direct::rows`): rusqlite finds
+/// a column by name by asking SQLite for each column's name in turn (a C string, its length
+/// measured) until one matches, for every field of every row, which was about a tenth of the
+/// server's CPU for a list page of 100 (BENCHMARKS.md, closing note).
+pub(super) struct ColumnNames {
+    names: Vec<String>,
+    /// Whether no two columns share a name (ASCII case-insensitively); else a name means the
+    /// first column of that name, as in rusqlite, and [`SqliteRow`] takes no shortcut.
+    distinct: bool,
+}
+
+impl ColumnNames {
+    pub(super) fn of(statement: &rusqlite::Statement<'_>) -> ColumnNames {
+        let names: Vec<String> = statement
+            .column_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let distinct = names.iter().enumerate().all(|(i, name)| {
+            !names[..i]
+                .iter()
+                .any(|earlier| earlier.eq_ignore_ascii_case(name))
+        });
+        ColumnNames { names, distinct }
+    }
+}
+
+/// A row of rusqlite read through its statement's [`ColumnNames`].
 pub(super) struct SqliteRow<'a> {
     row: &'a rusqlite::Row<'a>,
-    /// The statement's column names, in order.
-    names: &'a [String],
+    columns: &'a ColumnNames,
     /// The column after the last one asked for: a row type reads its fields in the order its
     /// statement selects them, so this is usually the next one asked for.
     next: std::cell::Cell<usize>,
 }
 
 impl<'a> SqliteRow<'a> {
-    pub(super) fn new(row: &'a rusqlite::Row<'a>, names: &'a [String]) -> SqliteRow<'a> {
+    pub(super) fn new(row: &'a rusqlite::Row<'a>, columns: &'a ColumnNames) -> SqliteRow<'a> {
         SqliteRow {
             row,
-            names,
+            columns,
             next: std::cell::Cell::new(0),
         }
     }
 
-    /// The index of the column `name`, matched as rusqlite matches it (ASCII case-insensitively).
+    /// The index of the column `name`, as rusqlite finds it: the first column of that name,
+    /// ASCII case-insensitively.
     fn index(&self, name: &str) -> Result<usize> {
-        let matches = |i: usize| {
-            self.names
-                .get(i)
-                .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        };
+        let names = &self.columns.names;
+        let matches = |i: usize| names.get(i).is_some_and(|n| n.eq_ignore_ascii_case(name));
         let next = self.next.get();
-        let index = if matches(next) {
+        let index = if self.columns.distinct && matches(next) {
             next
         } else {
-            (0..self.names.len())
+            (0..names.len())
                 .find(|&i| matches(i))
                 .ok_or_else(|| rusqlite::Error::InvalidColumnName(name.to_owned()))?
         };

@@ -17,7 +17,7 @@
 //! PostgreSQL is a server whose round trip is the cost anyway.
 
 use super::Result;
-use super::columns::{Fields, SqliteRow};
+use super::columns::{ColumnNames, Fields, SqliteRow};
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -122,15 +122,11 @@ pub(super) fn rows<T, P: rusqlite::ToSql>(
     mut decode: impl FnMut(&dyn Fields) -> Result<T>,
 ) -> Result<Vec<T>> {
     let mut statement = conn.prepare_cached(sql)?;
-    let names: Vec<String> = statement
-        .column_names()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
+    let columns = ColumnNames::of(&statement);
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(decode(&SqliteRow::new(row, &names))?);
+        out.push(decode(&SqliteRow::new(row, &columns))?);
     }
     Ok(out)
 }
@@ -208,6 +204,12 @@ mod tests {
         .unwrap();
         let want = ["x", "7", "y", "x", "y", "y", "7"].map(|v| Some(v.to_owned()));
         assert_eq!(read, vec![want]);
+        // Two columns of one name: the name is the first of them, however often it is asked.
+        let twice = rows(&conn, "SELECT 1 AS id, 2 AS ID", &[] as &[&str], |row| {
+            Ok([row.integer("id")?, row.integer("id")?, row.integer("Id")?])
+        })
+        .unwrap();
+        assert_eq!(twice, vec![[Some(1); 3]]);
         // A column the statement does not have is an error naming it, not another column.
         let missing = rows(&conn, sql, &[] as &[&str], |row| row.text("colour"))
             .unwrap_err()

@@ -67,13 +67,22 @@ impl PgReads {
         }
     }
 
-    /// An idle connection, else a new one; waits at most [`ACQUIRE_TIMEOUT`] while all are
-    /// lent, and fails once [`PgReads::close`] ran.
+    /// An idle connection, else a new one; fails once [`PgReads::close`] ran. Waiting for a
+    /// connection, pinging idle ones and connecting take at most [`ACQUIRE_TIMEOUT`] in all, as
+    /// in the pool: a ping or a connect to a database gone silent (a failover leaving half-open
+    /// sockets) would otherwise wait for TCP to give up, minutes, holding its permit.
     pub(super) async fn acquire(&self) -> Result<ReadConnection<'_>> {
-        let permit = match tokio::time::timeout(ACQUIRE_TIMEOUT, self.permits.acquire()).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Err(sqlx::Error::PoolClosed.into()),
-            Err(_) => return Err(sqlx::Error::PoolTimedOut.into()),
+        match tokio::time::timeout(ACQUIRE_TIMEOUT, self.acquire_unbounded()).await {
+            Ok(lent) => lent,
+            // Dropping the attempt drops what it held: a connection popped or half open, and
+            // the permit.
+            Err(_) => Err(sqlx::Error::PoolTimedOut.into()),
+        }
+    }
+
+    async fn acquire_unbounded(&self) -> Result<ReadConnection<'_>> {
+        let Ok(permit) = self.permits.acquire().await else {
+            return Err(sqlx::Error::PoolClosed.into());
         };
         // A connection that fails its ping is dropped, and the next idle one tried.
         while let Some(mut idle) = self.pop() {
@@ -123,18 +132,17 @@ impl ReadConnection<'_> {
         if let Some(conn) = self.conn.take()
             && reusable
             && self.opened.elapsed() < MAX_LIFETIME
-            && !self.reads.permits.is_closed()
         {
-            let idle = Idle {
-                conn,
-                opened: self.opened,
-                since: Instant::now(),
-            };
-            self.reads
-                .idle
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(idle);
+            let mut idle = self.reads.idle.lock().unwrap_or_else(|e| e.into_inner());
+            // Checked under the lock: `close` closes the permits before it empties the idle
+            // list, so a connection put back after that is never left open.
+            if !self.reads.permits.is_closed() {
+                idle.push(Idle {
+                    conn,
+                    opened: self.opened,
+                    since: Instant::now(),
+                });
+            }
         }
         result
     }

@@ -558,11 +558,16 @@ fn connections_postgres_drops_are_replaced() {
     assert_eq!(read(&one).0, 200);
     assert_eq!(read("/credentials?limit=10").0, 200);
 
-    // Within the second after its connections dropped, a read may fail once (the one that
-    // finds its connection gone); that connection is then closed, not reused: the next
-    // reads are served.
+    // Within the second after its connections dropped, a read may fail: the one that finds
+    // its read connection gone, and (should the API key's cache entry have expired on a slow
+    // machine) one for each dead pool connection the authentication meets. A failed
+    // connection is closed, not reused: once a read is served, the next ones are.
     drop_connections(&database);
-    let _ = read(&one);
+    let mut failed = 0;
+    while read(&one).0 != 200 {
+        failed += 1;
+        assert!(failed < 5, "reads still fail after {failed} tries");
+    }
     for _ in 0..3 {
         let (status, body) = read(&one);
         assert_eq!((status, body["description"].as_str()), (200, Some("kept")));
