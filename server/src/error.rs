@@ -231,7 +231,7 @@ impl IntoResponse for ApiError {
             .and_then(Value::as_u64);
         let status =
             StatusCode::from_u16(body.status_code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = (status, crate::json::Json(body)).into_response();
+        let mut response = (status, crate::response::Json(body)).into_response();
         if let Ok(value) = HeaderValue::from_str(&operation_id) {
             response.headers_mut().insert(OPERATION_ID_HEADER, value);
         }

@@ -1,42 +1,16 @@
-//! The API's JSON. The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at
-//! most 1 MiB (413, docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and
-//! the accepted ones, and a missing body read as `{}` (every request type of the API accepts `{}`;
-//! required fields are then reported by validation, with their field name). And the response
-//! body, [`Json`].
+//! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB (413,
+//! docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and the accepted ones,
+//! and a missing body read as `{}` (every request type of the API accepts `{}`; required fields are
+//! then reported by validation, with their field name). Response bodies are `crate::response`'s.
 
 use crate::error::ApiError;
 use axum::extract::{FromRequest, Request};
-use axum::http::HeaderValue;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
-use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::limits::MAX_BODY_BYTES;
-
-/// A JSON response body: `T` serialized into a `Vec` that serde_json grows itself, then handed
-/// to the response without a copy. axum's `Json` writes through a `BytesMut` instead, one call
-/// per small piece (each quote, comma, key): that call and the buffer's growing copies were
-/// about a tenth of the server's CPU for a list page of 100 (BENCHMARKS.md, closing note).
-#[derive(Debug, Clone)]
-pub struct Json<T>(pub T);
-
-impl<T: Serialize> IntoResponse for Json<T> {
-    fn into_response(self) -> Response {
-        match serde_json::to_vec(&self.0) {
-            Ok(body) => (
-                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-                body,
-            )
-                .into_response(),
-            // An error's own body is strings and JSON values, which always serialize: this
-            // never comes back here.
-            Err(e) => ApiError::Internal(anyhow::Error::new(e).context("writing a JSON response"))
-                .into_response(),
-        }
-    }
-}
 
 /// A JSON request body of type `T`.
 #[derive(Debug, Clone)]

@@ -19,7 +19,8 @@
 //! - Setup: [`config`] (the `serve` options and the runtime configuration), [`state`] (what every
 //!   handler sees), [`cli`] (`serve` and the operator commands: accounts, users, bootstrap key),
 //!   [`metrics`] (the gauges of `--metrics-listen`, on a listener of their own).
-//! - Below everything: [`secret`], a string whose `Debug` never shows it.
+//! - Below everything: [`secret`], a string whose `Debug` never shows it; [`response`], the JSON
+//!   response body (`error`'s bodies and the handlers').
 //!
 //! Invariants: secrets (authtokens, API keys, private keys, webhook signing secrets) are never logged and are stored only
 //! hashed or sealed; every query is scoped by the caller's account; 5xx bodies carry no
@@ -37,6 +38,7 @@ pub mod keys;
 pub mod metrics;
 pub mod paging;
 pub mod ratelimit;
+pub mod response;
 pub mod retention;
 pub mod secret;
 pub mod security;

@@ -10,7 +10,7 @@
 
 use crate::agents::Undelivered;
 use crate::agents::cluster::{CLUSTER_PREFIX, CloseOrder, CommandOrder};
-use crate::json::Json;
+use crate::response::Json;
 use crate::state::AppState;
 use axum::Router;
 use axum::body::Bytes;

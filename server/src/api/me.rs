@@ -3,7 +3,7 @@
 
 use crate::auth::{Caller, unknown_api_key};
 use crate::error::ApiResult;
-use crate::json::Json;
+use crate::response::Json;
 use crate::state::AppState;
 use crate::store;
 use axum::Router;

@@ -16,9 +16,9 @@
 use super::{BodyId, Change, Path};
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::json::Json;
 use crate::json::JsonBody;
 use crate::paging;
+use crate::response::Json;
 use crate::state::AppState;
 use crate::store::{Audit, Cause, PageQuery, Record, Scope};
 use axum::Router;

@@ -14,7 +14,7 @@ use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, Path, text};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::json::Json;
+use crate::response::Json;
 use crate::state::AppState;
 use crate::store::{NewModule, TlsEdgeRow};
 use axum::Router;

@@ -15,7 +15,7 @@
 //! operations, their own error codes and the extension properties (docs/api/README.md,
 //! extensions); `schemas` collects the derived schemas; `constraints` the limits.
 
-use crate::json::Json;
+use crate::response::Json;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
