@@ -92,6 +92,10 @@ pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 /// use (`Store::connect`).
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 
+/// How long a PostgreSQL statement waits for a connection (its ping or its connecting
+/// included), in the pool and for the read connections (`pg_reads.rs`) alike.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// `options` whose connections each run `sql`, if any, once connected.
 fn with_statement(options: AnyPoolOptions, sql: Option<String>) -> AnyPoolOptions {
     let Some(sql) = sql else { return options };
@@ -252,7 +256,7 @@ impl Store {
             // (and is dropped), as one lost mid-request always did.
             DatabaseUrl::Postgres(database) => AnyPoolOptions::new()
                 .max_connections(16)
-                .acquire_timeout(Duration::from_secs(10))
+                .acquire_timeout(ACQUIRE_TIMEOUT)
                 .test_before_acquire(false)
                 .before_acquire(|conn, meta| {
                     Box::pin(async move {

@@ -14,7 +14,7 @@
 //! [`PING_WHEN_IDLE`] is pinged before its next use and one older than [`MAX_LIFETIME`] is
 //! replaced.
 
-use super::{Error, PING_WHEN_IDLE, Result};
+use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result};
 use sqlx::{AnyConnection, Connection as _};
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
@@ -23,10 +23,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Connections at most, beside the pool's 16 (`Store::connect`): a read holds one for a
 /// statement or two, and more than this many at once only queue in PostgreSQL.
-pub(super) const MAX_CONNECTIONS: usize = 8;
-
-/// How long a read waits for a connection when all are in use, as the pool's wait.
-pub(super) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+const MAX_CONNECTIONS: usize = 8;
 
 /// A connection older than this is closed when its read ends, as sqlx's pool does by default:
 /// PostgreSQL's process behind a connection keeps caches that only grow.
