@@ -331,8 +331,9 @@ async fn session(
             }
             _ = sleep_until(update_done), if update_done.is_some() => {
                 if let Some(target) = updater.take_finished(Instant::now()) {
-                    // The server first, then the event: whoever watches the event (a person, a
-                    // test) finds the server already counting the wait after the update.
+                    // The server first, then the event: the report is on its way before anyone
+                    // watching the event acts on it. Sent is not yet recorded: the server shows
+                    // the update finished a moment later.
                     if let Err(e) = report_update(&mut tx, updater).await {
                         return lost(format!("cannot report the update: {e}"), opened_at);
                     }

@@ -393,12 +393,14 @@ async fn restart_waits_for_the_update_and_ten_seconds_after_it() {
     assert_eq!(body["details"]["session_id"], id.as_str());
     assert!(agent.running(), "the refused restart reached no agent");
 
-    // Right after it: the 10 s count, rounded up to whole seconds.
+    // Right after it: the 10 s count, rounded up to whole seconds. The server records the
+    // agent's report a moment after the agent prints it.
     agent
         .wait_line("update complete", |l| {
             l.starts_with("updated to 3.4.1").then_some(())
         })
         .await;
+    server.wait_update_state(&id, &key, "updated").await;
     let (status, headers, body) = server
         .call_with_headers(Method::POST, &restart, &key, None)
         .await;

@@ -242,6 +242,24 @@ impl Server {
         stderr
     }
 
+    /// Waits (bounded) until GET of the session shows its `agent_update_state` as `state`, and
+    /// returns the session. An agent's report reaches the server after the agent has printed
+    /// it, so what the agent says is not yet what the API shows.
+    pub async fn wait_update_state(&self, id: &str, key: &str, state: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let (_, session) = self.get(&format!("/tunnel_sessions/{id}"), key).await;
+            if session["agent_update_state"]["state"] == state {
+                return session;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "session {id}: update state not {state}: {session}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits (bounded) until GET of the session answers `status`.
     pub async fn wait_session_status(&self, id: &str, key: &str, status: StatusCode) {
         let deadline = tokio::time::Instant::now() + WAIT;
