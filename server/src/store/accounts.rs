@@ -131,12 +131,9 @@ impl Store {
 
     /// The name of the account `account_id` (`None` when there is none).
     pub async fn account_name(&self, account_id: &str) -> Result<Option<String>> {
-        Ok(
-            sqlx::query_scalar("SELECT name FROM accounts WHERE id = $1")
-                .bind(account_id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        let query = sqlx::query_scalar("SELECT name FROM accounts WHERE id = $1").bind(account_id);
+        self.reading(async |conn| Ok(query.fetch_optional(conn).await?))
+            .await
     }
 
     /// A new user or bot of `account_id` with an API key; `None` when the account is unknown.
@@ -213,7 +210,7 @@ impl Store {
             Err(generation) => generation,
         };
         let owner = self
-            .authenticate_api_key_in(&mut *self.pool.acquire().await?, api_key)
+            .reading(async |conn| self.authenticate_api_key_in(conn, api_key).await)
             .await?;
         if let Some(owner) = &owner {
             self.keys.put(generation, hash, owner.clone());
@@ -247,8 +244,8 @@ impl Store {
 
     /// Whether `principal_id` is a user or bot of `account_id`.
     pub async fn principal_exists(&self, account_id: &str, principal_id: &str) -> Result<bool> {
-        let mut conn = self.pool.acquire().await?;
-        exists(&mut conn, "principals", account_id, principal_id).await
+        self.reading(async |conn| exists(conn, "principals", account_id, principal_id).await)
+            .await
     }
 
     /// A new user or bot of `account_id`, inside the caller's transaction; returns its id.

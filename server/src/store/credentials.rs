@@ -93,8 +93,10 @@ impl Store {
             return Ok(None);
         }
         let sql = "SELECT id, account_id, acl, secret_hash FROM credentials WHERE lookup = $1";
-        let mut conn = self.pool.acquire().await?;
-        let Some(r) = super::find_secret(&mut conn, sql, token).await? else {
+        let found = self
+            .reading(async |conn| super::find_secret(conn, sql, token).await)
+            .await?;
+        let Some(r) = found else {
             return Ok(None);
         };
         Ok(Some(AuthtokenCredential {

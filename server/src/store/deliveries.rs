@@ -11,6 +11,7 @@ use super::PageQuery;
 use super::event_destinations::DestinationRow;
 use super::records::not_found;
 use super::{Result, Store};
+use sqlx::AnyConnection;
 use sqlx::Row as _;
 use tunnel_core::resources::event_destination::{DeliveryAttempt, DeliveryState, EventTarget};
 
@@ -179,73 +180,81 @@ impl Store {
         destination_id: &str,
         page: &PageQuery,
     ) -> Result<Vec<DeliveryRow>> {
-        let mut conn = self.pool.acquire().await?;
-        if !super::records::exists(&mut conn, "event_destinations", account_id, destination_id)
-            .await?
-        {
-            return Err(not_found::<DestinationRow>(destination_id));
-        }
-        // `id < ?` with the largest id possible when no `before_id` is given: one statement
-        // that always ranges on the (destination_id, id) index.
-        let before = page.before_id.as_deref().unwrap_or("~");
-        let rows = sqlx::query(
-            "SELECT d.id, d.event_id, e.type, d.created_at, d.state, d.next_attempt_at
+        self.reading(async |conn| deliveries_page(conn, account_id, destination_id, page).await)
+            .await
+    }
+}
+
+/// [`Store::list_deliveries`]'s page, read on `conn` ([`Store::reading`]).
+async fn deliveries_page(
+    conn: &mut AnyConnection,
+    account_id: &str,
+    destination_id: &str,
+    page: &PageQuery,
+) -> Result<Vec<DeliveryRow>> {
+    if !super::records::exists(conn, "event_destinations", account_id, destination_id).await? {
+        return Err(not_found::<DestinationRow>(destination_id));
+    }
+    // `id < ?` with the largest id possible when no `before_id` is given: one statement
+    // that always ranges on the (destination_id, id) index.
+    let before = page.before_id.as_deref().unwrap_or("~");
+    let rows = sqlx::query(
+        "SELECT d.id, d.event_id, e.type, d.created_at, d.state, d.next_attempt_at
              FROM event_deliveries d JOIN events e ON e.id = d.event_id
              WHERE d.destination_id = $1 AND d.account_id = $2 AND d.id < $3
              ORDER BY d.id DESC LIMIT $4",
-        )
-        .bind(destination_id)
-        .bind(account_id)
-        .bind(before)
-        .bind(i64::from(page.limit) + 1)
-        .fetch_all(&mut *conn)
-        .await?;
-        let mut deliveries = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let state: String = row.try_get("state")?;
-            deliveries.push(DeliveryRow {
-                id: row.try_get("id")?,
-                event_id: row.try_get("event_id")?,
-                event_type: row.try_get("type")?,
-                created_at: row.try_get("created_at")?,
-                state: match state.as_str() {
-                    "succeeded" => DeliveryState::Succeeded,
-                    "failed" => DeliveryState::Failed,
-                    _ => DeliveryState::Pending,
-                },
-                next_attempt_at: row.try_get("next_attempt_at")?,
-                attempts: Vec::new(),
-            });
-        }
-        let ids: Vec<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
-        if ids.is_empty() {
-            return Ok(deliveries);
-        }
-        let sql = format!(
-            "SELECT * FROM event_delivery_attempts WHERE delivery_id IN ({})
-             ORDER BY delivery_id, attempt DESC",
-            super::records::placeholders(1, ids.len())
-        );
-        let mut query = sqlx::query(&sql);
-        for id in ids {
-            query = query.bind(id);
-        }
-        let attempts = query.fetch_all(&mut *conn).await?;
-        for row in &attempts {
-            let delivery_id: String = row.try_get("delivery_id")?;
-            let attempt = DeliveryAttempt {
-                attempted_at: row.try_get("attempted_at")?,
-                status_code: row
-                    .try_get::<Option<i64>, _>("status_code")?
-                    .and_then(|c| u16::try_from(c).ok()),
-                latency_ms: row.try_get::<i64, _>("latency_ms")?.try_into().unwrap_or(0),
-                error: row.try_get("error")?,
-                response_body: row.try_get("response_body")?,
-            };
-            if let Some(delivery) = deliveries.iter_mut().find(|d| d.id == delivery_id) {
-                delivery.attempts.push(attempt);
-            }
-        }
-        Ok(deliveries)
+    )
+    .bind(destination_id)
+    .bind(account_id)
+    .bind(before)
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut deliveries = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let state: String = row.try_get("state")?;
+        deliveries.push(DeliveryRow {
+            id: row.try_get("id")?,
+            event_id: row.try_get("event_id")?,
+            event_type: row.try_get("type")?,
+            created_at: row.try_get("created_at")?,
+            state: match state.as_str() {
+                "succeeded" => DeliveryState::Succeeded,
+                "failed" => DeliveryState::Failed,
+                _ => DeliveryState::Pending,
+            },
+            next_attempt_at: row.try_get("next_attempt_at")?,
+            attempts: Vec::new(),
+        });
     }
+    let ids: Vec<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
+    if ids.is_empty() {
+        return Ok(deliveries);
+    }
+    let sql = format!(
+        "SELECT * FROM event_delivery_attempts WHERE delivery_id IN ({})
+             ORDER BY delivery_id, attempt DESC",
+        super::records::placeholders(1, ids.len())
+    );
+    let mut query = sqlx::query(&sql);
+    for id in ids {
+        query = query.bind(id);
+    }
+    let attempts = query.fetch_all(&mut *conn).await?;
+    for row in &attempts {
+        let delivery_id: String = row.try_get("delivery_id")?;
+        let attempt = DeliveryAttempt {
+            attempted_at: row.try_get("attempted_at")?,
+            status_code: row
+                .try_get::<Option<i64>, _>("status_code")?
+                .and_then(|c| u16::try_from(c).ok()),
+            latency_ms: row.try_get::<i64, _>("latency_ms")?.try_into().unwrap_or(0),
+            error: row.try_get("error")?,
+            response_body: row.try_get("response_body")?,
+        };
+        if let Some(delivery) = deliveries.iter_mut().find(|d| d.id == delivery_id) {
+            delivery.attempts.push(attempt);
+        }
+    }
+    Ok(deliveries)
 }

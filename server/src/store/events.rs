@@ -203,19 +203,20 @@ impl Store {
         for value in binds {
             query = query.bind(value);
         }
-        let rows = query
-            .bind(i64::from(page.limit) + 1)
-            .fetch_all(&self.pool)
+        let query = query.bind(i64::from(page.limit) + 1);
+        let rows = self
+            .reading(async |conn| Ok(query.fetch_all(conn).await?))
             .await?;
         rows.iter().map(decode_event).collect()
     }
 
     /// The event `id` of the account.
     pub async fn get_event(&self, account_id: &str, id: &str) -> Result<EventRow> {
-        let found = sqlx::query("SELECT * FROM events WHERE account_id = $1 AND id = $2")
+        let query = sqlx::query("SELECT * FROM events WHERE account_id = $1 AND id = $2")
             .bind(account_id)
-            .bind(id)
-            .fetch_optional(&self.pool)
+            .bind(id);
+        let found = self
+            .reading(async |conn| Ok(query.fetch_optional(conn).await?))
             .await?;
         match found {
             Some(row) => decode_event(&row),

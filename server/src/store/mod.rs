@@ -154,8 +154,7 @@ pub struct Store {
     direct_writes: Option<Arc<direct_writes::DirectWrites>>,
     /// On SQLite (opened to write), the search indexes' indexer (`search_index.rs`).
     search: Option<Arc<search_index::Indexer>>,
-    /// On PostgreSQL, reads of one row and of list pages on connections outside the pool
-    /// ([`Store::get`], [`Store::list`]).
+    /// On PostgreSQL, the API's reads on connections outside the pool ([`Store::reading`]).
     pg_reads: Option<Arc<pg_reads::PgReads>>,
 }
 

@@ -1,6 +1,7 @@
-//! The reads of the shared record machinery on PostgreSQL (a row by id, a page of a list, a
-//! search: `records.rs`), on connections kept here rather than in sqlx's pool (docs/database.md,
-//! connections).
+//! The store's reads outside a transaction on PostgreSQL (a row by id, a page of a list, a
+//! search, the audit log, the users, the sessions' directory, an API key or authtoken presented),
+//! on connections kept here rather than in sqlx's pool (docs/database.md, connections):
+//! [`Store::reading`] picks where a read runs.
 //!
 //! sqlx's pool pings every connection given back to it (a `Sync` message and PostgreSQL's
 //! answer) before anyone may use it again, and has no setting to skip that. For a `GET` of one
@@ -14,7 +15,7 @@
 //! [`PING_WHEN_IDLE`] is pinged before its next use and one older than [`MAX_LIFETIME`] is
 //! replaced.
 
-use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result};
+use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};
 use sqlx::{AnyConnection, Connection as _};
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
@@ -116,6 +117,23 @@ impl PgReads {
             reads: self,
             _permit: permit,
         }
+    }
+}
+
+impl Store {
+    /// Runs `read`, statements outside any transaction, on a connection for reads: on
+    /// PostgreSQL a read connection of this module's, else one of the pool's.
+    pub(super) async fn reading<T>(
+        &self,
+        read: impl AsyncFnOnce(&mut AnyConnection) -> Result<T>,
+    ) -> Result<T> {
+        if let Some(reads) = &self.pg_reads {
+            let mut conn = reads.acquire().await?;
+            let result = read(&mut conn).await;
+            return conn.done(result);
+        }
+        let mut conn = self.pool.acquire().await?;
+        read(&mut conn).await
     }
 }
 

@@ -182,16 +182,11 @@ impl Store {
             let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
             return direct.read(&sql, &values, |row| R::decode(row));
         }
-        if let Some(reads) = &self.pg_reads {
-            let mut conn = reads.acquire().await?;
-            let rows = self.list_on::<R>(&mut conn, scope, page).await;
-            return conn.done(rows);
-        }
-        let mut conn = self.pool.acquire().await?;
-        self.list_on::<R>(&mut conn, scope, page).await
+        self.reading(async |conn| self.list_on::<R>(conn, scope, page).await)
+            .await
     }
 
-    /// [`Store::list`]'s page, read on `conn` (the pool's or a PostgreSQL read connection).
+    /// [`Store::list`]'s page, read on `conn` ([`Store::reading`]).
     async fn list_on<R: Record>(
         &self,
         conn: &mut sqlx::AnyConnection,
@@ -227,21 +222,16 @@ impl Store {
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
     ///
     /// On a SQLite file, a table whose row holds everything is read on this thread
-    /// (`super::direct`); on PostgreSQL on a read connection (`super::pg_reads`); else through a
-    /// connection of the pool.
+    /// (`super::direct`); else where [`Store::reading`] runs reads.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
+        let scope = scope.into();
         if let Some(direct) = self.direct::<R>() {
-            let (sql, values) = fetch_statement::<R>(scope.into(), id);
+            let (sql, values) = fetch_statement::<R>(scope, id);
             let rows = direct.read(&sql, &values, |row| R::decode(row))?;
             return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
         }
-        if let Some(reads) = &self.pg_reads {
-            let mut conn = reads.acquire().await?;
-            let row = fetch(&mut Exec::Sqlx(&mut conn), scope, id).await;
-            return conn.done(row);
-        }
-        let mut conn = self.pool.acquire().await?;
-        fetch(&mut Exec::Sqlx(&mut conn), scope, id).await
+        self.reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
+            .await
     }
 
     /// Deletes the row `id` in `scope`, recording its last wire form: [`Error::NotFound`]

@@ -292,7 +292,9 @@ impl Store {
         for value in binds {
             query = query.bind(*value);
         }
-        let rows = query.fetch_all(&self.pool).await?;
+        let rows = self
+            .reading(async |conn| Ok(query.fetch_all(conn).await?))
+            .await?;
         rows.iter().map(session_row).collect()
     }
 

@@ -55,9 +55,9 @@ impl Store {
         for value in values {
             query = query.bind(value);
         }
-        let rows = query
-            .bind(i64::from(page.limit) + 1)
-            .fetch_all(&self.pool)
+        let query = query.bind(i64::from(page.limit) + 1);
+        let rows = self
+            .reading(async |conn| Ok(query.fetch_all(conn).await?))
             .await?;
         rows.iter().map(user_row).collect()
     }
@@ -65,10 +65,9 @@ impl Store {
     /// The user or bot `id` of `account_id` ([`Error::NotFound`] otherwise).
     pub async fn user(&self, account_id: &str, id: &str) -> Result<UserRow> {
         let sql = format!("SELECT {COLUMNS} FROM principals WHERE account_id = $1 AND id = $2");
-        let row = sqlx::query(&sql)
-            .bind(account_id)
-            .bind(id)
-            .fetch_optional(&self.pool)
+        let query = sqlx::query(&sql).bind(account_id).bind(id);
+        let row = self
+            .reading(async |conn| Ok(query.fetch_optional(conn).await?))
             .await?;
         match row {
             Some(row) => user_row(&row),

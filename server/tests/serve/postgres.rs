@@ -574,6 +574,12 @@ fn connections_postgres_drops_are_replaced() {
         let (status, body) = read("/credentials?limit=10");
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["credentials"][0]["id"], credential["id"]);
+        // The audit log and the users are read on the same connections.
+        let (status, body) = read("/events?limit=10");
+        assert_eq!(status, 200, "{body}");
+        assert!(body.to_string().contains(id), "{body}");
+        let (status, body) = read("/users");
+        assert_eq!(status, 200, "{body}");
     }
 
     // A connection idle for a second or more is checked before use: after a pause nothing
@@ -583,6 +589,8 @@ fn connections_postgres_drops_are_replaced() {
     let (status, body) = read(&one);
     assert_eq!((status, body["description"].as_str()), (200, Some("kept")));
     let (status, body) = read("/credentials?limit=10");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = read("/events?limit=10");
     assert_eq!(status, 200, "{body}");
     created(addr, "/credentials", r#"{"description":"after"}"#);
 }
