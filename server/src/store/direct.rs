@@ -1,23 +1,26 @@
-//! Reads of a SQLite file on the calling thread: a row by id, a page of a list without a search
-//! (docs/database.md, connections); and the connection direct writes run in (`direct_writes.rs`).
+//! Reads of a SQLite file on the calling thread: a row by id, a page of a list without a search,
+//! the audit log (docs/database.md, connections); and the connection direct writes run in
+//! (`direct_writes.rs`).
 //!
 //! sqlx's SQLite driver runs each connection on a thread of its own: a statement is a message
 //! to that thread and its rows a message back, each a wake-up of another thread. For the `GET`
 //! of one credential that hand-over cost three times the rest of the request: the same server
 //! with that read taken out served 2.5–3× the requests at under a third of the CPU per request
 //! (BENCHMARKS.md, closing note, direct reads). So `Store::get` and `Store::list` of the
-//! `record!` tables run here when they can: with rusqlite on the same SQLite library, in the
-//! calling task. A lookup by primary key takes microseconds and a page of 101 rows a fraction
-//! of a millisecond, about what the hand-overs cost. A search stays on the pool (one matching
-//! little can read many rows, which must not hold a runtime thread), as does a table whose rows
-//! need another table's (`Record::COMPLETES`). These are reads like any other, not a cache: in
+//! `record!` tables, and the audit log's event by id and pages, run here when they can: with
+//! rusqlite on the same SQLite library, in the calling task. A lookup by primary key takes
+//! microseconds and a page of 101 rows a fraction of a millisecond, about what the hand-overs
+//! cost. A search stays on the pool (one matching little can read many rows, which must not hold
+//! a runtime thread), as do an audit-log page filtered on two columns or more (one index, the
+//! other filters checked row by row) and a table whose rows need another table's
+//! (`Record::COMPLETES`). These are reads like any other, not a cache: in
 //! WAL mode they see every committed write, whoever made it, and never wait for a writer.
 //!
 //! Only for SQLite files: an in-memory database is private to sqlx's one connection, and
 //! PostgreSQL is a server whose round trip is the cost anyway.
 
-use super::Result;
 use super::columns::{ColumnNames, Fields, SqliteRow};
+use super::{Result, Store};
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -109,6 +112,13 @@ impl DirectConnections {
 
     fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store {
+    /// The reads on this thread, on a SQLite file until the store closes.
+    pub(super) fn direct_reads(&self) -> Option<&DirectConnections> {
+        self.direct.as_deref().filter(|direct| direct.is_open())
     }
 }
 

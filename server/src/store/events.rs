@@ -7,11 +7,9 @@
 //! Also: the events list with its filters (keyset pages on the `(account_id, id)` index, or on
 //! the index of the filtered column), and retention.
 
-use super::columns::to_json;
+use super::columns::{Fields, to_json};
 use super::{PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value};
-use sqlx::Row as _;
-use sqlx::any::AnyRow;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::{Actor, ActorKind};
 
@@ -171,12 +169,14 @@ impl Store {
         // so every filter is a range on one index: `(account_id, <column>, id)`.
         let mut sql = String::from("SELECT * FROM events WHERE account_id = $1");
         let mut binds: Vec<String> = vec![account_id.to_owned()];
+        let mut columns = 0;
         for (column, value) in [
             ("type", &filter.event_type),
             ("object_id", &filter.object_id),
             ("actor_id", &filter.actor_id),
         ] {
             if let Some(value) = value {
+                columns += 1;
                 binds.push(value.clone());
                 sql.push_str(&format!(" AND {column} = ${}", binds.len()));
             }
@@ -198,33 +198,50 @@ impl Store {
             binds.push(upper);
             sql.push_str(&format!(" AND id < ${}", binds.len()));
         }
-        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", binds.len() + 1));
-        let mut query = sqlx::query(&sql);
-        for value in binds {
-            query = query.bind(value);
-        }
-        let query = query.bind(i64::from(page.limit) + 1);
-        let rows = self
-            .reading(async |conn| Ok(query.fetch_all(conn).await?))
-            .await?;
-        rows.iter().map(decode_event).collect()
+        // The limit is a number of ours (validated), written into the statement.
+        sql.push_str(&format!(
+            " ORDER BY id DESC LIMIT {}",
+            u64::from(page.limit) + 1
+        ));
+        // Two column filters range on one index and check the other row by row, which may
+        // read many rows for a page: too long a read for this thread.
+        self.read_events(&sql, &binds, columns <= 1).await
     }
 
     /// The event `id` of the account.
     pub async fn get_event(&self, account_id: &str, id: &str) -> Result<EventRow> {
-        let query = sqlx::query("SELECT * FROM events WHERE account_id = $1 AND id = $2")
-            .bind(account_id)
-            .bind(id);
-        let found = self
-            .reading(async |conn| Ok(query.fetch_optional(conn).await?))
-            .await?;
-        match found {
-            Some(row) => decode_event(&row),
+        let sql = "SELECT * FROM events WHERE account_id = $1 AND id = $2";
+        let found = self.read_events(sql, &[account_id, id], true).await?;
+        match found.into_iter().next() {
+            Some(event) => Ok(event),
             None => Err(super::Error::NotFound {
                 kind: IdKind::Event,
                 id: id.to_owned(),
             }),
         }
+    }
+
+    /// The events `sql` selects with `binds` in order: on a SQLite file on this thread
+    /// (`super::direct`) when the statement reads few rows besides those it returns (`short`),
+    /// else where [`Store::reading`] runs reads.
+    async fn read_events<P: AsRef<str>>(
+        &self,
+        sql: &str,
+        binds: &[P],
+        short: bool,
+    ) -> Result<Vec<EventRow>> {
+        let binds: Vec<&str> = binds.iter().map(AsRef::as_ref).collect();
+        if let Some(direct) = self.direct_reads().filter(|_| short) {
+            return direct.read(sql, &binds, decode_event);
+        }
+        let mut query = sqlx::query(sql);
+        for value in &binds {
+            query = query.bind(*value);
+        }
+        let rows = self
+            .reading(async |conn| Ok(query.fetch_all(conn).await?))
+            .await?;
+        rows.iter().map(|row| decode_event(row)).collect()
     }
 
     /// Deletes up to `batch` events that occurred before `before` (their deliveries and
@@ -253,29 +270,29 @@ fn actor_kind(kind: ActorKind) -> &'static str {
     }
 }
 
-fn decode_event(row: &AnyRow) -> Result<EventRow> {
+/// An event of the `events` table, from either driver's row.
+fn decode_event(row: &dyn Fields) -> Result<EventRow> {
     let json = |name: &str| -> Result<Value> {
-        let text: String = row.try_get(name)?;
+        let text = row.required_text(name)?;
         serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)).into())
     };
-    let kind: String = row.try_get("actor_type")?;
-    let kind = match kind.as_str() {
+    let kind = match row.required_text("actor_type")?.as_str() {
         "user" => ActorKind::User,
         "bot" => ActorKind::Bot,
         "agent" => ActorKind::Agent,
         _ => ActorKind::System,
     };
     Ok(EventRow {
-        id: row.try_get("id")?,
-        event_type: row.try_get("type")?,
-        occurred_at: row.try_get("occurred_at")?,
+        id: row.required_text("id")?,
+        event_type: row.required_text("type")?,
+        occurred_at: row.required_text("occurred_at")?,
         actor: Actor {
             kind,
-            id: row.try_get("actor_id")?,
-            api_key_id: row.try_get("api_key_id")?,
+            id: row.text("actor_id")?,
+            api_key_id: row.text("api_key_id")?,
         },
-        operation_id: row.try_get("operation_id")?,
-        object_id: row.try_get("object_id")?,
+        operation_id: row.text("operation_id")?,
+        object_id: row.required_text("object_id")?,
         object: json("object")?,
         changed_fields: serde_json::from_value(json("changed_fields")?).unwrap_or_default(),
         details: match json("details")? {

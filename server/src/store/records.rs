@@ -214,9 +214,7 @@ impl Store {
     /// The reads on this thread, for a table whose rows hold everything ([`Record::COMPLETES`])
     /// on a SQLite file (`super::direct`).
     fn direct<R: Record>(&self) -> Option<&super::direct::DirectConnections> {
-        self.direct
-            .as_deref()
-            .filter(|direct| !R::COMPLETES && direct.is_open())
+        self.direct_reads().filter(|_| !R::COMPLETES)
     }
 
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).

@@ -434,6 +434,22 @@ async fn the_log_is_per_account_paged_and_filtered() {
         .fetch(&format!("/events?actor_id={}", app.admin_id))
         .await;
     assert_eq!(by_admin.events.len(), 6);
+    // Two filters at once (on SQLite read through the pool rather than on the request's
+    // thread): both must match.
+    let both: EventList = app
+        .fetch(&format!(
+            "/events?type=credential_updated.v0&object_id={}",
+            ids[0]
+        ))
+        .await;
+    assert_eq!(types(&both.events), ["credential_updated.v0"]);
+    let neither: EventList = app
+        .fetch(&format!(
+            "/events?type=credential_updated.v0&object_id={}",
+            ids[1]
+        ))
+        .await;
+    assert!(neither.events.is_empty());
     let future: EventList = app.fetch("/events?after=2999-01-01T00:00:00Z").await;
     assert!(future.events.is_empty());
     let past: EventList = app.fetch("/events?before=2000-01-01T00:00:00Z").await;
