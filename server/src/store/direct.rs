@@ -38,8 +38,9 @@ const MAX_IDLE: usize = 16;
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Prepared statements kept per connection: a table's read of one row and its list pages (first
-/// or later, either order, each limit its own text) of every table, with room to spare
-/// (rusqlite keeps 16 by default, fewer than that).
+/// or later, either order, each limit its own text) of every table, and the audit log's (each
+/// filter and limit its own text), with room to spare for the limits in common use (rusqlite
+/// keeps 16 by default, fewer than that).
 const STATEMENTS: usize = 256;
 
 /// Read-only connections to one SQLite file, used one read at a time; and it opens the write

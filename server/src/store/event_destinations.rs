@@ -103,14 +103,15 @@ impl Store {
     /// The sealed signing secrets of the destination `id` of the account.
     pub async fn destination_secrets(&self, account_id: &str, id: &str) -> Result<SealedSecrets> {
         type Columns = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
-        let found: Option<Columns> = sqlx::query_as(
+        let query = sqlx::query_as(
             "SELECT secret_sealed, previous_secret_sealed, previous_secret_until
              FROM event_destinations WHERE account_id = $1 AND id = $2",
         )
         .bind(account_id)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .bind(id);
+        let found: Option<Columns> = self
+            .reading(async |conn| Ok(query.fetch_optional(conn).await?))
+            .await?;
         let (current, previous, until) =
             found.ok_or_else(|| super::records::not_found::<DestinationRow>(id))?;
         Ok(SealedSecrets {
@@ -147,13 +148,15 @@ impl Store {
         account_id: &str,
         ids: &[String],
     ) -> Result<Vec<String>> {
-        let mut conn = self.pool.acquire().await?;
-        let mut missing = Vec::new();
-        for id in ids {
-            if !exists(&mut conn, DestinationRow::TABLE, account_id, id).await? {
-                missing.push(id.clone());
+        self.reading(async |conn| {
+            let mut missing = Vec::new();
+            for id in ids {
+                if !exists(conn, DestinationRow::TABLE, account_id, id).await? {
+                    missing.push(id.clone());
+                }
             }
-        }
-        Ok(missing)
+            Ok(missing)
+        })
+        .await
     }
 }

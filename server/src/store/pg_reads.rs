@@ -1,7 +1,8 @@
 //! The store's reads outside a transaction on PostgreSQL (a row by id, a page of a list, a
-//! search, the audit log, the users, the sessions' directory, an API key or authtoken presented),
-//! on connections kept here rather than in sqlx's pool (docs/database.md, connections):
-//! [`Store::reading`] picks where a read runs.
+//! search, the audit log, the users, the sessions' directory, a destination's deliveries and
+//! secrets, the account's name, an API key or authtoken presented), on connections kept here
+//! rather than in sqlx's pool (docs/database.md, connections): [`Store::reading`] picks where a
+//! read runs.
 //!
 //! sqlx's pool pings every connection given back to it (a `Sync` message and PostgreSQL's
 //! answer) before anyone may use it again, and has no setting to skip that. For a `GET` of one

@@ -52,8 +52,8 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     /// The columns the row's `INSERT` writes, but for `account_id`.
     fn columns(&self) -> Vec<(&'static str, Value)>;
 
-    /// Whether [`Record::complete`] reads other tables (then the table's reads need a
-    /// connection of the pool, not `super::direct`).
+    /// Whether [`Record::complete`] reads other tables (then the table's reads take a
+    /// connection of [`Store::reading`], not `super::direct`).
     const COMPLETES: bool = false;
 
     /// Completes decoded rows with what other tables hold for them (a subscription's

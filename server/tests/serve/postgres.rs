@@ -558,10 +558,10 @@ fn connections_postgres_drops_are_replaced() {
     assert_eq!(read(&one).0, 200);
     assert_eq!(read("/credentials?limit=10").0, 200);
 
-    // Within the second after its connections dropped, a read may fail: the one that finds
-    // its read connection gone, and (should the API key's cache entry have expired on a slow
-    // machine) one for each dead pool connection the authentication meets. A failed
-    // connection is closed, not reused: once a read is served, the next ones are.
+    // Within the second after its connections dropped, a read may fail for each dead read
+    // connection it meets (should the API key's cache entry have expired on a slow machine,
+    // the authentication's lookup meets them too). A failed connection is closed, not reused:
+    // once a read is served, the next ones are.
     drop_connections(&database);
     let mut failed = 0;
     while read(&one).0 != 200 {
