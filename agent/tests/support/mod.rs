@@ -242,37 +242,42 @@ impl Server {
         stderr
     }
 
-    /// Waits (bounded) until GET of the session shows its `agent_update_state` as `state`, and
-    /// returns the session. An agent's report reaches the server after the agent has printed
-    /// it, so what the agent says is not yet what the API shows.
-    pub async fn wait_update_state(&self, id: &str, key: &str, state: &str) -> Value {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let (_, session) = self.get(&format!("/tunnel_sessions/{id}"), key).await;
-            if session["agent_update_state"]["state"] == state {
-                return session;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "session {id}: update state not {state}: {session}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    /// Waits (bounded) until GET of the session shows its `agent_update_state` as `state`. An
+    /// agent's report reaches the server after the agent has printed it, so what the agent says
+    /// is not yet what the API shows.
+    pub async fn wait_update_state(&self, id: &str, key: &str, state: &str) {
+        self.wait_session(id, key, &format!("update state {state}"), |_, session| {
+            session["agent_update_state"]["state"] == state
+        })
+        .await;
     }
 
     /// Waits (bounded) until GET of the session answers `status`.
     pub async fn wait_session_status(&self, id: &str, key: &str, status: StatusCode) {
+        self.wait_session(id, key, &format!("status {status}"), |got, _| got == status)
+            .await;
+    }
+
+    /// Polls GET of the session until `reached` holds for its status and body, at most [`WAIT`]
+    /// (`what` names the awaited state in the failure).
+    async fn wait_session(
+        &self,
+        id: &str,
+        key: &str,
+        what: &str,
+        reached: impl Fn(StatusCode, &Value) -> bool,
+    ) {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            let (got, _) = self.get(&format!("/tunnel_sessions/{id}"), key).await;
-            if got == status {
+            let (status, session) = self.get(&format!("/tunnel_sessions/{id}"), key).await;
+            if reached(status, &session) {
                 return;
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "session {id}: still {got}, expected {status}"
+                "session {id}: not {what} yet ({status}: {session})"
             );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }
