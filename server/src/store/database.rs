@@ -48,6 +48,14 @@ impl Dialect {
         }
     }
 
+    /// The aggregate joining the text `expression` of a group's rows with `,`: NULL for none.
+    pub(super) fn join_texts(self, expression: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("group_concat({expression}, ',')"),
+            Dialect::Postgres => format!("string_agg({expression}, ',')"),
+        }
+    }
+
     /// A table of the elements of the JSON array (of strings) in `column`, as a column `value`.
     pub(super) fn json_array_elements(self, column: &str) -> String {
         match self {

@@ -471,18 +471,23 @@ pub(super) async fn lock_writes(
     conn: &mut sqlx::AnyConnection,
     bounded: bool,
 ) -> Result<()> {
-    if dialect == Dialect::Postgres {
-        if bounded {
-            sqlx::query("SET LOCAL lock_timeout = '5s'")
-                .execute(&mut *conn)
-                .await?;
-        }
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(WRITE_LOCK)
-            .execute(&mut *conn)
-            .await?;
+    use sqlx::Executor as _;
+    if let Some(sql) = lock_writes_sql(dialect, bounded) {
+        conn.execute(sql.as_str()).await?;
     }
     Ok(())
+}
+
+/// The statements of [`lock_writes`], `None` on SQLite: one text, sent in one round trip (a
+/// simple query, so the lock's key is written out: a constant).
+pub(super) fn lock_writes_sql(dialect: Dialect, bounded: bool) -> Option<String> {
+    let timeout = if bounded {
+        "SET LOCAL lock_timeout = '5s'; "
+    } else {
+        ""
+    };
+    (dialect == Dialect::Postgres)
+        .then(|| format!("{timeout}SELECT pg_advisory_xact_lock({WRITE_LOCK})"))
 }
 
 /// RFC 3339 in UTC with `Z`, to the second (docs/ids.md).

@@ -259,11 +259,9 @@ impl Store {
                 }
             }
             let sql = format!("DELETE FROM {} WHERE account_id = $1 AND id = $2", R::TABLE);
-            tx.exec()
-                .execute(&sql, &[account_id.into(), id.into()])
-                .await?;
+            let change = (sql, vec![account_id.into(), id.into()]);
             let event = audit.event("deleted", id, &before);
-            self.emit(tx, account_id, event).await?;
+            self.emit_after(tx, account_id, Some(change), event).await?;
             Ok(())
         })
         .await?;
@@ -315,9 +313,9 @@ impl Store {
         extra: Vec<(&'static str, Value)>,
         audit: &Audit<'_, R>,
     ) -> Result<()> {
-        insert(&mut tx.exec(), account_id, row, extra).await?;
         let event = audit.event("created", row.id(), row);
-        self.emit(tx, account_id, event).await?;
+        let change = insert_statement(account_id, row, extra);
+        self.emit_after(tx, account_id, Some(change), event).await?;
         Ok(())
     }
 
@@ -507,6 +505,17 @@ pub(super) async fn insert<R: Record>(
     row: &R,
     extra: Vec<(&'static str, Value)>,
 ) -> Result<()> {
+    let (sql, values) = insert_statement(account_id, row, extra);
+    exec.execute(&sql, &values).await?;
+    Ok(())
+}
+
+/// The statement of [`insert`] and its values, numbered from `$1`.
+pub(super) fn insert_statement<R: Record>(
+    account_id: &str,
+    row: &R,
+    extra: Vec<(&'static str, Value)>,
+) -> (String, Vec<Value>) {
     let columns: Vec<(&str, Value)> = [("account_id", Value::Text(account_id.to_owned()))]
         .into_iter()
         .chain(row.columns())
@@ -519,9 +528,7 @@ pub(super) async fn insert<R: Record>(
         "INSERT INTO {table} ({}) VALUES ({marks})",
         names.join(", ")
     );
-    let values: Vec<Value> = columns.into_iter().map(|(_, value)| value).collect();
-    exec.execute(&sql, &values).await?;
-    Ok(())
+    (sql, columns.into_iter().map(|(_, value)| value).collect())
 }
 
 /// The columns a partial update writes: each given a value is set, the others kept as they are.

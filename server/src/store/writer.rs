@@ -8,11 +8,13 @@
 //!
 //! - A writer takes the turn, then the open group if one is parked (`SAVEPOINT`), or begins a
 //!   new transaction.
-//! - Its work done, it releases its savepoint, joins the group's members, parks the group and
-//!   gives up the turn, then queues for the turn again. Writers already queued go first (the
-//!   turn is a fair lock) and join the same group. Whichever member gets the turn back while the
-//!   group is still parked commits it and tells every member the outcome. A lone writer gets the
-//!   turn straight back and commits at once.
+//! - Its work done, it joins the group's members, parks the group and gives up the turn, then
+//!   queues for the turn again. Its savepoint stays open: the next member releases it in the
+//!   same round trip as it opens its own, or the commit does (on PostgreSQL a round trip is
+//!   most of what a statement costs, and writes take turns, so each one saved counts).
+//!   Writers already queued go first (the turn is a fair lock) and join the same group.
+//!   Whichever member gets the turn back while the group is still parked commits it and tells
+//!   every member the outcome. A lone writer gets the turn straight back and commits at once.
 //! - A writer that fails (an error, a refused check, a dropped request) rolls back to its
 //!   savepoint only; the group goes on without it.
 //! - A commit is acknowledged only once the group's `COMMIT` returned: durability is that of a
@@ -25,7 +27,8 @@
 //!   the end of its `COMMIT` ([`Writer::direct_turn`]), so the two kinds never overlap.
 
 use super::exec::Exec;
-use super::{Dialect, Result, lock_writes};
+use super::{Dialect, Result, lock_writes_sql};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, OwnedMutexGuard, oneshot};
@@ -56,7 +59,16 @@ struct Group {
     members: Vec<oneshot::Sender<Outcome>>,
     /// Whether a member queued a webhook delivery: the commit then wakes the delivery workers.
     queued: bool,
+    /// Whether the savepoint of the last member to finish is still open: it is released by the
+    /// next member in the same round trip as that member's own opens ([`NEXT_SAVEPOINT`]), or
+    /// before the commit, rather than in a round trip of its own.
+    held: bool,
 }
+
+/// What a member's part of the group begins with; a member that finished leaves its savepoint
+/// open ([`Group::held`]), which the next one releases first.
+const SAVEPOINT: &str = "SAVEPOINT member";
+const NEXT_SAVEPOINT: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
 
 impl Writer {
     /// Waits for the turn, then joins the parked group or begins one on `pool`.
@@ -81,24 +93,32 @@ impl Writer {
         // only for other processes.
         let turn = self.turn.clone().lock_owned().await;
         let parked = self.parked().take();
-        let mut group = match parked {
-            Some(group) => group,
+        // Each step is one round trip: its statements go as one text.
+        let (mut group, opening) = match parked {
+            Some(group) if group.held => (group, Cow::Borrowed(NEXT_SAVEPOINT)),
+            Some(group) => (group, Cow::Borrowed(SAVEPOINT)),
             None => {
-                let mut tx = pool.begin_with(dialect.begin_write()).await?;
+                let tx = pool.begin_with(dialect.begin_write()).await?;
                 // Bounded like SQLite's busy timeout: a lock held elsewhere (another process)
                 // for longer fails this write instead of hanging it.
-                lock_writes(dialect, &mut tx, true).await?;
-                Group {
+                let opening = match lock_writes_sql(dialect, true) {
+                    Some(lock) => Cow::Owned(format!("{lock}; {SAVEPOINT}")),
+                    None => Cow::Borrowed(SAVEPOINT),
+                };
+                let group = Group {
                     tx,
                     members: Vec::new(),
                     queued: false,
-                }
+                    held: false,
+                };
+                (group, opening)
             }
         };
-        if let Err(e) = run(&mut group.tx, "SAVEPOINT member").await {
+        if let Err(e) = run(&mut group.tx, opening).await {
             group.fail(&e.to_string());
             return Err(e.into());
         }
+        group.held = false;
         Ok(WriteTx {
             part: Part::Pooled {
                 group: Some(group),
@@ -144,8 +164,17 @@ impl Writer {
 
 impl Group {
     /// Commits, then tells every member and wakes the delivery workers if a delivery was
-    /// queued (after, so they find it).
-    async fn commit(self, writer: &Writer, wake: &Notify) {
+    /// queued (after, so they find it). The last member's savepoint is released first: on
+    /// PostgreSQL that fails if a statement failed unseen and aborted the transaction, where
+    /// a `COMMIT` would roll back and report nothing.
+    async fn commit(mut self, writer: &Writer, wake: &Notify) {
+        if self.held {
+            if let Err(e) = run(&mut self.tx, Cow::Borrowed("RELEASE SAVEPOINT member")).await {
+                self.fail(&e.to_string());
+                return;
+            }
+            self.held = false;
+        }
         let result = self.tx.commit().await;
         if result.is_ok() {
             writer.count_commit(self.members.len());
@@ -254,16 +283,15 @@ const ENDED: &str = "a WriteTx holds its transaction until it ends";
 
 /// Runs `sql` in the group's transaction. Boxed as `Send` for the tasks: the compiler cannot
 /// prove sqlx's executor futures `Send` for every lifetime inside `tokio::spawn` otherwise.
+/// Statements separated by `;` go in one round trip (a simple query).
 fn run<'c>(
     tx: &'c mut sqlx::Transaction<'static, sqlx::Any>,
-    sql: &'static str,
+    sql: Cow<'static, str>,
 ) -> futures_util::future::BoxFuture<'c, Result<(), sqlx::Error>> {
     use sqlx::Executor as _;
     let conn: &'c mut sqlx::AnyConnection = tx;
     Box::pin(async move {
-        for statement in sql.split(';') {
-            conn.execute(statement).await?;
-        }
+        conn.execute(&*sql).await?;
         Ok(())
     })
 }
@@ -284,10 +312,8 @@ async fn finish(
     turn: OwnedMutexGuard<()>,
     queued: bool,
 ) -> Result<()> {
-    if let Err(e) = run(&mut group.tx, "RELEASE SAVEPOINT member").await {
-        group.fail(&e.to_string());
-        return Err(e.into());
-    }
+    // This write's savepoint stays open: the next member, or the commit, releases it.
+    group.held = true;
     group.queued |= queued;
     let (sender, mut outcome) = oneshot::channel();
     group.members.push(sender);
@@ -358,7 +384,7 @@ impl Drop for WriteTx {
             let mut group = group;
             let undone = run(
                 &mut group.tx,
-                "ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member",
+                Cow::Borrowed("ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member"),
             )
             .await;
             match undone {

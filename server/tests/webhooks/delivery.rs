@@ -54,6 +54,46 @@ async fn a_change_is_delivered_once_signed_with_the_event_as_its_body() {
 }
 
 #[tokio::test]
+async fn each_destination_subscribed_gets_one_delivery_however_many_subscriptions_name_it() {
+    let app = quick_app().await;
+    let (first, d1) = subscribed(&app, &[]).await;
+    let second = Receiver::start(&[]).await;
+    let d2 = hook(
+        &app,
+        &app.admin_key,
+        &second.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    // Both destinations named a second time, and the first by a subscription to another type.
+    for (types, destinations) in [
+        (["credential_created.v0"], vec![&d1.id, &d2.id]),
+        (["credential_updated.v0"], vec![&d1.id]),
+    ] {
+        let sources: Vec<_> = types.iter().map(|t| json!({"type": t})).collect();
+        let resp = app
+            .post(
+                "/event_subscriptions",
+                json!({"sources": sources, "destination_ids": destinations}),
+            )
+            .send(&app)
+            .await;
+        assert_eq!(resp.status, 201, "{}", resp.text);
+    }
+    let (credential_id, _) = credential(&app, &app.admin_key).await;
+    for (receiver, d) in [(&first, &d1), (&second, &d2)] {
+        let got = receiver.next(WAIT).await;
+        assert!(got.verifies_with(d.signing_secret.as_deref().unwrap()));
+        assert_eq!(got.json()["object"]["id"], credential_id.as_str());
+    }
+    first.nothing_for(Duration::from_millis(300)).await;
+    second.nothing_for(Duration::from_millis(100)).await;
+    for d in [&d1, &d2] {
+        assert_eq!(deliveries(&app, &d.id).await.deliveries.len(), 1);
+    }
+}
+
+#[tokio::test]
 async fn a_rejected_request_emits_no_event_and_no_delivery() {
     let app = quick_app().await;
     let (receiver, d) = subscribed(&app, &[]).await;
