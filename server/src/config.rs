@@ -36,6 +36,9 @@ pub struct ServeOptions {
     pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub database: DatabaseOption,
+    /// How long a PostgreSQL connection may stay unused before it is closed (e.g. 10m, 30s).
+    #[arg(long, env = "TUNNEL_DATABASE_IDLE_TIMEOUT", default_value = "10m", value_parser = parse_duration)]
+    pub database_idle_timeout: Duration,
     /// Base URL of the API in every `uri` (default http://<listen>/api).
     #[arg(long, env = "TUNNEL_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -145,6 +148,7 @@ impl ServeOptions {
         Ok(Config {
             listen,
             database: DatabaseUrl::parse(&self.database.database)?,
+            database_idle_timeout: self.database_idle_timeout,
             public_url: match &self.public_url {
                 Some(url) => Config::parse_public_url(url)?,
                 None => Config::default_public_url(listen),
@@ -280,6 +284,8 @@ pub struct Config {
     /// Address of the one listener.
     pub listen: SocketAddr,
     pub database: DatabaseUrl,
+    /// How long a PostgreSQL connection stays open unused (`Store::open_with`).
+    pub database_idle_timeout: Duration,
     /// `{base_url}`: every `uri` of the API starts with it (no trailing slash), e.g.
     /// `http://127.0.0.1:8080/api`.
     pub public_url: String,
@@ -325,6 +331,7 @@ impl Config {
         Config {
             listen,
             database: DatabaseUrl::SqliteMemory,
+            database_idle_timeout: crate::store::DEFAULT_IDLE_TIMEOUT,
             public_url: Config::default_public_url(listen),
             console_dir: None,
             region: "local".into(),

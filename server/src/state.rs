@@ -53,7 +53,7 @@ impl AppState {
              (64 hex digits, e.g. from `openssl rand -hex 32`; the same on every server of the \
              installation, and kept safe: SSH CA private keys and webhook secrets are sealed with it)"
         );
-        let store = Store::open(&config.database).await?;
+        let store = Store::open_with(&config.database, config.database_idle_timeout).await?;
         let keys = KeyVault::load(
             config.server_key.as_ref().map(Secret::expose),
             config.database.data_dir().as_deref(),

@@ -92,6 +92,10 @@ pub(super) const WRITE_LOCK: i64 = 0x7475_6e6e_656c_0002;
 /// use (`Store::connect`).
 const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 
+/// How long a PostgreSQL connection stays open unused, the pool's and the read connections'
+/// (`--database-idle-timeout`'s default; the pool library's own default).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
 /// How long a PostgreSQL statement waits for a connection (its ping or its connecting
 /// included), in the pool and for the read connections (`pg_reads.rs`) alike.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -161,7 +165,13 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database and runs pending migrations.
     pub async fn open(url: &DatabaseUrl) -> anyhow::Result<Store> {
-        let store = Store::connect(url, false).await?;
+        Store::open_with(url, DEFAULT_IDLE_TIMEOUT).await
+    }
+
+    /// [`Store::open`], closing a PostgreSQL connection once idle for `idle_timeout`
+    /// (`--database-idle-timeout`).
+    pub async fn open_with(url: &DatabaseUrl, idle_timeout: Duration) -> anyhow::Result<Store> {
+        let store = Store::connect(url, false, idle_timeout).await?;
         store.migrate().await.context("database migration failed")?;
         store
             .start_search()
@@ -180,7 +190,7 @@ impl Store {
                 path.display()
             );
         }
-        let store = Store::connect(url, true).await?;
+        let store = Store::connect(url, true, DEFAULT_IDLE_TIMEOUT).await?;
         let (found, wanted) = (store.schema_version_if_any().await?, store.latest_version());
         anyhow::ensure!(
             found == Some(wanted),
@@ -193,7 +203,11 @@ impl Store {
     }
 
     /// The pool on `url` (a SQLite file read-only when `read_only`).
-    async fn connect(url: &DatabaseUrl, read_only: bool) -> anyhow::Result<Store> {
+    async fn connect(
+        url: &DatabaseUrl,
+        read_only: bool,
+        idle_timeout: Duration,
+    ) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
         if let DatabaseUrl::SqliteFile(_) = url
             && !read_only
@@ -256,6 +270,7 @@ impl Store {
             DatabaseUrl::Postgres(database) => AnyPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                .idle_timeout(idle_timeout)
                 .test_before_acquire(false)
                 .before_acquire(|conn, meta| {
                     Box::pin(async move {
@@ -286,7 +301,9 @@ impl Store {
         };
         let pg_reads = match url {
             DatabaseUrl::Postgres(database) => {
-                Some(Arc::new(pg_reads::PgReads::new(database.clone())))
+                let reads = Arc::new(pg_reads::PgReads::new(database.clone(), idle_timeout));
+                reads.spawn_sweep();
+                Some(reads)
             }
             _ => None,
         };

@@ -13,13 +13,16 @@
 //! it. A connection here only ever runs reads, outside any transaction, and goes back only when
 //! its read finished ([`ReadConnection::done`]): one dropped midway, or whose read the database
 //! failed, is closed instead. So it needs no ping on its way back. As in the pool, one idle for
-//! [`PING_WHEN_IDLE`] is pinged before its next use and one older than [`MAX_LIFETIME`] is
-//! replaced.
+//! [`PING_WHEN_IDLE`] is pinged before its next use, one older than [`MAX_LIFETIME`] is
+//! replaced, and one idle for the store's idle timeout (`--database-idle-timeout`) is closed by
+//! a sweep in the background ([`PgReads::spawn_sweep`]), so a server that was busy once does
+//! not keep its connections, and PostgreSQL's processes behind them, for good. Each says what
+//! it is in PostgreSQL's `pg_stat_activity`: its `application_name` is [`APPLICATION_NAME`].
 
 use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};
-use sqlx::{AnyConnection, Connection as _};
+use sqlx::{AnyConnection, Connection as _, Executor as _};
 use std::ops::{Deref, DerefMut};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -31,10 +34,15 @@ const MAX_CONNECTIONS: usize = 8;
 /// PostgreSQL's process behind a connection keeps caches that only grow.
 const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
+/// What a read connection calls itself in PostgreSQL (`pg_stat_activity.application_name`).
+pub(super) const APPLICATION_NAME: &str = "tunnel-server reads";
+
 /// The read connections of one PostgreSQL database.
 #[derive(Debug)]
 pub(super) struct PgReads {
     url: String,
+    /// An idle connection unused for this long is closed ([`PgReads::spawn_sweep`]).
+    idle_timeout: Duration,
     /// Idle connections, the last used on top: a quiet server keeps using the same few.
     idle: Mutex<Vec<Idle>>,
     /// One permit per connection open or opening; closed by [`PgReads::close`].
@@ -58,11 +66,49 @@ pub(super) struct ReadConnection<'a> {
 }
 
 impl PgReads {
-    pub(super) fn new(url: String) -> PgReads {
+    pub(super) fn new(url: String, idle_timeout: Duration) -> PgReads {
         PgReads {
             url,
+            idle_timeout,
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(MAX_CONNECTIONS),
+        }
+    }
+
+    /// Starts the sweep that closes the connections idle for the idle timeout, or idle and
+    /// older than [`MAX_LIFETIME`], a few times per timeout. It ends with [`PgReads::close`],
+    /// or once the store is gone.
+    pub(super) fn spawn_sweep(self: &Arc<PgReads>) {
+        let every =
+            (self.idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        let reads = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(reads) = reads.upgrade() else { return };
+                if reads.permits.is_closed() {
+                    return;
+                }
+                reads.sweep().await;
+            }
+        });
+    }
+
+    /// Closes the idle connections unused for the idle timeout or past their lifetime.
+    async fn sweep(&self) {
+        let stale: Vec<Idle> = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let (stale, kept) = std::mem::take(&mut *idle).into_iter().partition(|idle| {
+                idle.since.elapsed() >= self.idle_timeout || idle.opened.elapsed() >= MAX_LIFETIME
+            });
+            *idle = kept;
+            stale
+        };
+        for idle in stale {
+            // Closing politely tells PostgreSQL; a failure means it is gone already.
+            let _ = idle.conn.close().await;
         }
     }
 
@@ -89,7 +135,9 @@ impl PgReads {
                 return Ok(self.lend(idle.conn, idle.opened, permit));
             }
         }
-        let conn = AnyConnection::connect(&self.url).await?;
+        let mut conn = AnyConnection::connect(&self.url).await?;
+        conn.execute(format!("SET application_name = '{APPLICATION_NAME}'").as_str())
+            .await?;
         Ok(self.lend(conn, Instant::now(), permit))
     }
 

@@ -55,6 +55,11 @@ fn run(args: &[&str], key: Option<&str>) -> (bool, String, String) {
 /// `serve` on `database` with the bootstrap key and a fixed public URL (so `uri`s do not
 /// depend on the port), `key` as its server key when given.
 fn serve(database: &str, key: Option<&str>) -> (Running, SocketAddr) {
+    serve_with(database, key, &[])
+}
+
+/// [`serve`] with more flags.
+fn serve_with(database: &str, key: Option<&str>, flags: &[&str]) -> (Running, SocketAddr) {
     let mut command = server_bin();
     command
         .args([
@@ -66,6 +71,7 @@ fn serve(database: &str, key: Option<&str>) -> (Running, SocketAddr) {
             "--public-url",
             PUBLIC_URL,
         ])
+        .args(flags)
         .env("TUNNEL_BOOTSTRAP_API_KEY", BOOTSTRAP)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -593,4 +599,53 @@ fn connections_postgres_drops_are_replaced() {
     let (status, body) = read("/events?limit=10");
     assert_eq!(status, 200, "{body}");
     created(addr, "/credentials", r#"{"description":"after"}"#);
+}
+
+/// How many read connections (docs/database.md) the server holds open on `database`.
+fn read_connections(database: &str) -> usize {
+    let n = query(
+        database,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'tunnel-server reads'",
+    )
+    .unwrap();
+    n.trim().parse().unwrap()
+}
+
+#[test]
+fn connections_postgres_idle_ones_are_closed() {
+    let (_cluster, admin) = postgres();
+    let database = fresh_database(&admin).unwrap();
+    let flags = ["--database-idle-timeout", "1s"];
+    let (_server, addr) = serve_with(&database, Some(TEST_SERVER_KEY), &flags);
+    created(addr, "/credentials", r#"{"description":"kept"}"#);
+    // Reads from several clients at once, on as many read connections as they need.
+    std::thread::scope(|scope| {
+        for _ in 0..6 {
+            scope.spawn(|| {
+                for _ in 0..20 {
+                    let (status, body) = api(addr, "GET", "/credentials?limit=100", "");
+                    assert_eq!(status, 200, "{body}");
+                }
+            });
+        }
+    });
+    let opened = read_connections(&database);
+    assert!(opened >= 1, "no read connection open after the reads");
+
+    // Unused for the idle timeout, every one of them is closed, with no request to notice.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while read_connections(&database) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {opened} read connections still open",
+            read_connections(&database)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // And the next read opens one again.
+    let (status, body) = api(addr, "GET", "/credentials?limit=100", "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["credentials"][0]["description"], "kept");
+    assert_eq!(read_connections(&database), 1);
 }
