@@ -67,6 +67,15 @@ impl Dialect {
     }
 }
 
+/// `$first, $first+1, …`: `n` numbered parameters (the one placeholder style both databases
+/// read).
+pub(super) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl DatabaseUrl {
     pub fn parse(url: &str) -> anyhow::Result<DatabaseUrl> {
         if url == "sqlite::memory:" || url == "sqlite://:memory:" {

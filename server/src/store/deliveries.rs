@@ -234,7 +234,7 @@ async fn deliveries_page(
     let sql = format!(
         "SELECT * FROM event_delivery_attempts WHERE delivery_id IN ({})
              ORDER BY delivery_id, attempt DESC",
-        super::records::placeholders(1, ids.len())
+        super::database::placeholders(1, ids.len())
     );
     let mut query = sqlx::query(&sql);
     for id in ids {

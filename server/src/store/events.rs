@@ -8,7 +8,7 @@
 //! the index of the filtered column), and retention.
 
 use super::columns::{Fields, Value as Column, to_json};
-use super::records::placeholders;
+use super::database::placeholders;
 use super::{Dialect, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value};
 use tunnel_core::ids::IdKind;
@@ -57,6 +57,18 @@ pub(super) fn changed_fields(before: &Value, after: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A statement changing rows of `table`, with its values (numbered from `$1`): what
+/// [`Store::emit_after`] runs before its event.
+#[derive(Debug)]
+pub(super) struct Change {
+    pub(super) table: &'static str,
+    pub(super) sql: String,
+    pub(super) values: Vec<Column>,
+}
+
+/// The tables the lookup of the destinations subscribed to an event reads.
+const SUBSCRIPTION_TABLES: [&str; 2] = ["event_subscriptions", "event_subscription_destinations"];
+
 /// A stored event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventRow {
@@ -96,27 +108,32 @@ impl Store {
         self.emit_after(tx, account_id, None, event).await
     }
 
-    /// Runs `change` (a statement and its values, numbered from `$1`) and then [`Store::emit`]s
-    /// `event`. On PostgreSQL the two are one statement, the change in its `WITH`, and the
-    /// destinations subscribed come back from a subquery of the event insert's `RETURNING`:
-    /// one round trip rather than three (a round trip is most of what a statement costs there,
-    /// and writes take turns).
+    /// Runs `change` and then [`Store::emit`]s `event`. On PostgreSQL the two are one
+    /// statement, the change in its `WITH`, and the destinations subscribed come back from a
+    /// subquery of the event insert's `RETURNING`: one round trip rather than three (a round
+    /// trip is most of what a statement costs there, and writes take turns). Not for a change
+    /// of the subscriptions themselves: every part of one statement reads the database as it
+    /// was when the statement began, so the lookup would still see a subscription being deleted
+    /// (and deliver it the news of its own deletion), where run after the change it does not.
     pub(super) async fn emit_after(
         &self,
         tx: &mut WriteTx,
         account_id: &str,
-        change: Option<(String, Vec<Column>)>,
+        change: Option<Change>,
         event: NewEvent,
     ) -> Result<String> {
         let (id, occurred_at) = self.mint(IdKind::Event);
         let actor = &event.cause.actor;
         let mut exec = tx.exec();
         let (with, mut values) = match change {
-            Some((sql, values)) if self.dialect == Dialect::Postgres => {
-                (format!("WITH changed AS ({sql}) "), values)
+            Some(change)
+                if self.dialect == Dialect::Postgres
+                    && !SUBSCRIPTION_TABLES.contains(&change.table) =>
+            {
+                (format!("WITH changed AS ({}) ", change.sql), change.values)
             }
-            Some((sql, values)) => {
-                exec.execute(&sql, &values).await?;
+            Some(change) => {
+                exec.execute(&change.sql, &change.values).await?;
                 (String::new(), Vec::new())
             }
             None => (String::new(), Vec::new()),
@@ -157,7 +174,10 @@ impl Store {
         let decode = |row: &dyn Fields| row.text("destinations");
         let subscribed = if self.dialect == Dialect::Postgres {
             // In the insert's `RETURNING`: the same round trip.
-            let sql = format!("{insert} RETURNING ({})", subscribed(first + 1, first + 2));
+            let sql = format!(
+                "{insert} RETURNING ({}) AS destinations",
+                subscribed(first + 1, first + 2)
+            );
             exec.fetch(&sql, &values, decode).await?
         } else {
             // A statement of its own: SQLite's `RETURNING` buffers its rows in a temporary

@@ -301,7 +301,7 @@ impl Store {
         };
         let pg_reads = match url {
             DatabaseUrl::Postgres(database) => {
-                let reads = Arc::new(pg_reads::PgReads::new(database.clone(), idle_timeout));
+                let reads = Arc::new(pg_reads::PgReads::new(database, idle_timeout));
                 reads.spawn_sweep();
                 Some(reads)
             }

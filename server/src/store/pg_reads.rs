@@ -17,10 +17,11 @@
 //! replaced, and one idle for the store's idle timeout (`--database-idle-timeout`) is closed by
 //! a sweep in the background ([`PgReads::spawn_sweep`]), so a server that was busy once does
 //! not keep its connections, and PostgreSQL's processes behind them, for good. Each says what
-//! it is in PostgreSQL's `pg_stat_activity`: its `application_name` is [`APPLICATION_NAME`].
+//! it is in PostgreSQL's `pg_stat_activity`: its `application_name` is [`APPLICATION_NAME`],
+//! unless the database URL names one.
 
 use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};
-use sqlx::{AnyConnection, Connection as _, Executor as _};
+use sqlx::{AnyConnection, Connection as _};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +37,23 @@ const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
 /// What a read connection calls itself in PostgreSQL (`pg_stat_activity.application_name`).
 pub(super) const APPLICATION_NAME: &str = "tunnel-server reads";
+
+/// `url` with [`APPLICATION_NAME`], unless it names an application of its own.
+fn named(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed)
+            if !parsed
+                .query_pairs()
+                .any(|(key, _)| key == "application_name") =>
+        {
+            parsed
+                .query_pairs_mut()
+                .append_pair("application_name", APPLICATION_NAME);
+            parsed.into()
+        }
+        _ => url.to_owned(),
+    }
+}
 
 /// The read connections of one PostgreSQL database.
 #[derive(Debug)]
@@ -66,9 +84,9 @@ pub(super) struct ReadConnection<'a> {
 }
 
 impl PgReads {
-    pub(super) fn new(url: String, idle_timeout: Duration) -> PgReads {
+    pub(super) fn new(url: &str, idle_timeout: Duration) -> PgReads {
         PgReads {
-            url,
+            url: named(url),
             idle_timeout,
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(MAX_CONNECTIONS),
@@ -135,9 +153,7 @@ impl PgReads {
                 return Ok(self.lend(idle.conn, idle.opened, permit));
             }
         }
-        let mut conn = AnyConnection::connect(&self.url).await?;
-        conn.execute(format!("SET application_name = '{APPLICATION_NAME}'").as_str())
-            .await?;
+        let conn = AnyConnection::connect(&self.url).await?;
         Ok(self.lend(conn, Instant::now(), permit))
     }
 
@@ -223,5 +239,24 @@ impl Deref for ReadConnection<'_> {
 impl DerefMut for ReadConnection<'_> {
     fn deref_mut(&mut self) -> &mut AnyConnection {
         self.conn.as_mut().expect("lent until done")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn read_connections_name_themselves_unless_the_url_does() {
+        assert_eq!(
+            named("postgres://u:p%40ss@db:5432/t"),
+            "postgres://u:p%40ss@db:5432/t?application_name=tunnel-server+reads"
+        );
+        assert_eq!(
+            named("postgres://db/t?sslmode=disable"),
+            "postgres://db/t?sslmode=disable&application_name=tunnel-server+reads"
+        );
+        let own = "postgres://db/t?application_name=mine";
+        assert_eq!(named(own), own);
     }
 }

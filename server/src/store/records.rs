@@ -6,7 +6,7 @@
 //! may reference it, its own columns) and keeps only what is its own: creation and update.
 
 use super::columns::{Fields, Value, to_json};
-use super::events::{Cause, NewEvent, changed_fields};
+use super::events::{Cause, Change, NewEvent, changed_fields};
 use super::exec::Exec;
 use super::{Error, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value as Json};
@@ -195,7 +195,10 @@ impl Store {
     ) -> Result<Vec<R>> {
         // A search with few matches reads them rather than the account's rows (search.rs).
         let narrow = match page.q.as_deref() {
-            Some(q) => super::search::narrow(conn, self.dialect, R::TABLE, q).await?,
+            Some(q) => {
+                let forms = super::search::forms(q, R::SEARCH);
+                super::search::narrow(conn, self.dialect, R::TABLE, &forms).await?
+            }
             None => false,
         };
         let (sql, values) = list_statement::<R>(self.dialect, scope, page, narrow);
@@ -259,7 +262,12 @@ impl Store {
                 }
             }
             let sql = format!("DELETE FROM {} WHERE account_id = $1 AND id = $2", R::TABLE);
-            let change = (sql, vec![account_id.into(), id.into()]);
+            let values = vec![account_id.into(), id.into()];
+            let change = Change {
+                table: R::TABLE,
+                sql,
+                values,
+            };
             let event = audit.event("deleted", id, &before);
             self.emit_after(tx, account_id, Some(change), event).await?;
             Ok(())
@@ -314,7 +322,12 @@ impl Store {
         audit: &Audit<'_, R>,
     ) -> Result<()> {
         let event = audit.event("created", row.id(), row);
-        let change = insert_statement(account_id, row, extra);
+        let (sql, values) = insert_statement(account_id, row, extra);
+        let change = Change {
+            table: R::TABLE,
+            sql,
+            values,
+        };
         self.emit_after(tx, account_id, Some(change), event).await?;
         Ok(())
     }
@@ -377,8 +390,9 @@ pub(super) fn page_filter(
     }
     if let Some(q) = page.q.as_deref() {
         let param = first + values.len();
+        let forms = super::search::forms(q, columns);
         let (condition, search) =
-            super::search::condition(dialect, table, qualifier, columns, param, q);
+            super::search::condition(dialect, table, qualifier, columns, param, &forms);
         filter.push_str(&format!(" AND {condition}"));
         values.extend(search);
     }
@@ -523,7 +537,7 @@ pub(super) fn insert_statement<R: Record>(
         .collect();
     let table = R::TABLE;
     let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-    let marks = placeholders(1, names.len());
+    let marks = super::database::placeholders(1, names.len());
     let sql = format!(
         "INSERT INTO {table} ({}) VALUES ({marks})",
         names.join(", ")
@@ -583,13 +597,4 @@ pub(super) async fn update<R: Record>(
         .chain([account_id.into(), id.into()])
         .collect();
     exec.execute(&sql, &values).await
-}
-
-/// `$first, $first+1, …`: `n` numbered parameters (the one placeholder style both databases
-/// read).
-pub(super) fn placeholders(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -35,36 +35,77 @@ const TRIGRAM: usize = 3;
 /// rows held, about 10 000 at 1 M.
 const NARROW: i64 = 10_000;
 
+/// The texts a search of `columns` for `q` looks for, any of them a match: `q`, and when the
+/// columns hold `labels` (a JSON object of strings, which the API and the console show as
+/// `key=value`) and `q` has one `=`, also `q` as the stored JSON holds it, `key":"value`, so
+/// `env=prod` finds the backend labelled `{"env": "prod"}` (a label has no `=` of its own).
+pub(super) fn forms(q: &str, columns: &[&str]) -> Vec<String> {
+    let mut forms = vec![q.to_owned()];
+    if columns.contains(&"labels")
+        && let Some((key, value)) = q.split_once('=')
+        && !value.contains('=')
+    {
+        // The inside of each JSON string: what serde writes between the quotes.
+        let inner = |text: &str| {
+            let quoted = serde_json::to_string(text).unwrap_or_default();
+            quoted[1..quoted.len() - 1].to_owned()
+        };
+        forms.push(format!("{}\":\"{}", inner(key), inner(value)));
+    }
+    forms
+}
+
 /// The condition (to `AND` into a statement on `table`, whose columns are qualified with
-/// `qualifier`, e.g. `s.`) finding the rows whose `columns` hold `q`, with its parameters
-/// numbered from `param` in order of appearance, and the values to bind to them.
+/// `qualifier`, e.g. `s.`) finding the rows whose `columns` hold one of `forms` (see
+/// [`forms`]), with its parameters numbered from `param` in order of appearance, and the values
+/// to bind to them.
 pub(super) fn condition(
     dialect: Dialect,
     table: &str,
     qualifier: &str,
     columns: &[&str],
     param: usize,
-    q: &str,
+    forms: &[String],
 ) -> (String, Vec<String>) {
     match dialect {
         // The index's matches and the rows changed since its last pass are the candidates; a
         // changed row must hold the search as it is now (its indexed text may be older).
-        Dialect::Sqlite if q.chars().count() >= TRIGRAM => {
+        Dialect::Sqlite if trigrams(forms) => {
             let pending = pending(table);
-            let (like, pattern) = like(qualifier, columns, param + 1, q);
+            let (like, patterns) = likes(qualifier, columns, param + 1, forms);
             (
                 format!(
                     "{qualifier}rowid IN (SELECT rowid FROM search.{table}_search WHERE \
                      {table}_search MATCH ${param} UNION ALL {pending}) \
                      AND ({qualifier}rowid NOT IN ({pending}) OR ({like}))"
                 ),
-                vec![phrase(q), pattern],
+                std::iter::once(phrases(forms)).chain(patterns).collect(),
             )
         }
-        Dialect::Sqlite | Dialect::Postgres => {
-            let (like, pattern) = like(qualifier, columns, param, q);
-            (like, vec![pattern])
-        }
+        Dialect::Sqlite | Dialect::Postgres => likes(qualifier, columns, param, forms),
+    }
+}
+
+/// Whether the trigram index answers every one of `forms`.
+fn trigrams(forms: &[String]) -> bool {
+    forms.iter().all(|form| form.chars().count() >= TRIGRAM)
+}
+
+/// [`like`] for each of `forms`, any of them a match, parameters numbered from `param`.
+fn likes(
+    qualifier: &str,
+    columns: &[&str],
+    param: usize,
+    forms: &[String],
+) -> (String, Vec<String>) {
+    let (likes, patterns): (Vec<String>, Vec<String>) = forms
+        .iter()
+        .enumerate()
+        .map(|(i, form)| like(qualifier, columns, param + i, form))
+        .unzip();
+    match likes.as_slice() {
+        [one] => (one.clone(), patterns),
+        _ => (format!("(({}))", likes.join(") OR (")), patterns),
     }
 }
 
@@ -103,9 +144,9 @@ pub(super) async fn narrow(
     conn: &mut AnyConnection,
     dialect: Dialect,
     table: &str,
-    q: &str,
+    forms: &[String],
 ) -> sqlx::Result<bool> {
-    if dialect != Dialect::Sqlite || q.chars().count() < TRIGRAM {
+    if dialect != Dialect::Sqlite || !trigrams(forms) {
         return Ok(false);
     }
     let sql = format!(
@@ -114,7 +155,7 @@ pub(super) async fn narrow(
         pending(table)
     );
     let found: i64 = sqlx::query_scalar(&sql)
-        .bind(phrase(q))
+        .bind(phrases(forms))
         .fetch_one(conn)
         .await?;
     Ok(found < NARROW)
@@ -123,6 +164,15 @@ pub(super) async fn narrow(
 /// `q` as one FTS5 phrase: its trigrams in order, so the whole text as a substring.
 fn phrase(q: &str) -> String {
     format!("\"{}\"", q.replace('"', "\"\""))
+}
+
+/// Each of `forms` as a phrase, any of them a match.
+fn phrases(forms: &[String]) -> String {
+    forms
+        .iter()
+        .map(|form| phrase(form))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 /// `c1 || ' ' || c2 || …`: the text a search looks in, as migration 6 indexes it.
@@ -152,17 +202,39 @@ mod tests {
 
     #[test]
     fn searches_are_literal_text() {
-        let (sql, values) = condition(Dialect::Sqlite, "t", "", &["id"], 3, r#"a"b c"#);
+        let one = |q: &str| vec![q.to_owned()];
+        let (sql, values) = condition(Dialect::Sqlite, "t", "", &["id"], 3, &one(r#"a"b c"#));
         assert!(sql.contains("t_search MATCH $3"), "{sql}");
         assert!(sql.contains("lower(id) LIKE $4"), "{sql}");
         assert_eq!(values, [r#""a""b c""#, r#"%a"b c%"#]);
-        let (sql, values) = condition(Dialect::Sqlite, "t", "s.", &["id", "x"], 2, "5%");
+        let (sql, values) = condition(Dialect::Sqlite, "t", "s.", &["id", "x"], 2, &one("5%"));
         assert_eq!(
             sql,
             r"lower(s.id || ' ' || s.x) LIKE $2 ESCAPE '\' AND (lower(s.id) LIKE $2 ESCAPE '\' OR lower(s.x) LIKE $2 ESCAPE '\')"
         );
         assert_eq!(values, [r"%5\%%"]);
-        let (_, values) = condition(Dialect::Postgres, "t", "", &["id"], 1, r"A_b\");
+        let (_, values) = condition(Dialect::Postgres, "t", "", &["id"], 1, &one(r"A_b\"));
         assert_eq!(values, [r"%a\_b\\%"]);
+    }
+
+    #[test]
+    fn a_label_is_searched_as_shown_and_as_stored() {
+        let labels = ["id", "labels"];
+        assert_eq!(forms("env=prod", &labels), ["env=prod", r#"env":"prod"#]);
+        assert_eq!(forms("=", &labels), ["=", r#"":""#]);
+        assert_eq!(forms(r#"a"=b"#, &labels), [r#"a"=b"#, r#"a\"":"b"#]);
+        // Never two `=` in one label; other lists only as typed.
+        assert_eq!(forms("a=b=c", &labels), ["a=b=c"]);
+        assert_eq!(forms("env=prod", &["id", "metadata"]), ["env=prod"]);
+        let both = forms("env=prod", &labels);
+        let (sql, values) = condition(Dialect::Sqlite, "t", "", &labels, 1, &both);
+        assert!(sql.contains("t_search MATCH $1"), "{sql}");
+        assert!(sql.contains("LIKE $2") && sql.contains("LIKE $3"), "{sql}");
+        assert_eq!(values[0], r#""env=prod" OR "env"":""prod""#);
+        assert_eq!(&values[1..], [r"%env=prod%", r#"%env":"prod%"#]);
+        let (sql, values) = condition(Dialect::Postgres, "t", "", &labels, 4, &both);
+        assert!(sql.starts_with("((") && sql.contains(") OR ("), "{sql}");
+        assert!(sql.contains("LIKE $4") && sql.contains("LIKE $5"), "{sql}");
+        assert_eq!(values.len(), 2);
     }
 }

@@ -362,7 +362,7 @@ async fn insert_rows(
         .map(|r| {
             format!(
                 "({})",
-                super::records::placeholders(r * names.len() + 1, names.len())
+                super::database::placeholders(r * names.len() + 1, names.len())
             )
         })
         .collect();

@@ -92,33 +92,45 @@ impl Writer {
         // always find one, and SQLite's busy handler (which sleeps in growing steps) is left
         // only for other processes.
         let turn = self.turn.clone().lock_owned().await;
-        let parked = self.parked().take();
+        let mut parked = self.parked().take();
         // Each step is one round trip: its statements go as one text.
-        let (mut group, opening) = match parked {
-            Some(group) if group.held => (group, Cow::Borrowed(NEXT_SAVEPOINT)),
-            Some(group) => (group, Cow::Borrowed(SAVEPOINT)),
-            None => {
-                let tx = pool.begin_with(dialect.begin_write()).await?;
-                // Bounded like SQLite's busy timeout: a lock held elsewhere (another process)
-                // for longer fails this write instead of hanging it.
-                let opening = match lock_writes_sql(dialect, true) {
-                    Some(lock) => Cow::Owned(format!("{lock}; {SAVEPOINT}")),
-                    None => Cow::Borrowed(SAVEPOINT),
-                };
-                let group = Group {
-                    tx,
-                    members: Vec::new(),
-                    queued: false,
-                    held: false,
-                };
-                (group, opening)
+        let group = loop {
+            let joining = parked.is_some();
+            let (mut group, opening) = match parked.take() {
+                Some(group) if group.held => (group, Cow::Borrowed(NEXT_SAVEPOINT)),
+                Some(group) => (group, Cow::Borrowed(SAVEPOINT)),
+                None => {
+                    let tx = pool.begin_with(dialect.begin_write()).await?;
+                    // Bounded like SQLite's busy timeout: a lock held elsewhere (another
+                    // process) for longer fails this write instead of hanging it.
+                    let opening = match lock_writes_sql(dialect, true) {
+                        Some(lock) => Cow::Owned(format!("{lock}; {SAVEPOINT}")),
+                        None => Cow::Borrowed(SAVEPOINT),
+                    };
+                    let group = Group {
+                        tx,
+                        members: Vec::new(),
+                        queued: false,
+                        held: false,
+                    };
+                    (group, opening)
+                }
+            };
+            match run(&mut group.tx, opening).await {
+                Ok(()) => {
+                    group.held = false;
+                    break group;
+                }
+                Err(e) => {
+                    group.fail(&e.to_string());
+                    // A parked group that fails here failed before this writer (releasing
+                    // the last member's savepoint): this writer begins a group of its own.
+                    if !joining {
+                        return Err(e.into());
+                    }
+                }
             }
         };
-        if let Err(e) = run(&mut group.tx, opening).await {
-            group.fail(&e.to_string());
-            return Err(e.into());
-        }
-        group.held = false;
         Ok(WriteTx {
             part: Part::Pooled {
                 group: Some(group),

@@ -471,6 +471,44 @@ async fn every_resource_list_searches_its_own_fields() {
 }
 
 #[tokio::test]
+async fn a_backend_is_found_by_a_label_written_as_the_console_shows_it() {
+    let app = TestApp::new().await;
+    let mut made = Vec::new();
+    for body in [
+        json!({"labels": {"env": "prod", "app": "web"}}),
+        json!({"labels": {"env": "staging", "team": "prod"}}),
+        json!({"description": "env=prod, as text"}),
+        json!({"labels": {"env": "production"}}),
+    ] {
+        let backend = app.create("/backends/tunnel_group", body).await;
+        made.push(backend["id"].as_str().unwrap().to_owned());
+    }
+    let [prod, staging, text, production] = [0, 1, 2, 3].map(|i| made[i].as_str());
+    let search = |q: &str| {
+        let path = format!("/backends/tunnel_group?q={}", urlencode(q));
+        let app = app.clone();
+        async move { ids(&app, &path, "backends").await }
+    };
+    // Before and after the search index holds the rows (SQLite's indexer works behind the
+    // writes): the same answers.
+    for _ in 0..2 {
+        // Newest first; a label as `key=value` or any part of it, the description as written.
+        assert_eq!(search("env=prod").await, [production, text, prod]);
+        assert_eq!(search("ENV=Prod").await, [production, text, prod]);
+        assert_eq!(search("v=prod").await, [production, text, prod]);
+        assert_eq!(search("team=prod").await, [staging]);
+        assert_eq!(search("=staging").await, [staging]);
+        assert_eq!(search("app=").await, [prod]);
+        // Two characters: no trigram index, the same answer.
+        assert_eq!(search("=s").await, [staging]);
+        // Never across two labels, nor a second `=`.
+        assert!(search("prod app=web").await.is_empty());
+        assert!(search("env=prod=x").await.is_empty());
+        app.state.store.settle_search().await.unwrap();
+    }
+}
+
+#[tokio::test]
 async fn sessions_are_found_by_ip_os_version_metadata_and_credential() {
     let app = TestApp::new().await;
     let mut ids_by_n = Vec::new();

@@ -94,6 +94,36 @@ async fn each_destination_subscribed_gets_one_delivery_however_many_subscription
 }
 
 #[tokio::test]
+async fn a_deleted_subscription_is_not_told_of_its_own_deletion() {
+    // Its event is written after the delete, as every event after its change: the deleted
+    // subscription no longer names a destination then, the other one still does.
+    let app = quick_app().await;
+    let kinds = ["event_subscription_deleted.v0"];
+    let (gone, kept) = (Receiver::start(&[]).await, Receiver::start(&[]).await);
+    let d1 = hook(&app, &app.admin_key, &gone.url, &kinds).await;
+    let d2 = hook(&app, &app.admin_key, &kept.url, &kinds).await;
+    let listed: serde_json::Value = app.fetch("/event_subscriptions").await;
+    let subscription = listed["event_subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["destinations"][0]["id"] == d1.id.as_str())
+        .expect("the first destination's subscription")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.deleted(&format!("/event_subscriptions/{subscription}"))
+        .await;
+    let got = kept.next(WAIT).await;
+    assert!(got.verifies_with(d2.signing_secret.as_deref().unwrap()));
+    assert_eq!(got.json()["type"], "event_subscription_deleted.v0");
+    assert_eq!(got.json()["object"]["id"], subscription.as_str());
+    gone.nothing_for(Duration::from_millis(500)).await;
+    kept.nothing_for(Duration::from_millis(100)).await;
+    assert!(deliveries(&app, &d1.id).await.deliveries.is_empty());
+}
+
+#[tokio::test]
 async fn a_rejected_request_emits_no_event_and_no_delivery() {
     let app = quick_app().await;
     let (receiver, d) = subscribed(&app, &[]).await;
