@@ -35,13 +35,27 @@ const TRIGRAM: usize = 3;
 /// rows held, about 10 000 at 1 M.
 const NARROW: i64 = 10_000;
 
-/// The texts a search of `columns` for `q` looks for, any of them a match: `q`, and when the
-/// columns hold `labels` (a JSON object of strings, which the API and the console show as
-/// `key=value`) and `q` has one `=`, also `q` as the stored JSON holds it, `key":"value`, so
-/// `env=prod` finds the backend labelled `{"env": "prod"}` (a label has no `=` of its own).
-pub(super) fn forms(q: &str, columns: &[&str]) -> Vec<String> {
-    let mut forms = vec![q.to_owned()];
-    if columns.contains(&"labels")
+/// The column of labels: a JSON object of strings, which the API and the console show as
+/// `key=value`.
+const LABELS: &str = "labels";
+
+/// A text a search looks for, in every column it searches or in one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Form {
+    pub(super) text: String,
+    pub(super) column: Option<&'static str>,
+}
+
+/// The texts a search of `columns` for `q` looks for, any of them a match: `q` in every
+/// column, and when the columns hold [`LABELS`] and `q` has one `=`, also `q` as the stored
+/// JSON holds a label, `key":"value`, in that column alone: `env=prod` finds the backend
+/// labelled `{"env": "prod"}` (a label has no `=` of its own).
+pub(super) fn forms(q: &str, columns: &[&str]) -> Vec<Form> {
+    let mut forms = vec![Form {
+        text: q.to_owned(),
+        column: None,
+    }];
+    if columns.contains(&LABELS)
         && let Some((key, value)) = q.split_once('=')
         && !value.contains('=')
     {
@@ -50,7 +64,10 @@ pub(super) fn forms(q: &str, columns: &[&str]) -> Vec<String> {
             let quoted = serde_json::to_string(text).unwrap_or_default();
             quoted[1..quoted.len() - 1].to_owned()
         };
-        forms.push(format!("{}\":\"{}", inner(key), inner(value)));
+        forms.push(Form {
+            text: format!("{}\":\"{}", inner(key), inner(value)),
+            column: Some(LABELS),
+        });
     }
     forms
 }
@@ -65,7 +82,7 @@ pub(super) fn condition(
     qualifier: &str,
     columns: &[&str],
     param: usize,
-    forms: &[String],
+    forms: &[Form],
 ) -> (String, Vec<String>) {
     match dialect {
         // The index's matches and the rows changed since its last pass are the candidates; a
@@ -87,21 +104,22 @@ pub(super) fn condition(
 }
 
 /// Whether the trigram index answers every one of `forms`.
-fn trigrams(forms: &[String]) -> bool {
-    forms.iter().all(|form| form.chars().count() >= TRIGRAM)
+fn trigrams(forms: &[Form]) -> bool {
+    forms
+        .iter()
+        .all(|form| form.text.chars().count() >= TRIGRAM)
 }
 
 /// [`like`] for each of `forms`, any of them a match, parameters numbered from `param`.
-fn likes(
-    qualifier: &str,
-    columns: &[&str],
-    param: usize,
-    forms: &[String],
-) -> (String, Vec<String>) {
+fn likes(qualifier: &str, columns: &[&str], param: usize, forms: &[Form]) -> (String, Vec<String>) {
     let (likes, patterns): (Vec<String>, Vec<String>) = forms
         .iter()
         .enumerate()
-        .map(|(i, form)| like(qualifier, columns, param + i, form))
+        .map(|(i, form)| {
+            let within = form.column.as_slice();
+            let within = if within.is_empty() { columns } else { within };
+            like(qualifier, columns, within, param + i, &form.text)
+        })
         .unzip();
     match likes.as_slice() {
         [one] => (one.clone(), patterns),
@@ -117,15 +135,21 @@ fn pending(table: &str) -> String {
     )
 }
 
-/// The `LIKE` condition finding the rows whose `columns` hold `q`, with its one parameter
-/// numbered `param`, and the pattern to bind to it. SQLite's `lower` folds ASCII only; the index's
-/// folding covers the rest for longer searches. The joined text is what PostgreSQL's index
-/// holds; a search found there may span two fields (an id ending in "a", the space, a name), so
-/// one field must hold it.
-fn like(qualifier: &str, columns: &[&str], param: usize, q: &str) -> (String, String) {
+/// The `LIKE` condition finding the rows one of whose `within` (some of `columns`) holds `q`,
+/// with its one parameter numbered `param`, and the pattern to bind to it. SQLite's `lower`
+/// folds ASCII only; the index's folding covers the rest for longer searches. The text of all
+/// `columns` joined is what PostgreSQL's index holds; a search found there may span two fields
+/// (an id ending in "a", the space, a name), so one field must hold it.
+fn like(
+    qualifier: &str,
+    columns: &[&str],
+    within: &[&str],
+    param: usize,
+    q: &str,
+) -> (String, String) {
     let text = expression(qualifier, columns);
     let like = |text: &str| format!("lower({text}) LIKE ${param} ESCAPE '\\'");
-    let fields: Vec<String> = columns
+    let fields: Vec<String> = within
         .iter()
         .map(|c| like(&format!("{qualifier}{c}")))
         .collect();
@@ -144,7 +168,7 @@ pub(super) async fn narrow(
     conn: &mut AnyConnection,
     dialect: Dialect,
     table: &str,
-    forms: &[String],
+    forms: &[Form],
 ) -> sqlx::Result<bool> {
     if dialect != Dialect::Sqlite || !trigrams(forms) {
         return Ok(false);
@@ -166,11 +190,14 @@ fn phrase(q: &str) -> String {
     format!("\"{}\"", q.replace('"', "\"\""))
 }
 
-/// Each of `forms` as a phrase, any of them a match.
-fn phrases(forms: &[String]) -> String {
+/// Each of `forms` as a phrase (in its one column, if it has one), any of them a match.
+fn phrases(forms: &[Form]) -> String {
     forms
         .iter()
-        .map(|form| phrase(form))
+        .map(|form| match form.column {
+            Some(column) => format!("{column} : {}", phrase(&form.text)),
+            None => phrase(&form.text),
+        })
         .collect::<Vec<_>>()
         .join(" OR ")
 }
@@ -202,7 +229,7 @@ mod tests {
 
     #[test]
     fn searches_are_literal_text() {
-        let one = |q: &str| vec![q.to_owned()];
+        let one = |q: &str| forms(q, &[]);
         let (sql, values) = condition(Dialect::Sqlite, "t", "", &["id"], 3, &one(r#"a"b c"#));
         assert!(sql.contains("t_search MATCH $3"), "{sql}");
         assert!(sql.contains("lower(id) LIKE $4"), "{sql}");
@@ -220,17 +247,25 @@ mod tests {
     #[test]
     fn a_label_is_searched_as_shown_and_as_stored() {
         let labels = ["id", "labels"];
-        assert_eq!(forms("env=prod", &labels), ["env=prod", r#"env":"prod"#]);
-        assert_eq!(forms("=", &labels), ["=", r#"":""#]);
-        assert_eq!(forms(r#"a"=b"#, &labels), [r#"a"=b"#, r#"a\"":"b"#]);
+        let texts = |q: &str, columns: &[&str]| {
+            let forms = forms(q, columns);
+            assert!(forms.iter().skip(1).all(|f| f.column == Some("labels")));
+            forms.into_iter().map(|f| f.text).collect::<Vec<_>>()
+        };
+        assert_eq!(texts("env=prod", &labels), ["env=prod", r#"env":"prod"#]);
+        assert_eq!(texts("=", &labels), ["=", r#"":""#]);
+        assert_eq!(texts(r#"a"=b"#, &labels), [r#"a"=b"#, r#"a\"":"b"#]);
         // Never two `=` in one label; other lists only as typed.
-        assert_eq!(forms("a=b=c", &labels), ["a=b=c"]);
-        assert_eq!(forms("env=prod", &["id", "metadata"]), ["env=prod"]);
+        assert_eq!(texts("a=b=c", &labels), ["a=b=c"]);
+        assert_eq!(texts("env=prod", &["id", "metadata"]), ["env=prod"]);
         let both = forms("env=prod", &labels);
         let (sql, values) = condition(Dialect::Sqlite, "t", "", &labels, 1, &both);
         assert!(sql.contains("t_search MATCH $1"), "{sql}");
         assert!(sql.contains("LIKE $2") && sql.contains("LIKE $3"), "{sql}");
-        assert_eq!(values[0], r#""env=prod" OR "env"":""prod""#);
+        // The stored form in the labels alone.
+        assert!(sql.contains("(lower(labels) LIKE $3 ESCAPE"), "{sql}");
+        assert!(!sql.contains("lower(id) LIKE $3"), "{sql}");
+        assert_eq!(values[0], r#""env=prod" OR labels : "env"":""prod""#);
         assert_eq!(&values[1..], [r"%env=prod%", r#"%env":"prod%"#]);
         let (sql, values) = condition(Dialect::Postgres, "t", "", &labels, 4, &both);
         assert!(sql.starts_with("((") && sql.contains(") OR ("), "{sql}");

@@ -479,11 +479,13 @@ async fn a_backend_is_found_by_a_label_written_as_the_console_shows_it() {
         json!({"labels": {"env": "staging", "team": "prod"}}),
         json!({"description": "env=prod, as text"}),
         json!({"labels": {"env": "production"}}),
+        // The label's stored form outside the labels is text like any other.
+        json!({"metadata": r#"{"env":"prod"}"#}),
     ] {
         let backend = app.create("/backends/tunnel_group", body).await;
         made.push(backend["id"].as_str().unwrap().to_owned());
     }
-    let [prod, staging, text, production] = [0, 1, 2, 3].map(|i| made[i].as_str());
+    let [prod, staging, text, production, _] = [0, 1, 2, 3, 4].map(|i| made[i].as_str());
     let search = |q: &str| {
         let path = format!("/backends/tunnel_group?q={}", urlencode(q));
         let app = app.clone();
