@@ -11,6 +11,7 @@ use super::columns::{Fields, Value as Column, to_json};
 use super::database::placeholders;
 use super::{Dialect, PageQuery, Result, Store, WriteTx};
 use serde_json::{Map, Value};
+use std::sync::LazyLock;
 use tunnel_core::ids::IdKind;
 use tunnel_core::resources::event::{Actor, ActorKind};
 
@@ -65,6 +66,34 @@ pub(super) struct Change {
     pub(super) sql: String,
     pub(super) values: Vec<Column>,
 }
+
+/// The insert of an event, its parameters numbered from `$first`.
+fn event_insert(first: usize) -> String {
+    format!(
+        "INSERT INTO events (id, account_id, type, occurred_at, actor_type, actor_id, api_key_id, operation_id, object_id, object, changed_fields, details)
+         VALUES ({})",
+        placeholders(first, 12)
+    )
+}
+
+/// The destinations subscribed to an event, as one text joined by `,` (`$account` and
+/// `$event_type` its parameters).
+fn subscribed(dialect: Dialect, account: usize, event_type: usize) -> String {
+    format!(
+        "SELECT {} AS destinations FROM (
+            SELECT DISTINCT d.destination_id FROM event_subscriptions s
+            JOIN event_subscription_destinations d ON d.subscription_id = s.id
+            WHERE s.account_id = ${account}
+            AND EXISTS (SELECT 1 FROM {} WHERE value = ${event_type})
+         ) subscribed",
+        dialect.join_texts("destination_id"),
+        dialect.json_array_elements("s.sources"),
+    )
+}
+
+/// SQLite's event insert and lookup: the same texts for every write, so made once.
+static SQLITE_EVENT: LazyLock<[String; 2]> =
+    LazyLock::new(|| [event_insert(1), subscribed(Dialect::Sqlite, 1, 2)]);
 
 /// The tables the lookup of the destinations subscribed to an event reads.
 const SUBSCRIPTION_TABLES: [&str; 2] = ["event_subscriptions", "event_subscription_destinations"];
@@ -139,24 +168,6 @@ impl Store {
             None => (String::new(), Vec::new()),
         };
         let first = values.len() + 1;
-        // The destinations subscribed, as one text (`$account` and `$type` its parameters).
-        let subscribed = |account: usize, event_type: usize| {
-            format!(
-                "SELECT {} AS destinations FROM (
-                    SELECT DISTINCT d.destination_id FROM event_subscriptions s
-                    JOIN event_subscription_destinations d ON d.subscription_id = s.id
-                    WHERE s.account_id = ${account}
-                    AND EXISTS (SELECT 1 FROM {} WHERE value = ${event_type})
-                 ) subscribed",
-                self.dialect.join_texts("destination_id"),
-                self.dialect.json_array_elements("s.sources"),
-            )
-        };
-        let insert = format!(
-            "{with}INSERT INTO events (id, account_id, type, occurred_at, actor_type, actor_id, api_key_id, operation_id, object_id, object, changed_fields, details)
-             VALUES ({})",
-            placeholders(first, 12),
-        );
         values.extend([
             id.as_str().into(),
             account_id.into(),
@@ -175,16 +186,18 @@ impl Store {
         let subscribed = if self.dialect == Dialect::Postgres {
             // In the insert's `RETURNING`: the same round trip.
             let sql = format!(
-                "{insert} RETURNING ({}) AS destinations",
-                subscribed(first + 1, first + 2)
+                "{with}{} RETURNING ({}) AS destinations",
+                event_insert(first),
+                subscribed(Dialect::Postgres, first + 1, first + 2)
             );
             exec.fetch(&sql, &values, decode).await?
         } else {
             // A statement of its own: SQLite's `RETURNING` buffers its rows in a temporary
             // table, which cost more than the second statement (POST about 15 % slower).
-            exec.execute(&insert, &values).await?;
+            let [insert, lookup] = &*SQLITE_EVENT;
+            exec.execute(insert, &values).await?;
             let of_type = [account_id.into(), event.event_type.as_str().into()];
-            exec.fetch(&subscribed(1, 2), &of_type, decode).await?
+            exec.fetch(lookup, &of_type, decode).await?
         };
         // Ids hold no comma (docs/ids.md); sorted, so deliveries are queued in a fixed order.
         let mut destinations: Vec<&str> = subscribed

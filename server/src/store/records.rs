@@ -322,12 +322,7 @@ impl Store {
         audit: &Audit<'_, R>,
     ) -> Result<()> {
         let event = audit.event("created", row.id(), row);
-        let (sql, values) = insert_statement(account_id, row, extra);
-        let change = Change {
-            table: R::TABLE,
-            sql,
-            values,
-        };
+        let change = insert_statement(account_id, row, extra);
         self.emit_after(tx, account_id, Some(change), event).await?;
         Ok(())
     }
@@ -519,8 +514,8 @@ pub(super) async fn insert<R: Record>(
     row: &R,
     extra: Vec<(&'static str, Value)>,
 ) -> Result<()> {
-    let (sql, values) = insert_statement(account_id, row, extra);
-    exec.execute(&sql, &values).await?;
+    let insert = insert_statement(account_id, row, extra);
+    exec.execute(&insert.sql, &insert.values).await?;
     Ok(())
 }
 
@@ -529,7 +524,7 @@ pub(super) fn insert_statement<R: Record>(
     account_id: &str,
     row: &R,
     extra: Vec<(&'static str, Value)>,
-) -> (String, Vec<Value>) {
+) -> Change {
     let columns: Vec<(&str, Value)> = [("account_id", Value::Text(account_id.to_owned()))]
         .into_iter()
         .chain(row.columns())
@@ -542,7 +537,11 @@ pub(super) fn insert_statement<R: Record>(
         "INSERT INTO {table} ({}) VALUES ({marks})",
         names.join(", ")
     );
-    (sql, columns.into_iter().map(|(_, value)| value).collect())
+    Change {
+        table: R::TABLE,
+        sql,
+        values: columns.into_iter().map(|(_, value)| value).collect(),
+    }
 }
 
 /// The columns a partial update writes: each given a value is set, the others kept as they are.
