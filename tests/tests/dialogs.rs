@@ -1,5 +1,6 @@
 //! Dialogs are modal for the keyboard: Tab and Shift+Tab stay inside, the page behind is inert,
-//! Escape closes, and focus returns to the button that opened the dialog.
+//! Escape closes (a secret's dialog only once the secret was copied, or at the second Escape),
+//! and focus returns to the button that opened the dialog.
 
 use fantoccini::key::Key;
 use serde_json::json;
@@ -68,9 +69,35 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     pages::wait_focus_in_dialog(client, "the token dialog").await?;
     assert!(pages::focused(client).await?.contains("I have copied it"));
     pages::press_within_dialog(client, &tab, "Tab", 4, "the token dialog").await?;
+    // Escape before the token was copied only warns: a habit must not throw it away unseen.
+    pages::press(client, Key::Escape).await?;
+    pages::wait_for_text(client, "press Escape again").await?;
+    browser.screenshot("dialog-token-escape-warned").await?;
+    assert!(pages::has_button(client, "I have copied it").await?);
     pages::press(client, Key::Escape).await?;
     pages::wait_for_text(client, "dialog token").await?;
     pages::wait_for_focus(client, "h1").await?;
+
+    // Once copied, one Escape closes: the clipboard holds the token shown.
+    pages::click_button(client, "Credentials").await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "dialog copied").await?;
+    pages::click_button(client, "Create credential").await?;
+    pages::wait_focus_in_dialog(client, "the token dialog").await?;
+    pages::click_in_dialog(client, "Copy").await?;
+    pages::wait_for_text(client, "Copied to the clipboard.").await?;
+    let shown = pages::value_of(client, "Authtoken").await?;
+    pages::press(client, Key::Escape).await?;
+    pages::wait_for_text(client, "dialog copied").await?;
+    pages::wait_for_focus(client, "h1").await?;
+    // What the button copied is the token shown: pasted into the page's ACL tester.
+    pages::field(client, "Domain, host:port or key=value")
+        .await?
+        .click()
+        .await?;
+    pages::press(client, Key::Control + "v").await?;
+    let pasted = pages::value_of(client, "Domain, host:port or key=value").await?;
+    assert_eq!(pasted, shown);
     browser.close().await?;
     Ok(())
 }

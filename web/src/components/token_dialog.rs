@@ -1,6 +1,10 @@
 //! The once-only secret dialog: the API returns a credential's authtoken and an API key only in
 //! the creation response, and an event destination's signing secret only when it is created or
 //! rotated, so the console shows each once, with a copy button and a plain warning.
+//!
+//! Escape, pressed out of habit, must not throw the secret away unseen: until the copy button
+//! has copied it, the first Escape only says so, and a second one closes. The button closes at
+//! once (its words are the confirmation).
 
 use super::copy_then;
 use super::dialog::Modal;
@@ -59,6 +63,15 @@ pub fn TokenDialog(
     kind: ShownOnce,
 ) -> impl IntoView {
     let copied = RwSignal::new(None::<bool>);
+    // Set by an Escape pressed before the secret was copied; the next Escape closes.
+    let escape_warned = RwSignal::new(false);
+    let on_escape = Callback::new(move |()| {
+        if copied.get_untracked() == Some(true) || escape_warned.get_untracked() {
+            on_close.run(());
+        } else {
+            escape_warned.set(true);
+        }
+    });
     let copy_text = token.clone();
     let copy = move |_| {
         copy_then(copy_text.clone(), move |ok| {
@@ -67,7 +80,7 @@ pub fn TokenDialog(
     };
     view! {
         // The close button has focus first, so a stray Enter does not leave the token unseen.
-        <Modal labelled_by="token-title" class="token-dialog" on_close=on_close>
+        <Modal labelled_by="token-title" class="token-dialog" on_close=on_escape>
                 <h2 id="token-title">{kind.title()}</h2>
                 <p class="warning">
                     <strong>"Copy it now: you will not see it again."</strong>
@@ -79,10 +92,11 @@ pub fn TokenDialog(
                     <button type="button" class="copy" on:click=copy>"Copy"</button>
                 </div>
                 <p class="copied" role="status">
-                    {move || match copied.get() {
-                        Some(true) => "Copied to the clipboard.",
-                        Some(false) => "Could not copy: select it and copy it by hand.",
-                        None => "",
+                    {move || match (copied.get(), escape_warned.get()) {
+                        (Some(true), _) => "Copied to the clipboard.",
+                        (_, true) => "Not copied yet: press Escape again to close without it.",
+                        (Some(false), false) => "Could not copy: select it and copy it by hand.",
+                        (None, false) => "",
                     }}
                 </p>
                 <div class="actions">

@@ -10,7 +10,7 @@ use wasm_bindgen_test::*;
 use web_sys::Element;
 
 #[wasm_bindgen_test]
-async fn token_dialog_shows_the_token_once_and_closes_with_escape_or_the_button() {
+async fn token_dialog_shows_the_token_once_and_closes_with_the_button_or_a_second_escape() {
     let root = container();
     let closed = RwSignal::new(0);
     let token = "2Tq1kV8mZyq3bX9cWcPvS0aLh7e_5xYhG2pN8rQwE4tU6iO1sDfZ";
@@ -37,8 +37,17 @@ async fn token_dialog_shows_the_token_once_and_closes_with_escape_or_the_button(
         Some("primary done".into())
     );
 
+    // Not copied yet: the first Escape only warns, the second closes.
+    press_escape().await;
+    assert_eq!(closed.get_untracked(), 0);
+    assert!(
+        text(&root, ".copied").contains("press Escape again"),
+        "{}",
+        text(&root, ".copied")
+    );
     press_escape().await;
     assert_eq!(closed.get_untracked(), 1);
+    // The button closes at once.
     click(&root, "button.done").await;
     assert_eq!(closed.get_untracked(), 2);
 }
