@@ -322,7 +322,9 @@ impl Config {
 
     /// The absolute `uri` of an API path (`{base_url}` + path).
     pub fn uri(&self, path: &str) -> String {
-        format!("{}{path}", self.public_url)
+        // Not `format!`: every row of a list page has one, and its machinery was a few
+        // percent of a page's CPU.
+        [self.public_url.as_str(), path].concat()
     }
 
     /// An in-memory configuration, as used by tests.

@@ -82,7 +82,13 @@ impl<'a> SqliteRow<'a> {
     /// ASCII case-insensitively.
     fn index(&self, name: &str) -> Result<usize> {
         let names = &self.columns.names;
-        let matches = |i: usize| names.get(i).is_some_and(|n| n.eq_ignore_ascii_case(name));
+        // Byte for byte first: the row types ask with the statement's own spelling, and that
+        // comparison is a `memcmp`, where the case-insensitive one goes a byte at a time.
+        let matches = |i: usize| {
+            names
+                .get(i)
+                .is_some_and(|n| n == name || n.eq_ignore_ascii_case(name))
+        };
         let next = self.next.get();
         let index = if self.columns.distinct && matches(next) {
             next
