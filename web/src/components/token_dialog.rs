@@ -76,6 +76,9 @@ pub fn TokenDialog(
     let copy = move |_| {
         copy_then(copy_text.clone(), move |ok| {
             copied.try_set(Some(ok));
+            // What the copy did is the news now: a failed copy says so rather than the earlier
+            // warning, and the next Escape warns afresh.
+            escape_warned.try_set(false);
         });
     };
     view! {

@@ -51,3 +51,37 @@ async fn token_dialog_shows_the_token_once_and_closes_with_the_button_or_a_secon
     click(&root, "button.done").await;
     assert_eq!(closed.get_untracked(), 2);
 }
+
+#[wasm_bindgen_test]
+async fn token_dialog_copy_outcome_replaces_the_escape_warning() {
+    let root = container();
+    let closed = RwSignal::new(0);
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <TokenDialog token="tok_1" on_close=Callback::new(move |_| closed.update(|c| *c += 1)) /> }
+    });
+    let root: Element = root.into();
+    tick().await;
+
+    // Warned, then Copy: what the copy did replaces the warning. The browser may refuse the
+    // clipboard to a click without a user's gesture; either way the next Escape acts on it.
+    press_escape().await;
+    assert!(text(&root, ".copied").contains("press Escape again"));
+    click(&root, "button.copy").await;
+    wait_until("the copy's outcome", || {
+        let status = text(&root, ".copied");
+        status.contains("Copied") || status.contains("Could not copy")
+    })
+    .await;
+    let copied = text(&root, ".copied").contains("Copied");
+    press_escape().await;
+    if copied {
+        assert_eq!(closed.get_untracked(), 1, "copied: one Escape closes");
+    } else {
+        assert_eq!(
+            closed.get_untracked(),
+            0,
+            "not copied: the Escape warns afresh"
+        );
+        assert!(text(&root, ".copied").contains("press Escape again"));
+    }
+}
