@@ -86,7 +86,7 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     pages::wait_focus_in_dialog(client, "the token dialog").await?;
     pages::click_in_dialog(client, "Copy").await?;
     pages::wait_for_text(client, "Copied to the clipboard.").await?;
-    let shown = pages::value_of(client, "Authtoken").await?;
+    let shown = credentials::token_in_dialog(client).await?;
     pages::press(client, Key::Escape).await?;
     pages::wait_for_text(client, "dialog copied").await?;
     pages::wait_for_focus(client, "h1").await?;

@@ -528,8 +528,9 @@ fn open(database: &Path) -> Result<rusqlite::Connection> {
     )?;
     conn.busy_timeout(super::direct::BUSY_TIMEOUT)?;
     // A pass runs two statements for each table it indexes and six of its own: with rusqlite's
-    // 16 kept by default, a pass over many tables prepared each of them anew.
-    conn.set_prepared_statement_cache_capacity(4 * INDEXED.len() + 8);
+    // 16 kept by default, a pass over many tables prepared each of them anew. Twice that, so
+    // the start's statements (`stale`, `reset`) do not push a pass's out.
+    conn.set_prepared_statement_cache_capacity(2 * (2 * INDEXED.len() + 6));
     conn.execute(
         "ATTACH DATABASE ?1 AS search",
         [file_of(database).to_string_lossy().as_ref()],
