@@ -6,6 +6,8 @@
 //! Downloads go, without asking, to the profile's [`DOWNLOADS`] directory.
 //! [`run_in_every_document`] installs a script that runs before the page's own in every
 //! document the session loads (a Chrome DevTools Protocol command, which WebDriver lacks).
+//! [`browser_log`] reads what the pages wrote to the browser's console, and the browser's own
+//! warnings and errors there.
 //! Dropping the driver kills it and every Chromium it started (one process group).
 
 use crate::process::{ProcessGuard, free_addr};
@@ -81,6 +83,11 @@ impl Chromedriver {
         let profile = tempfile::tempdir()?;
         let args = chromium_args(extra_flags, profile.path());
         let mut caps = serde_json::Map::new();
+        // chromedriver keeps the browser's console for `browser_log` only when asked to.
+        caps.insert(
+            "goog:loggingPrefs".into(),
+            serde_json::json!({ "browser": "ALL" }),
+        );
         caps.insert(
             "goog:chromeOptions".into(),
             serde_json::json!({
@@ -125,6 +132,57 @@ impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
         let body = serde_json::json!({"cmd": self.cmd, "params": self.params});
         (http::Method::POST, Some(body.to_string()))
     }
+}
+
+/// chromedriver's read of the browser's console (`se/log`, outside the WebDriver standard).
+#[derive(Debug)]
+struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/se/log",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (
+            http::Method::POST,
+            Some(serde_json::json!({ "type": "browser" }).to_string()),
+        )
+    }
+}
+
+/// One line of the browser's console: its level (`INFO`, `WARNING`, `SEVERE`…) and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    pub level: String,
+    pub message: String,
+}
+
+/// What the browser's console received since the last call (or since the session began): the
+/// pages' own `console` calls, uncaught exceptions, and the browser's warnings and errors about
+/// the pages (a failed request, a refused script, an ignored attribute).
+pub async fn browser_log(client: &fantoccini::Client) -> Result<Vec<LogEntry>> {
+    let entries = client
+        .issue_cmd(BrowserLog)
+        .await
+        .context("reading the browser's console")?;
+    let entries = entries
+        .as_array()
+        .context("the browser's console is not a list")?;
+    Ok(entries
+        .iter()
+        .map(|e| LogEntry {
+            level: e["level"].as_str().unwrap_or_default().to_owned(),
+            message: e["message"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect())
 }
 
 /// Runs `source` in every document `client` loads from now on, before any script of the page:
