@@ -80,14 +80,26 @@ impl Chromedriver {
 
     /// A new headless Chromium with [`CHROMIUM_FLAGS`], then `extra_flags`.
     pub async fn session(&self, extra_flags: &[&str]) -> Result<Session> {
+        self.start_session(extra_flags, false).await
+    }
+
+    /// [`Chromedriver::session`] whose browser console [`browser_log`] reads. Only when asked:
+    /// chromedriver then follows the console of every page, which the benchmarks' timings
+    /// should not carry.
+    pub async fn logged_session(&self, extra_flags: &[&str]) -> Result<Session> {
+        self.start_session(extra_flags, true).await
+    }
+
+    async fn start_session(&self, extra_flags: &[&str], console_log: bool) -> Result<Session> {
         let profile = tempfile::tempdir()?;
         let args = chromium_args(extra_flags, profile.path());
         let mut caps = serde_json::Map::new();
-        // chromedriver keeps the browser's console for `browser_log` only when asked to.
-        caps.insert(
-            "goog:loggingPrefs".into(),
-            serde_json::json!({ "browser": "ALL" }),
-        );
+        if console_log {
+            caps.insert(
+                "goog:loggingPrefs".into(),
+                serde_json::json!({ "browser": "ALL" }),
+            );
+        }
         caps.insert(
             "goog:chromeOptions".into(),
             serde_json::json!({
@@ -167,7 +179,8 @@ pub struct LogEntry {
 
 /// What the browser's console received since the last call (or since the session began): the
 /// pages' own `console` calls, uncaught exceptions, and the browser's warnings and errors about
-/// the pages (a failed request, a refused script, an ignored attribute).
+/// the pages (a failed request, a refused script, an ignored attribute). Empty unless the
+/// session is a [`Chromedriver::logged_session`].
 pub async fn browser_log(client: &fantoccini::Client) -> Result<Vec<LogEntry>> {
     let entries = client
         .issue_cmd(BrowserLog)

@@ -281,8 +281,21 @@ impl std::fmt::Debug for Browser {
 
 impl Browser {
     pub async fn start() -> Result<Browser> {
+        Browser::launch(false).await
+    }
+
+    /// [`Browser::start`] with the browser's console kept for `tunnel_testkit::browser::browser_log`.
+    pub async fn start_logged() -> Result<Browser> {
+        Browser::launch(true).await
+    }
+
+    async fn launch(console_log: bool) -> Result<Browser> {
         let driver = Chromedriver::start()?;
-        let session = driver.session(&[]).await?;
+        let session = if console_log {
+            driver.logged_session(&[]).await?
+        } else {
+            driver.session(&[]).await?
+        };
         Ok(Browser {
             client: session.client,
             _profile: session.profile,

@@ -24,7 +24,7 @@ async fn no_page_leaves_a_warning_or_an_error_in_the_browser_console() -> anyhow
         url: "https://hooks.example.com/quiet".into(),
     };
     let data = every_page::create(server, api, &texts).await?;
-    let browser = Browser::start().await?;
+    let browser = Browser::start_logged().await?;
     let client = &browser.client;
     let base = server.url();
 
