@@ -84,8 +84,8 @@ impl Chromedriver {
     }
 
     /// [`Chromedriver::session`] whose browser console [`browser_log`] reads. Only when asked:
-    /// chromedriver then follows the console of every page, which the benchmarks' timings
-    /// should not carry.
+    /// chromedriver then follows the console of every page, and the benchmarks' browsers stay
+    /// as they were when measured.
     pub async fn logged_session(&self, extra_flags: &[&str]) -> Result<Session> {
         self.start_session(extra_flags, true).await
     }
