@@ -121,52 +121,29 @@ impl Chromedriver {
     }
 }
 
-/// A Chrome DevTools Protocol command, sent through chromedriver's `goog/cdp/execute`.
+/// A command of chromedriver's beyond the WebDriver standard: `body` posted to
+/// `session/{id}/{path}` (a DevTools command, the browser's console).
 #[derive(Debug)]
-struct Cdp {
-    cmd: &'static str,
-    params: serde_json::Value,
+struct Extension {
+    path: &'static str,
+    body: serde_json::Value,
 }
 
-impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+impl fantoccini::wd::WebDriverCompatibleCommand for Extension {
     fn endpoint(
         &self,
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
         base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
+            "session/{}/{}",
+            session_id.unwrap_or_default(),
+            self.path
         ))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        let body = serde_json::json!({"cmd": self.cmd, "params": self.params});
-        (http::Method::POST, Some(body.to_string()))
-    }
-}
-
-/// chromedriver's read of the browser's console (`se/log`, outside the WebDriver standard).
-#[derive(Debug)]
-struct BrowserLog;
-
-impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (
-            http::Method::POST,
-            Some(serde_json::json!({ "type": "browser" }).to_string()),
-        )
+        (http::Method::POST, Some(self.body.to_string()))
     }
 }
 
@@ -182,8 +159,12 @@ pub struct LogEntry {
 /// the pages (a failed request, a refused script, an ignored attribute). Empty unless the
 /// session is a [`Chromedriver::logged_session`].
 pub async fn browser_log(client: &fantoccini::Client) -> Result<Vec<LogEntry>> {
+    let read = Extension {
+        path: "se/log",
+        body: serde_json::json!({ "type": "browser" }),
+    };
     let entries = client
-        .issue_cmd(BrowserLog)
+        .issue_cmd(read)
         .await
         .context("reading the browser's console")?;
     let entries = entries
@@ -201,9 +182,12 @@ pub async fn browser_log(client: &fantoccini::Client) -> Result<Vec<LogEntry>> {
 /// Runs `source` in every document `client` loads from now on, before any script of the page:
 /// a watcher installed this way also sees what happens while the page starts.
 pub async fn run_in_every_document(client: &fantoccini::Client, source: &str) -> Result<()> {
-    let cmd = Cdp {
-        cmd: "Page.addScriptToEvaluateOnNewDocument",
-        params: serde_json::json!({ "source": source }),
+    let cmd = Extension {
+        path: "goog/cdp/execute",
+        body: serde_json::json!({
+            "cmd": "Page.addScriptToEvaluateOnNewDocument",
+            "params": { "source": source },
+        }),
     };
     client
         .issue_cmd(cmd)
