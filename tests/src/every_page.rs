@@ -1,6 +1,6 @@
 //! One resource of every kind, made through the API with the texts a test chooses, a real
 //! agent's session, and every console route that shows them with the text to wait for: what the
-//! accessibility audit and the hostile-text test both walk through.
+//! accessibility audit, the hostile-text test and the browser-console test walk through.
 
 use crate::api::{Api, id};
 use crate::harness::{Agent, Server};
@@ -28,6 +28,18 @@ pub struct Texts {
 }
 
 impl Texts {
+    /// Plain texts: descriptions `prefix kind`, no metadata, the label `prod`, and a webhook
+    /// URL ending in `prefix`.
+    pub fn plain(prefix: &str) -> Texts {
+        Texts {
+            prefix: prefix.to_owned(),
+            tail: String::new(),
+            metadata: String::new(),
+            label: "prod".into(),
+            url: format!("https://hooks.example.com/{prefix}"),
+        }
+    }
+
     /// The description of a resource of `kind`: `prefix kind tail`, at most 255 bytes.
     pub fn description(&self, kind: &str) -> String {
         let mut text = format!("{} {kind}{}", self.prefix, self.tail);

@@ -117,13 +117,7 @@ async fn axe_finds_no_serious_violation_on_any_console_page() -> anyhow::Result<
     };
     let stack = Stack::start(&[])?;
     let (server, api) = (&stack.server, &stack.api);
-    let texts = Texts {
-        prefix: "a11y".into(),
-        tail: String::new(),
-        metadata: String::new(),
-        label: "prod".into(),
-        url: "https://hooks.example.com/a11y".into(),
-    };
+    let texts = Texts::plain("a11y");
     let data = every_page::create(server, api, &texts).await?;
 
     let browser = Browser::start().await?;

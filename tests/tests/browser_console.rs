@@ -16,13 +16,7 @@ const FINDINGS: [&str; 2] = ["WARNING", "SEVERE"];
 async fn no_page_leaves_a_warning_or_an_error_in_the_browser_console() -> anyhow::Result<()> {
     let stack = Stack::start(&[])?;
     let (server, api) = (&stack.server, &stack.api);
-    let texts = Texts {
-        prefix: "quiet".into(),
-        tail: String::new(),
-        metadata: String::new(),
-        label: "prod".into(),
-        url: "https://hooks.example.com/quiet".into(),
-    };
+    let texts = Texts::plain("quiet");
     let data = every_page::create(server, api, &texts).await?;
     let browser = Browser::start_logged().await?;
     let client = &browser.client;
