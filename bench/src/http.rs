@@ -34,8 +34,18 @@ impl Req {
     }
 
     pub fn post(path: impl Into<String>, key: Option<&str>, body: impl Into<String>) -> Req {
+        Req::with_body(hyper::Method::POST, path, key, body)
+    }
+
+    /// A request of `method` carrying the JSON `body`.
+    pub fn with_body(
+        method: hyper::Method,
+        path: impl Into<String>,
+        key: Option<&str>,
+        body: impl Into<String>,
+    ) -> Req {
         Req {
-            method: hyper::Method::POST,
+            method,
             path: path.into(),
             key: key.map(str::to_owned),
             body: Some(body.into()),
@@ -237,9 +247,17 @@ fn ensure_success(req: &Req, status: u16, body: &[u8]) -> Result<()> {
 /// `tunnel-bench load`: one load run against a running server, printed as JSON.
 pub fn load_command(args: crate::LoadArgs) -> Result<()> {
     let make: MakeReq = {
-        let (path, key, body) = (args.path, args.key, args.post);
-        Arc::new(move |_| match &body {
-            Some(body) => Req::post(path.clone(), key.as_deref(), body.clone()),
+        let (path, key) = (args.path, args.key);
+        let body = match (args.post, args.patch) {
+            (Some(body), _) => Some((hyper::Method::POST, body)),
+            (None, Some(body)) => Some((hyper::Method::PATCH, body)),
+            (None, None) => None,
+        };
+        Arc::new(move |n| match &body {
+            Some((method, body)) => {
+                let body = body.replace("{n}", &n.to_string());
+                Req::with_body(method.clone(), path.clone(), key.as_deref(), body)
+            }
             None => Req::get(path.clone(), key.as_deref()),
         })
     };

@@ -75,9 +75,13 @@ pub struct LoadArgs {
     /// An API key sent as a bearer token.
     #[arg(long, env = "TUNNEL_BENCH_KEY")]
     pub key: Option<String>,
-    /// POST this JSON body instead of a GET.
-    #[arg(long)]
+    /// POST this JSON body instead of a GET; `{n}` in it becomes the request's number.
+    #[arg(long, conflicts_with = "patch")]
     pub post: Option<String>,
+    /// PATCH this JSON body instead of a GET; `{n}` in it becomes the request's number, so
+    /// that each request changes something.
+    #[arg(long)]
+    pub patch: Option<String>,
     #[arg(long, default_value_t = 32)]
     pub connections: usize,
     #[arg(long, default_value_t = 10)]

@@ -339,9 +339,11 @@ impl Store {
         let account_id = scope.account_id;
         self.write::<R, _>(async |tx| {
             let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
-            update::<R>(&mut tx.exec(), account_id, id, set).await?;
-            self.record_update(tx, account_id, &before, "updated", audit)
-                .await
+            let after = update_returning::<R>(&mut tx.exec(), account_id, id, set).await?;
+            if let Some(event) = audit.updated("updated", id, &before, &after) {
+                self.emit(tx, account_id, event).await?;
+            }
+            Ok(after)
         })
         .await
     }
@@ -403,6 +405,12 @@ pub(super) async fn fetch<'a, R: Record>(
     let (sql, values) = fetch_statement::<R>(scope.into(), id);
     let values: Vec<Value> = values.into_iter().map(Value::from).collect();
     let found = exec.fetch(&sql, &values, |row| R::decode(row)).await?;
+    completed(exec, found, id).await
+}
+
+/// `found`, the row `id` as its own table holds it (or nothing), completed with what other
+/// tables hold for it ([`Record::complete`]).
+async fn completed<R: Record>(exec: &mut Exec<'_>, found: Vec<R>, id: &str) -> Result<R> {
     let rows = match exec.sqlx() {
         Some(conn) => R::complete(conn, found).await?,
         None if !R::COMPLETES => found,
@@ -575,8 +583,36 @@ pub(super) async fn update<R: Record>(
     exec: &mut Exec<'_>,
     account_id: &str,
     id: &str,
-    Changes(columns): Changes,
+    changes: Changes,
 ) -> Result<u64> {
+    let (sql, values) = update_statement::<R>(account_id, id, changes, "");
+    exec.execute(&sql, &values).await
+}
+
+/// Applies `changes` to the row `id` of the account, in `exec`, and reads the row as it is now
+/// in the same statement ([`Error::NotFound`] if there is none): on PostgreSQL one round trip
+/// where an update and a read after it were two, inside the write turn that every writer waits
+/// for (docs/database.md, writes).
+pub(super) async fn update_returning<R: Record>(
+    exec: &mut Exec<'_>,
+    account_id: &str,
+    id: &str,
+    changes: Changes,
+) -> Result<R> {
+    let returning = format!(" RETURNING {}", R::select());
+    let (sql, values) = update_statement::<R>(account_id, id, changes, &returning);
+    let found = exec.fetch(&sql, &values, |row| R::decode(row)).await?;
+    completed(exec, found, id).await
+}
+
+/// The `UPDATE` of `changes` to the row `id` of the account, followed by `tail`, and its
+/// parameters in order.
+fn update_statement<R: Record>(
+    account_id: &str,
+    id: &str,
+    Changes(columns): Changes,
+    tail: &str,
+) -> (String, Vec<Value>) {
     let sets: Vec<String> = columns
         .iter()
         .enumerate()
@@ -584,7 +620,7 @@ pub(super) async fn update<R: Record>(
         .collect();
     let n = columns.len();
     let sql = format!(
-        "UPDATE {} SET {} WHERE account_id = ${} AND id = ${}",
+        "UPDATE {} SET {} WHERE account_id = ${} AND id = ${}{tail}",
         R::TABLE,
         sets.join(", "),
         n + 1,
@@ -595,5 +631,5 @@ pub(super) async fn update<R: Record>(
         .map(|(_, value)| value.unwrap_or(Value::Null))
         .chain([account_id.into(), id.into()])
         .collect();
-    exec.execute(&sql, &values).await
+    (sql, values)
 }
