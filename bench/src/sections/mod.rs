@@ -1,8 +1,7 @@
 //! The sections of the report, one module each. [`ALL`] lists them in report order; the report
 //! numbers them from 1 in that order, and `--only` picks them by name (or by that number).
 //!
-//! They do not run in report order: the scaling section measures the small databases before the
-//! throughput section's POSTs add rows to them, and its big databases (with the memory section's
+//! They do not run in report order: the scaling section's databases (with the memory section's
 //! 100 k server) come last, once the small servers are gone. [`run_all`] holds that schedule and
 //! what the sections share (the baseline server, the small database's server, the console copy
 //! with the static page, and the run's databases); each module measures its figure and its
@@ -11,10 +10,10 @@
 //! The throughput, scaling and SSH CA sections measure on SQLite and, unless `--no-postgres`,
 //! on PostgreSQL too: one durable cluster is started for the run when any of them is wanted
 //! (after the console sections), a second small server runs on a PostgreSQL database of
-//! [`SMALL`] credentials next to the SQLite one until the SSH CA section is done, and the scaling section's big databases are
-//! made on both, SQLite's first. The cluster section, last, runs on PostgreSQL only (its nodes
-//! share one database): without PostgreSQL it is not measured. Every other section runs on
-//! SQLite only.
+//! [`SMALL`] credentials next to the SQLite one until the SSH CA section is done, and the scaling
+//! section's databases are made on both, SQLite's first. The cluster section, last, runs on
+//! PostgreSQL only (its nodes share one database): without PostgreSQL it is not measured. Every
+//! other section runs on SQLite only.
 
 pub(crate) mod agent_restarts;
 mod cluster;
@@ -33,7 +32,6 @@ use crate::procs::{ProcessGuard, START, free_addr, rss_kib};
 use crate::report::{self, Header, Section};
 use crate::server::{Databases, Kind, Server};
 use anyhow::{Result, bail};
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -144,14 +142,6 @@ async fn run(args: RunArgs) -> Result<()> {
     let postgres = dbs.postgres_description();
     // The servers of the sections measured on both: SQLite's first.
     let smalls: Vec<&Server> = std::iter::once(&small).chain(small_pg.as_ref()).collect();
-    // Scaling starts on the small databases before the throughput section adds rows to them.
-    let mut small_scaling = BTreeMap::new();
-    if wants(&args, scaling::NAME) {
-        announce(scaling::NAME, &format!(" ({SMALL} credentials)"));
-        for server in &smalls {
-            small_scaling.insert(server.db.kind, scaling::list_latencies(server).await?);
-        }
-    }
     let mut baseline_loaded_rss = None;
     if wants(&args, throughput::NAME) {
         announce(throughput::NAME, "");
@@ -184,7 +174,7 @@ async fn run(args: RunArgs) -> Result<()> {
     let mut memory_figures = None;
     if wants(&args, scaling::NAME) || wants(&args, memory::NAME) {
         let t = Instant::now();
-        let (section, memory) = scaling::measure(&args, &dbs, &console, &small_scaling).await?;
+        let (section, memory) = scaling::measure(&args, &dbs, &console).await?;
         if let Some(mut s) = section {
             s.seconds = t.elapsed().as_secs_f64();
             sections.push(s);

@@ -1,6 +1,7 @@
-//! Scaling with the number of credentials: list page latencies with 1 k (measured on the small
-//! servers, before the throughput section adds rows), 100 k and 1 M credentials, on SQLite and
-//! (unless `--no-postgres`) on PostgreSQL, with the same sizes. The SQLite 100 k server also
+//! Scaling with the number of credentials: list page latencies with 1 k, 100 k and 1 M
+//! credentials, on SQLite and (unless `--no-postgres`) on PostgreSQL, with the same sizes. Every
+//! size of a kind has its database and server up at once and is measured in rounds, in turn, so
+//! that each ratio compares sizes measured over the same minutes. The SQLite 100 k server also
 //! gives the memory section its figures.
 
 use super::{MEMORY, SMALL, number, wants};
@@ -19,7 +20,7 @@ pub const NAME: &str = "scaling";
 
 /// First page, middle page and last full page latencies, and a selective search's (ms,
 /// sequential, one connection).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ListLatencies {
     pub first: Vec<f64>,
     pub middle: Vec<f64>,
@@ -28,17 +29,34 @@ pub struct ListLatencies {
     pub search: Vec<f64>,
 }
 
+impl ListLatencies {
+    fn extend(&mut self, more: ListLatencies) {
+        self.first.extend(more.first);
+        self.middle.extend(more.middle);
+        self.deep.extend(more.deep);
+        self.search.extend(more.search);
+    }
+}
+
 /// Requests of each series: enough that p99 is not one slow request (with 50 it was the slowest,
 /// and one scheduling hiccup on the shared cores moved a ratio by 2x).
 const LIST_SAMPLES: usize = 300;
 
-/// Warm-up requests before each series.
+/// The rounds each series' requests are spread over, every size of a kind measured once a round,
+/// the first of a round moving on by one each round. Measured one size after the other (1 k
+/// early in the run, the big ones minutes later, after their bulk loads), a drift of the shared
+/// machine went into the ratios: in one run the 1 k first page took 0.16 ms and its middle page,
+/// measured right after on the same server, 0.26 ms.
+const ROUNDS: usize = 6;
+
+/// Warm-up requests before each series of a round.
 const LIST_WARMUP: usize = 10;
 
 /// How much of the middle id the search gives: enough to match that credential alone.
 const SEARCH_CHARS: usize = 8;
 
-pub async fn list_latencies(server: &Server) -> Result<ListLatencies> {
+/// `samples` requests of each series on `server`, one series after the other.
+async fn list_latencies(server: &Server, samples: usize) -> Result<ListLatencies> {
     let page = |before: Option<&str>| match before {
         None => server.get("/credentials?limit=100"),
         Some(id) => server.get(&format!("/credentials?limit=100&before_id={id}")),
@@ -49,19 +67,31 @@ pub async fn list_latencies(server: &Server) -> Result<ListLatencies> {
         Some(server.db.middle_id.as_str()),
         Some(server.db.deep_id.as_str()),
     ] {
-        series.push(sequential(server.addr, &page(before), LIST_WARMUP, LIST_SAMPLES).await?);
+        series.push(sequential(server.addr, &page(before), LIST_WARMUP, samples).await?);
     }
     let [first, middle, deep] = <[Vec<f64>; 3]>::try_from(series).expect("three series");
     let middle_id = &server.db.middle_id;
     let q = &middle_id[middle_id.len() - SEARCH_CHARS..];
     let search = server.get(&format!("/credentials?limit=100&q={q}"));
-    let search = sequential(server.addr, &search, LIST_WARMUP, LIST_SAMPLES).await?;
+    let search = sequential(server.addr, &search, LIST_WARMUP, samples).await?;
     Ok(ListLatencies {
         first,
         middle,
         deep,
         search,
     })
+}
+
+/// [`LIST_SAMPLES`] requests of each series on each of `servers`, in [`ROUNDS`] rounds.
+async fn interleaved(servers: &[&Server]) -> Result<Vec<ListLatencies>> {
+    let mut measured = vec![ListLatencies::default(); servers.len()];
+    for round in 0..ROUNDS {
+        for turn in 0..servers.len() {
+            let i = (round + turn) % servers.len();
+            measured[i].extend(list_latencies(servers[i], LIST_SAMPLES / ROUNDS).await?);
+        }
+    }
+    Ok(measured)
 }
 
 /// What the memory section needs from the 100 k server.
@@ -73,24 +103,27 @@ pub struct Memory {
     pub listing_seconds: f64,
 }
 
-/// The 100 k and `--max-credentials` databases of each kind of `dbs` (PostgreSQL only when this
-/// section is wanted), each with its own server (and the SQLite 100 k server's memory for the
-/// memory section). `small`: the 1 k latencies of each kind's small server.
+/// The 1 k, 100 k and `--max-credentials` databases of each kind of `dbs` (PostgreSQL only when
+/// this section is wanted), each with its own server, all of a kind up at once; and the SQLite
+/// 100 k server's memory for the memory section (that size alone when only it is wanted).
 pub async fn measure(
     args: &RunArgs,
     dbs: &Databases,
     console: &Path,
-    small: &BTreeMap<Kind, ListLatencies>,
 ) -> Result<(Option<Section>, Memory)> {
+    let per_round = LIST_SAMPLES / ROUNDS;
     let method = format!(
         "`GET /api/credentials?limit=100` latency with the account holding 1 k, 100 k and 1 M \
          credentials (bulk-loaded by `tunnel-server dev seed-credentials`), {LIST_SAMPLES} \
-         sequential requests on one connection after {LIST_WARMUP} warm-up ones: the first \
-         page, a middle page (`before_id` = the middle credential) and the last full page \
-         (`before_id` = the 101st oldest). Baseline: the same page with 1 k credentials. And a \
-         search (`q` = the last 8 characters of the middle credential's id, which match it \
-         alone, answered from the trigram index), against the plain first page of the same \
-         database."
+         sequential requests on one connection: the first page, a middle page (`before_id` = \
+         the middle credential) and the last full page (`before_id` = the 101st oldest). \
+         Baseline: the same page with 1 k credentials. And a search (`q` = the last 8 \
+         characters of the middle credential's id, which match it alone, answered from the \
+         trigram index), against the plain first page of the same database. Every size has a \
+         database and a server of its own, all of them up at once, and each series is \
+         measured in {ROUNDS} rounds of {per_round} requests (after {LIST_WARMUP} warm-up \
+         ones), every size once a round, in turn, so that a figure and its baseline come from \
+         the same minutes."
     );
     let mut s = Section::new(
         number(NAME),
@@ -105,60 +138,87 @@ pub async fn measure(
     let by_kind = kinds.len() > 1;
     if let Some(pg) = dbs.postgres_description().filter(|_| by_kind) {
         s.method.push_str(&format!(
-            " Measured on SQLite and on PostgreSQL with the same sizes, each size a database \
-             and a server of its own (SQLite's first); the baseline of each is the 1 k \
-             figure on the same database, and PostgreSQL's 1 k rows compare with SQLite's. \
-             The bulk load inserts row by row in transactions of 50 000 rows on both, then \
-             (PostgreSQL) runs `ANALYZE` on the table, as a bulk load should. {pg}"
+            " Measured on SQLite and on PostgreSQL with the same sizes (SQLite's first); the \
+             baseline of each is the 1 k figure on the same database, and PostgreSQL's 1 k \
+             rows compare with SQLite's. The bulk load inserts row by row in transactions of \
+             50 000 rows on both, then (PostgreSQL) runs `ANALYZE` on the table, as a bulk \
+             load should. {pg}"
         ));
     } else if wants(args, NAME) {
         s.notes
             .push("Not measured on PostgreSQL (`--no-postgres`).".to_owned());
     }
     let mut memory = Memory::default();
+    // The sizes of a kind: the 1 k baseline first, then the big ones.
     let mut sizes = vec![MEMORY];
-    if args.max_credentials > MEMORY && wants(args, NAME) {
-        sizes.push(args.max_credentials);
+    if wants(args, NAME) {
+        sizes.insert(0, SMALL);
+        if args.max_credentials > MEMORY {
+            sizes.push(args.max_credentials);
+        }
     }
+    let big: Vec<u64> = sizes.iter().copied().filter(|&c| c != SMALL).collect();
     // (kind, count) → latencies and seconds of the bulk load.
     let mut measured: BTreeMap<(Kind, u64), ListLatencies> = BTreeMap::new();
     let mut seeds: BTreeMap<(Kind, u64), f64> = BTreeMap::new();
     for &kind in &kinds {
+        // Every database first, then the servers: none waits idle through another's bulk load.
+        let mut databases = Vec::with_capacity(sizes.len());
         for &count in &sizes {
-            // The memory section reads the same servers; its number is not named here so that
-            // this section depends on none other.
             println!(
                 "bench: {}. preparing a {} database of {count} credentials",
                 number(NAME),
                 kind.label()
             );
-            let name = format!("db-{count}");
             let t = Instant::now();
-            let db = dbs.prepare(&args.server_bin, kind, &name, count)?;
+            let db = dbs.prepare(&args.server_bin, kind, &format!("db-{count}"), count)?;
             println!(
                 "    bulk load {:.1} s (prepare {:.1} s)",
                 db.seed_seconds,
                 t.elapsed().as_secs_f64()
             );
-            seeds.insert((kind, count), db.seed_seconds);
-            // The console is served too (unused here), as in production.
-            let server = Server::start(&args.server_bin, db, Some(&console.to_path_buf()))?;
-            let memory_server = kind == Kind::Sqlite && count == MEMORY;
-            if memory_server {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                memory.idle_kib = rss_kib(server.process.pid())?;
+            if count != SMALL {
+                seeds.insert((kind, count), db.seed_seconds);
             }
-            if wants(args, NAME) {
-                measured.insert((kind, count), list_latencies(&server).await?);
+            databases.push(db);
+        }
+        // The console is served too (unused here), as in production.
+        let console = console.to_path_buf();
+        let servers = databases
+            .into_iter()
+            .map(|db| Server::start(&args.server_bin, db, Some(&console)))
+            .collect::<Result<Vec<_>>>()?;
+        // The memory section reads the 100 k server; its number is not named here so that this
+        // section depends on none other.
+        let memory_server = sizes
+            .iter()
+            .position(|&count| count == MEMORY)
+            .filter(|_| kind == Kind::Sqlite)
+            .map(|i| &servers[i]);
+        if let Some(server) = memory_server {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            memory.idle_kib = rss_kib(server.process.pid())?;
+        }
+        if wants(args, NAME) {
+            println!(
+                "bench: {}. {} lists, {ROUNDS} rounds",
+                number(NAME),
+                kind.label()
+            );
+            let all: Vec<&Server> = servers.iter().collect();
+            for (&count, latencies) in sizes.iter().zip(interleaved(&all).await?) {
+                measured.insert((kind, count), latencies);
             }
-            if memory_server {
-                let t = Instant::now();
-                memory.pages = list_everything(&server).await?;
-                memory.listing_seconds = t.elapsed().as_secs_f64();
-                memory.listed_kib = rss_kib(server.process.pid())?;
-            }
-            drop(server);
-            dbs.remove(kind, &name);
+        }
+        if let Some(server) = memory_server {
+            let t = Instant::now();
+            memory.pages = list_everything(server).await?;
+            memory.listing_seconds = t.elapsed().as_secs_f64();
+            memory.listed_kib = rss_kib(server.process.pid())?;
+        }
+        drop(servers);
+        for &count in &sizes {
+            dbs.remove(kind, &format!("db-{count}"));
         }
     }
 
@@ -172,7 +232,10 @@ pub async fn measure(
     let percentiles = [(50.0, "p50"), (99.0, "p99")];
     // PostgreSQL's 1 k against SQLite's.
     if by_kind
-        && let (Some(sqlite), Some(pg)) = (small.get(&Kind::Sqlite), small.get(&Kind::Postgres))
+        && let (Some(sqlite), Some(pg)) = (
+            measured.get(&(Kind::Sqlite, SMALL)),
+            measured.get(&(Kind::Postgres, SMALL)),
+        )
     {
         for ((what, pg), (_, base)) in pages(pg).into_iter().zip(pages(sqlite)) {
             for (p, label) in percentiles {
@@ -189,14 +252,15 @@ pub async fn measure(
             }
         }
     }
-    for &count in &sizes {
+    for &count in &big {
         for (page, what) in ["first page", "middle page", "last full page"]
             .into_iter()
             .enumerate()
         {
             for (p, label) in percentiles {
                 for &kind in &kinds {
-                    let (Some(big), Some(base)) = (measured.get(&(kind, count)), small.get(&kind))
+                    let (Some(big), Some(base)) =
+                        (measured.get(&(kind, count)), measured.get(&(kind, SMALL)))
                     else {
                         continue;
                     };
@@ -219,16 +283,10 @@ pub async fn measure(
     }
     // The search beside the plain list: at every size, against the first page of the same
     // database.
-    let mut all_sizes = vec![SMALL];
-    all_sizes.extend(&sizes);
-    for &count in &all_sizes {
+    for &count in &sizes {
         for (p, label) in percentiles {
             for &kind in &kinds {
-                let latencies = match count {
-                    SMALL => small.get(&kind),
-                    _ => measured.get(&(kind, count)),
-                };
-                let Some(l) = latencies else {
+                let Some(l) = measured.get(&(kind, count)) else {
                     continue;
                 };
                 let (a, b) = (percentile(&l.search, p), percentile(&l.first, p));
@@ -245,7 +303,7 @@ pub async fn measure(
             }
         }
     }
-    for &count in &sizes {
+    for &count in &big {
         let sqlite = seeds
             .get(&(Kind::Sqlite, count))
             .copied()
@@ -265,13 +323,6 @@ pub async fn measure(
     // SQLite's figures stay where they always were; PostgreSQL's go under its own key.
     let mut raw = serde_json::Map::new();
     let mut pg_raw = serde_json::Map::new();
-    for (kind, l) in small {
-        if *kind == Kind::Sqlite {
-            raw.insert(SMALL.to_string(), latencies_json(l));
-        } else if by_kind {
-            pg_raw.insert(SMALL.to_string(), latencies_json(l));
-        }
-    }
     for ((kind, count), l) in &measured {
         match kind {
             Kind::Sqlite => raw.insert(count.to_string(), latencies_json(l)),
