@@ -340,10 +340,8 @@ impl Store {
         self.write::<R, _>(async |tx| {
             let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
             let after = update_returning::<R>(&mut tx.exec(), account_id, id, set).await?;
-            if let Some(event) = audit.updated("updated", id, &before, &after) {
-                self.emit(tx, account_id, event).await?;
-            }
-            Ok(after)
+            self.record_change(tx, account_id, &before, after, "updated", audit)
+                .await
         })
         .await
     }
@@ -359,6 +357,21 @@ impl Store {
         audit: &Audit<'_, R>,
     ) -> Result<R> {
         let after = fetch::<R>(&mut tx.exec(), account_id, before.id()).await?;
+        self.record_change(tx, account_id, before, after, verb, audit)
+            .await
+    }
+
+    /// Records the `<verb>` event of `before` becoming `after` in `tx`, naming the fields that
+    /// changed (none when nothing did): `after`.
+    async fn record_change<R: Record>(
+        &self,
+        tx: &mut WriteTx,
+        account_id: &str,
+        before: &R,
+        after: R,
+        verb: &str,
+        audit: &Audit<'_, R>,
+    ) -> Result<R> {
         if let Some(event) = audit.updated(verb, before.id(), before, &after) {
             self.emit(tx, account_id, event).await?;
         }
