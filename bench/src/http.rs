@@ -154,6 +154,57 @@ pub async fn load(
     duration: Duration,
     make: MakeReq,
 ) -> Result<LoadResult> {
+    Ok(load_samples(addr, connections, duration, make)
+        .await?
+        .result())
+}
+
+/// What load runs recorded, before it is summed up: every latency, so that the runs of a figure
+/// measured in rounds ([`Samples::add`]) give exact percentiles over all of them.
+#[derive(Debug, Default)]
+pub struct Samples {
+    latencies_us: Vec<u32>,
+    errors: u64,
+    seconds: f64,
+}
+
+impl Samples {
+    /// Adds the run `other` to these.
+    pub fn add(&mut self, other: Samples) {
+        self.latencies_us.extend(other.latencies_us);
+        self.errors += other.errors;
+        self.seconds += other.seconds;
+    }
+
+    /// The throughput over the runs' time together, and the percentiles of all their latencies.
+    pub fn result(mut self) -> LoadResult {
+        let all = &mut self.latencies_us;
+        all.sort_unstable();
+        let pick = |p: f64| -> f64 {
+            if all.is_empty() {
+                return f64::NAN;
+            }
+            let rank = ((p / 100.0) * all.len() as f64).ceil() as usize;
+            f64::from(all[rank.clamp(1, all.len()) - 1]) / 1000.0
+        };
+        LoadResult {
+            requests: all.len() as u64,
+            errors: self.errors,
+            seconds: self.seconds,
+            rps: all.len() as f64 / self.seconds,
+            p50_ms: pick(50.0),
+            p99_ms: pick(99.0),
+        }
+    }
+}
+
+/// [`load`]'s run, its latencies kept.
+pub async fn load_samples(
+    addr: SocketAddr,
+    connections: usize,
+    duration: Duration,
+    make: MakeReq,
+) -> Result<Samples> {
     let started = Instant::now();
     let deadline = started + duration;
     let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -183,30 +234,14 @@ pub async fn load(
             (latencies_us, errors)
         }));
     }
-    let mut all: Vec<u32> = Vec::new();
-    let mut errors = 0;
+    let mut samples = Samples::default();
     for worker in workers {
         let (lat, err) = worker.await?;
-        all.extend(lat);
-        errors += err;
+        samples.latencies_us.extend(lat);
+        samples.errors += err;
     }
-    let seconds = started.elapsed().as_secs_f64();
-    all.sort_unstable();
-    let pick = |p: f64| -> f64 {
-        if all.is_empty() {
-            return f64::NAN;
-        }
-        let rank = ((p / 100.0) * all.len() as f64).ceil() as usize;
-        f64::from(all[rank.clamp(1, all.len()) - 1]) / 1000.0
-    };
-    Ok(LoadResult {
-        requests: all.len() as u64,
-        errors,
-        seconds,
-        rps: all.len() as f64 / seconds,
-        p50_ms: pick(50.0),
-        p99_ms: pick(99.0),
-    })
+    samples.seconds = started.elapsed().as_secs_f64();
+    Ok(samples)
 }
 
 /// Latencies in ms of `count` requests sent one after the other on one connection, after

@@ -1,11 +1,12 @@
 //! API throughput and latency under load: three credential endpoints of the real server, on
 //! SQLite and (unless `--no-postgres`) on PostgreSQL, against the bare axum handler of
-//! `crate::baseline` (one baseline measurement for both), with the load generator of
-//! `crate::http`.
+//! `crate::baseline`, with the load generator of `crate::http`. Each read is measured in rounds
+//! paired with rounds of its baseline ([`paired`]): measured minutes apart, a ratio moved with the
+//! shared machine's drift as much as with the server.
 
 use super::number;
 use crate::RunArgs;
-use crate::http::{LoadResult, MakeReq, Req, load};
+use crate::http::{LoadResult, MakeReq, Req, Samples, load, load_samples};
 use crate::report::{Row, Section, ms, rps};
 use crate::server::{Kind, Server};
 use anyhow::{Context, Result};
@@ -15,9 +16,19 @@ use std::time::Duration;
 
 pub const NAME: &str = "throughput";
 
+/// Rounds a figure's load is cut into, each paired with a round of its baseline (ABBA: the
+/// first of a pair alternates, so that each side goes first as often).
+const ROUNDS: u32 = 4;
+
+/// The one write of [`endpoints`].
+const CREATE: &str = "POST /api/credentials";
+
+/// The unmeasured load before a measurement, which warms a server's caches and its database pool.
+const WARM_UP: Duration = Duration::from_secs(1);
+
 /// Each endpoint of each server (SQLite first, then PostgreSQL when given) for `--load-seconds`
-/// with `--connections`, after a 1 s warm-up. `postgres` describes the PostgreSQL server for the
-/// section's text (`None`: not measured on PostgreSQL).
+/// with `--connections`, after a 1 s warm-up, in rounds paired with the baseline's. `postgres`
+/// describes the PostgreSQL server for the section's text (`None`: not measured on PostgreSQL).
 pub async fn measure(
     args: &RunArgs,
     servers: &[&Server],
@@ -27,19 +38,28 @@ pub async fn measure(
     let mut s = Section::new(
         number(NAME),
         "API throughput and latency",
-        "Load generator in `tunnel-bench` (tokio + hyper, HTTP/1.1 keep-alive), on loopback, \
+        &format!(
+            "Load generator in `tunnel-bench` (tokio + hyper, HTTP/1.1 keep-alive), on loopback, \
          each endpoint for the configured time with the configured connections (below), \
          the account holding 1 000 credentials. Every response is read in full; non-2xx \
          responses count as errors. Baseline: a bare axum handler returning a constant \
          credential-shaped JSON body (~300 bytes), its own process, same machine, same run. \
+         Each read's load is cut into {ROUNDS} rounds, each paired with a round of the same \
+         length of the baseline, the two in turn and the first of a pair alternating (ABBA), \
+         so that a figure and its baseline come from the same seconds of the run; a row's \
+         baseline column is the bare handler's figure from that row's own rounds. The `POST` \
+         runs in one piece right after a baseline run of the same length: what a write leaves \
+         to do (SQLite's search indexer catching up, PostgreSQL's autovacuum) would fall into \
+         the baseline's rounds. \
          The load generator shares the machine's cores with the server, as it does with the \
-         baseline.",
+         baseline."
+        ),
     );
     match postgres {
         Some(pg) => s.method.push_str(&format!(
             " Measured on SQLite (the server's file database, as above) and on PostgreSQL, \
              each server with its own database of 1 000 credentials, one after the other \
-             (SQLite first), both against the same baseline measurement. {pg}"
+             (SQLite first), each figure against its own rounds of the baseline. {pg}"
         )),
         None => s
             .notes
@@ -48,33 +68,43 @@ pub async fn measure(
     let duration = Duration::from_secs(args.load_seconds);
     let n = args.connections;
     s.notes.push(format!(
-        "{n} connections, {} s per endpoint, after a 1 s warm-up each.",
+        "{n} connections, {} s per endpoint (the reads in {ROUNDS} rounds), the baseline as \
+         long, after a 1 s warm-up of each.",
         args.load_seconds
     ));
     let make_base: MakeReq = Arc::new(|_| Req::get("/api/credentials/cr_x", None));
-    let base = warm_then_load(baseline, n, duration, make_base).await?;
-    println!(
-        "    baseline: {:.0} req/s p50 {:.2} ms p99 {:.2} ms",
-        base.rps, base.p50_ms, base.p99_ms
-    );
 
     let mut raw = serde_json::Map::new();
-    raw.insert("baseline".into(), base.json());
-    // results[server][endpoint]
+    // results[server][endpoint]: (name, measured, its baseline)
     let mut results = Vec::new();
     for server in servers {
         let kind = server.db.kind;
         let mut per_endpoint = Vec::new();
         let mut kind_raw = serde_json::Map::new();
         for (name, make) in endpoints(server).await? {
-            let r = warm_then_load(server.addr, n, duration, make).await?;
+            let (r, base) = if name == CREATE {
+                let base = warm_then_load(baseline, n, duration, make_base.clone()).await?;
+                (warm_then_load(server.addr, n, duration, make).await?, base)
+            } else {
+                paired(
+                    (server.addr, make),
+                    (baseline, make_base.clone()),
+                    n,
+                    duration,
+                )
+                .await?
+            };
             println!(
-                "    {} {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                "    {} {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors); \
+                 baseline {:.0} req/s p50 {:.2} ms p99 {:.2} ms",
                 kind.label(),
                 r.rps,
                 r.p50_ms,
                 r.p99_ms,
-                r.errors
+                r.errors,
+                base.rps,
+                base.p50_ms,
+                base.p99_ms
             );
             if r.errors > 0 {
                 s.notes.push(format!(
@@ -83,8 +113,10 @@ pub async fn measure(
                     r.errors
                 ));
             }
-            kind_raw.insert(name.into(), r.json());
-            per_endpoint.push((name, r));
+            let mut json = r.json();
+            json["baseline"] = base.json();
+            kind_raw.insert(name.into(), json);
+            per_endpoint.push((name, r, base));
         }
         // SQLite's figures stay where they always were; PostgreSQL's go under its own key.
         match kind {
@@ -97,28 +129,37 @@ pub async fn measure(
     }
     // The rate limits' cost: the same read on a second server, on a copy of the SQLite
     // database (a SQLite file is served by one process), with every limit on, against the
-    // first one's figure (limits off) of this run.
-    let limits_row = match (servers.first(), results.first()) {
-        (Some(server), Some((Kind::Sqlite, per_endpoint))) => {
+    // first one's (limits off) in rounds paired as above.
+    let limits_row = match servers.first() {
+        Some(server) if server.db.kind == Kind::Sqlite => {
             let copy = server.db.sqlite_copy(&args.server_bin, "limited")?;
             let limited = Server::start_limited(&args.server_bin, copy)?;
             let (name, make) = endpoints(server).await?.swap_remove(0);
-            let r = warm_then_load(limited.addr, n, duration, make).await?;
+            let (r, off) = paired(
+                (limited.addr, make.clone()),
+                (server.addr, make),
+                n,
+                duration,
+            )
+            .await?;
             println!(
-                "    SQLite {name}, every rate limit on: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
-                r.rps, r.p50_ms, r.p99_ms, r.errors
+                "    SQLite {name}, every rate limit on: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors); \
+                 off: {:.0} req/s p50 {:.2} ms p99 {:.2} ms",
+                r.rps, r.p50_ms, r.p99_ms, r.errors, off.rps, off.p50_ms, off.p99_ms
             );
-            raw.insert(format!("{name} rate limited"), r.json());
-            let off = &per_endpoint[0].1;
+            let mut json = r.json();
+            json["baseline"] = off.json();
+            raw.insert(format!("{name} rate limited"), json);
             s.notes.push(format!(
                 "The rate limits' cost (`{name}`, SQLite): the same load on a second server, on a \
                  copy of the same database, with every limit on (buckets per key and per address large \
                  enough never to empty, so each request pays for both checks and none is \
                  refused; the failed-key and agent limits at their defaults), its baseline \
-                 column being the first server's figure with the limits off. {} errors.",
+                 column being the first server's figure with the limits off, in rounds paired \
+                 with these as above. {} errors.",
                 r.errors
             ));
-            Some((name, r, off.clone()))
+            Some((name, r, off))
         }
         _ => None,
     };
@@ -127,7 +168,7 @@ pub async fn measure(
     for e in 0..endpoint_count {
         for metric in ["throughput", "p50", "p99"] {
             for (kind, per_endpoint) in &results {
-                let (name, r) = &per_endpoint[e];
+                let (name, r, base) = &per_endpoint[e];
                 let (measured, base_value, value, base_shown) = match metric {
                     "throughput" => (rps(r.rps), base.rps, r.rps, rps(base.rps)),
                     "p50" => (ms(r.p50_ms), base.p50_ms, r.p50_ms, ms(base.p50_ms)),
@@ -161,16 +202,40 @@ pub async fn measure(
     Ok(s)
 }
 
-/// A load run of `make` on `addr` (see [`load`]) after an unmeasured 1 s one, which warms the
-/// server's caches and its database pool.
+/// A load run of `make` on `addr` (see [`load`]) after an unmeasured [`WARM_UP`].
 pub(super) async fn warm_then_load(
     addr: SocketAddr,
     connections: usize,
     duration: Duration,
     make: MakeReq,
 ) -> Result<LoadResult> {
-    load(addr, connections, Duration::from_secs(1), make.clone()).await?;
+    load(addr, connections, WARM_UP, make.clone()).await?;
     load(addr, connections, duration, make).await
+}
+
+/// `make` on `addr` and its baseline, `base_make` on `base_addr`, each for `duration` in all:
+/// both warmed up, then [`ROUNDS`] pairs of rounds, one of each, the first of a pair
+/// alternating. So the two share the machine's drift over those seconds. `(measured, baseline)`.
+async fn paired(
+    (addr, make): (SocketAddr, MakeReq),
+    (base_addr, base_make): (SocketAddr, MakeReq),
+    connections: usize,
+    duration: Duration,
+) -> Result<(LoadResult, LoadResult)> {
+    load(addr, connections, WARM_UP, make.clone()).await?;
+    load(base_addr, connections, WARM_UP, base_make.clone()).await?;
+    let round = duration / ROUNDS;
+    let (mut measured, mut base) = (Samples::default(), Samples::default());
+    for r in 0..ROUNDS {
+        for measured_now in [r % 2 == 0, r % 2 == 1] {
+            if measured_now {
+                measured.add(load_samples(addr, connections, round, make.clone()).await?);
+            } else {
+                base.add(load_samples(base_addr, connections, round, base_make.clone()).await?);
+            }
+        }
+    }
+    Ok((measured.result(), base.result()))
 }
 
 /// The three endpoints on `server`, with ids of its small database to read.
@@ -201,7 +266,7 @@ pub(super) async fn endpoints(server: &Server) -> Result<Vec<(&'static str, Make
             let key = key.clone();
             Arc::new(move |_| Req::get("/api/credentials?limit=100", Some(&key)))
         }),
-        ("POST /api/credentials", {
+        (CREATE, {
             let key = key.clone();
             Arc::new(move |i| {
                 Req::post(
