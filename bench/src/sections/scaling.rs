@@ -171,7 +171,7 @@ pub async fn measure(
                 kind.label()
             );
             let t = Instant::now();
-            let db = dbs.prepare(&args.server_bin, kind, &format!("db-{count}"), count)?;
+            let db = dbs.prepare(&args.server_bin, kind, &db_name(count), count)?;
             println!(
                 "    bulk load {:.1} s (prepare {:.1} s)",
                 db.seed_seconds,
@@ -218,7 +218,7 @@ pub async fn measure(
         }
         drop(servers);
         for &count in &sizes {
-            dbs.remove(kind, &format!("db-{count}"));
+            dbs.remove(kind, &db_name(count));
         }
     }
 
@@ -352,6 +352,12 @@ fn thousands(n: u64) -> String {
         n if n >= 1_000 && n % 1_000 == 0 => format!("{} k", n / 1_000),
         n => n.to_string(),
     }
+}
+
+/// The name of the database of `count` credentials (one per size and kind), made and removed
+/// by this section.
+fn db_name(count: u64) -> String {
+    format!("db-{count}")
 }
 
 /// Follows `next_page_uri` from the first page to the last; returns the number of pages.
