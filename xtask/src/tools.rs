@@ -70,10 +70,28 @@ pub fn ensure_build_tools() -> Result<()> {
         println!(
             "    trunk {TRUNK_VERSION} missing (found `{trunk}`): installing (takes a few minutes)"
         );
-        exec(cmd(
+        // trunk's own work is a small part of a console build (wasm-opt's is the most), so it
+        // is built for a short install rather than a fast program: its manifest asks for fat
+        // LTO in one codegen unit, which kept a cold install at ten and a half minutes on two
+        // cores; without LTO, at opt-level 1 and without its default features (TLS for
+        // downloads and the update check, both unused offline) it takes six and a half, and
+        // builds the same files in the same time (docs/toolchain.md).
+        let mut install = cmd(
             "cargo",
-            &["install", "trunk", "--version", TRUNK_VERSION, "--locked"],
-        ))?;
+            &[
+                "install",
+                "trunk",
+                "--version",
+                TRUNK_VERSION,
+                "--locked",
+                "--no-default-features",
+            ],
+        );
+        install
+            .env("CARGO_PROFILE_RELEASE_LTO", "off")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1");
+        exec(install)?;
     }
 
     let wanted = locked_wasm_bindgen_version()?;
@@ -81,6 +99,8 @@ pub fn ensure_build_tools() -> Result<()> {
     if found != format!("wasm-bindgen {wanted}") {
         println!("    wasm-bindgen-cli {wanted} missing (found `{found}`): installing");
         // Without --locked: a locked dependency of the CLI can be newer than the registry mirror.
+        // Without its default features: they add TLS to the test runner's HTTP client, which
+        // only talks to chromedriver on loopback; leaving them out saves 45 s of a cold install.
         exec(cmd(
             "cargo",
             &[
@@ -89,6 +109,7 @@ pub fn ensure_build_tools() -> Result<()> {
                 "--version",
                 &wanted,
                 "--force",
+                "--no-default-features",
             ],
         ))?;
     }
