@@ -4,7 +4,7 @@
 //! server among them), `cargo fmt --check`, clippy (native workspace, and the WASM crates for
 //! wasm32), the release console build, the server and agent binaries, the native tests of the
 //! workspace (end-to-end ones and `tunnel-testkit` included: every step names the workspace, not
-//! a list of crates), generated requests against the release server (`fuzz_api`, schemathesis),
+//! a list of crates), generated requests against the debug server the end-to-end tests ran (`fuzz_api`, schemathesis),
 //! the contract suites again on a real PostgreSQL (one cluster started from
 //! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
 //! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
@@ -13,7 +13,7 @@
 //! starts the PostgreSQL pass's cluster alone, for running a suite on it by hand.
 
 use crate::shell::TestCount;
-use crate::shell::{cmd, done, exec, exec_tests, step};
+use crate::shell::{cmd, done, exec, exec_tests, step, target_dir};
 use crate::tools::{
     AXE_CORE_ENV, CHROMEDRIVER, ensure_axe_core, ensure_browser, ensure_build_tools,
     ensure_postgres,
@@ -116,9 +116,10 @@ pub fn run() -> Result<()> {
     let mut count = exec_tests(tests)?;
     done(timer);
 
-    // Its own steps (timed inside): the release server, a fixed budget.
+    // Its own steps (timed inside), a fixed budget, on the debug server the steps above built
+    // (`crate::fuzz_api::run` says why not the release one).
     let generated = crate::fuzz_api::run(
-        &crate::fuzz_api::release_server()?,
+        &target_dir("debug").join("tunnel-server"),
         crate::fuzz_api::Budget::Test,
     )?;
     println!("    (schemathesis: {generated} generated requests)");
