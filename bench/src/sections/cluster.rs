@@ -10,10 +10,10 @@
 //!   through another node, which forwards the command over HTTP to the holder (cross-node).
 
 use super::agent_restarts::{agent_token, spawn_agent, wait_sessions};
-use super::throughput::{endpoints, warm_then_load};
+use super::throughput::{ROUNDS, endpoints, warm_then_load};
 use super::{SMALL, number};
 use crate::RunArgs;
-use crate::http::{Conn, LoadResult, Req};
+use crate::http::{Conn, LoadResult, Req, Samples};
 use crate::procs::{ProcessGuard, START, free_addr};
 use crate::report::{Row, Section, ms, rps};
 use crate::server::{Database, Databases, Kind, Node, Server};
@@ -52,26 +52,32 @@ fn section() -> Section {
     Section::new(
         number(NAME),
         "Cluster: API through nginx, commands across nodes",
-        "Nodes are release `tunnel-server serve` processes on loopback, all on one fresh \
+        &format!(
+            "Nodes are release `tunnel-server serve` processes on loopback, all on one fresh \
          PostgreSQL database of 1 000 credentials, with `--node-id bench-N`, \
          `--advertise-url` their own address, the same server key and `--cluster-secret`, and \
          `--public-url` pointing at nginx. **Throughput**: the throughput section's endpoints, \
          load generator and connection count, through Debian's nginx (one worker, upstream \
          round-robin over the nodes with kept-alive connections to them, WebSocket upgrade \
          headers: the configuration of `cargo xtask run --nodes`, `tunnel_testkit::nginx`, with \
-         the access log off) in front of 1, 2 and 3 nodes, each endpoint after a \
-         1 s warm-up. Baseline: the same endpoint on one node reached directly. **This \
+         the access log off) in front of 1, 2 and 3 nodes. Baseline: the same endpoint on \
+         one node reached directly. Each endpoint's load is cut into {ROUNDS} rounds, each \
+         round visiting every setup (direct, then 1, 2 and 3 nodes behind nginx) and starting \
+         one setup further along than the last, each visit after a 1 s warm-up, so that the \
+         setups share the machine's drift; a setup runs only its own nodes (the others are \
+         stopped and started again when needed). **This \
          machine cannot show scaling**: every node, nginx, PostgreSQL and the load generator \
          share the same cores (see Machine), so more nodes only add processes competing for \
          them; the figures measure the cost of the proxy and of the extra nodes, not the \
          capacity of a real cluster. **Commands**: two nodes, one release `tunnel-agent` \
          connected directly to node 1 (which holds its WebSocket); \
-         `POST /api/tunnel_sessions/{id}/update` (without an `--agent-latest` catalogue the \
+         `POST /api/tunnel_sessions/{{id}}/update` (without an `--agent-latest` catalogue the \
          agent answers 409 \"no update available\": a full round trip to the agent that keeps \
          the session) sent one at a time through node 2 (cross-node: node 2 finds the holder \
          in the database and forwards the command over HTTP to node 1's \
-         `/cluster/v1/tunnel_sessions/{id}/command`) and through node 1 (same node, the \
-         baseline), alternating, each on its own keep-alive connection.",
+         `/cluster/v1/tunnel_sessions/{{id}}/command`) and through node 1 (same node, the \
+         baseline), alternating, each on its own keep-alive connection."
+        ),
     )
 }
 
@@ -155,8 +161,21 @@ impl Nodes<'_> {
     }
 }
 
-/// The throughput rows: each endpoint on node 1 directly, then through nginx in front of 1, 2
-/// and 3 nodes. Nodes are added only when needed, so that the 1-node figures run with one node.
+/// The label of a setup: `0` is node 1 reached directly (the baseline), `n` nginx in front of
+/// `n` nodes.
+fn setup_label(nodes_behind_nginx: usize) -> String {
+    match nodes_behind_nginx {
+        0 => "1 node, direct".to_owned(),
+        1 => "nginx + 1 node".to_owned(),
+        n => format!("nginx + {n} nodes"),
+    }
+}
+
+/// The throughput rows: each endpoint on node 1 directly, and through nginx in front of 1, 2
+/// and 3 nodes. Each endpoint's load is cut into [`ROUNDS`] rounds; a round visits every setup,
+/// starting one further along each time, so that the setups share the shared machine's drift
+/// (measured one after the other, a setup's ratio moved with the minute it ran in). A setup runs
+/// exactly its own nodes: the others are stopped, and started again when a setup needs them.
 async fn throughput(
     args: &RunArgs,
     s: &mut Section,
@@ -167,37 +186,66 @@ async fn throughput(
     let duration = Duration::from_secs(args.load_seconds);
     let n = args.connections;
     s.notes.push(format!(
-        "Throughput: {n} connections, {} s per endpoint, after a 1 s warm-up each. Every \
+        "Throughput: {n} connections, {} s per endpoint and setup in {ROUNDS} rounds, after a \
+         1 s warm-up before each. Every \
          `POST` commits a row with fsync: its figures follow the disk (shared with everything \
          else on the machine) more than the proxy or the number of nodes.",
         args.load_seconds
     ));
     nodes.ensure(1)?;
     let endpoints = endpoints(&nodes.started[0]).await?;
-    // [setup][endpoint]: the direct baseline first.
-    let mut results: Vec<(String, Vec<LoadResult>)> = Vec::new();
-    let mut measure_all = async |label: String, addr: SocketAddr| -> Result<()> {
-        let mut per_endpoint = Vec::new();
-        for (name, make) in &endpoints {
-            let r = warm_then_load(addr, n, duration, make.clone()).await?;
-            println!(
-                "    {label}, {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
-                r.rps, r.p50_ms, r.p99_ms, r.errors
-            );
-            per_endpoint.push(r);
+    let setups = MAX_NODES + 1;
+    // samples[setup][endpoint], setup as in [`setup_label`].
+    let mut samples: Vec<Vec<Samples>> = (0..setups)
+        .map(|_| endpoints.iter().map(|_| Samples::default()).collect())
+        .collect();
+    let round = duration / ROUNDS;
+    for r in 0..ROUNDS as usize {
+        for i in 0..setups {
+            let behind = (i + r) % setups;
+            nodes.started.truncate(behind.max(1));
+            nodes.ensure(behind.max(1))?;
+            let nginx = match behind {
+                0 => None,
+                _ => Some(Nginx::start(nginx_addr, &nodes.addrs())?),
+            };
+            let addr = match nginx {
+                None => nodes.started[0].addr,
+                Some(_) => nginx_addr,
+            };
+            let measured = async {
+                let mut per_endpoint = Vec::new();
+                for (_, make) in &endpoints {
+                    per_endpoint.push(warm_then_load(addr, n, round, make.clone()).await?);
+                }
+                anyhow::Ok(per_endpoint)
+            }
+            .await;
+            // nginx stopped (its log's warnings printed) also when a round failed.
+            if let Some(nginx) = nginx {
+                nginx.stop()?;
+            }
+            for (e, s) in measured?.into_iter().enumerate() {
+                samples[behind][e].add(s);
+            }
         }
-        results.push((label, per_endpoint));
-        Ok(())
-    };
-    measure_all("1 node, direct".to_owned(), nodes.started[0].addr).await?;
-    for count in 1..=MAX_NODES {
-        nodes.ensure(count)?;
-        let nginx = Nginx::start(nginx_addr, &nodes.addrs())?;
-        let label = format!("nginx + {count} node{}", if count == 1 { "" } else { "s" });
-        let measured = measure_all(label, nginx_addr).await;
-        nginx.stop()?;
-        measured?;
     }
+    let results: Vec<(String, Vec<LoadResult>)> = samples
+        .into_iter()
+        .enumerate()
+        .map(|(behind, per_endpoint)| {
+            let per_endpoint: Vec<LoadResult> =
+                per_endpoint.into_iter().map(Samples::result).collect();
+            let label = setup_label(behind);
+            for ((name, _), r) in endpoints.iter().zip(&per_endpoint) {
+                println!(
+                    "    {label}, {name}: {:.0} req/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                    r.rps, r.p50_ms, r.p99_ms, r.errors
+                );
+            }
+            (label, per_endpoint)
+        })
+        .collect();
 
     let (_, base) = &results[0];
     for (e, (name, _)) in endpoints.iter().enumerate() {

@@ -18,7 +18,7 @@ pub const NAME: &str = "throughput";
 
 /// Rounds a figure's load is cut into, each paired with a round of its baseline (ABBA: the
 /// first of a pair alternates, so that each side goes first as often).
-const ROUNDS: u32 = 4;
+pub(super) const ROUNDS: u32 = 4;
 
 /// The one write of [`endpoints`].
 const CREATE: &str = "POST /api/credentials";
@@ -84,7 +84,8 @@ pub async fn measure(
         for (name, make) in endpoints(server).await? {
             let (r, base) = if name == CREATE {
                 let base = warm_then_load(baseline, n, duration, make_base.clone()).await?;
-                (warm_then_load(server.addr, n, duration, make).await?, base)
+                let measured = warm_then_load(server.addr, n, duration, make).await?;
+                (measured.result(), base.result())
             } else {
                 paired(
                     (server.addr, make),
@@ -202,15 +203,15 @@ pub async fn measure(
     Ok(s)
 }
 
-/// A load run of `make` on `addr` (see [`load`]) after an unmeasured [`WARM_UP`].
+/// A load run of `make` on `addr` (see [`load_samples`]) after an unmeasured [`WARM_UP`].
 pub(super) async fn warm_then_load(
     addr: SocketAddr,
     connections: usize,
     duration: Duration,
     make: MakeReq,
-) -> Result<LoadResult> {
+) -> Result<Samples> {
     load(addr, connections, WARM_UP, make.clone()).await?;
-    load(addr, connections, duration, make).await
+    load_samples(addr, connections, duration, make).await
 }
 
 /// `make` on `addr` and its baseline, `base_make` on `base_addr`, each for `duration` in all:
