@@ -4,13 +4,13 @@
 //! server among them), `cargo fmt --check`, clippy (native workspace, and the WASM crates for
 //! wasm32), the release console build, the server and agent binaries, the native tests of the
 //! workspace (end-to-end ones and `tunnel-testkit` included: every step names the workspace, not
-//! a list of crates), generated requests against the debug server the end-to-end tests ran (`fuzz_api`, schemathesis),
-//! the contract suites again on a real PostgreSQL (one cluster started from
-//! Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`, stopped
-//! afterwards, also when a suite fails), and the browser tests of the WASM crates in headless
-//! Chromium. The end-to-end tests get npm axe-core's `axe.min.js` in `TUNNEL_AXE_CORE`. The
-//! testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`])
-//! starts the PostgreSQL pass's cluster alone, for running a suite on it by hand.
+//! a list of crates), generated requests against the debug server the end-to-end tests ran
+//! (`fuzz_api`, schemathesis), the contract suites again on a real PostgreSQL (one cluster
+//! started from Debian's programs for the step, named to the tests by `TUNNEL_TEST_POSTGRES`,
+//! stopped afterwards, also when a suite fails), and the browser tests of the WASM crates in
+//! headless Chromium. The end-to-end tests get npm axe-core's `axe.min.js` in `TUNNEL_AXE_CORE`.
+//! The testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`]) starts the
+//! PostgreSQL pass's cluster alone, for running a suite on it by hand.
 
 use crate::shell::TestCount;
 use crate::shell::{cmd, done, exec, exec_tests, step, target_dir};
