@@ -110,8 +110,7 @@ pub async fn measure(args: &RunArgs, dbs: &Databases, console: &Path) -> Result<
     }
 
     // Two nodes, not three: a third would only compete for the cores.
-    nodes.started.truncate(2);
-    nodes.ensure(2)?;
+    nodes.run_exactly(2)?;
     let (same, cross) = commands(args, &nodes.started[0], &nodes.started[1]).await?;
     for (p, label) in [(50.0, "p50"), (99.0, "p99")] {
         let (b, a) = (percentile(&cross, p), percentile(&same, p));
@@ -130,8 +129,8 @@ pub async fn measure(args: &RunArgs, dbs: &Databases, console: &Path) -> Result<
     Ok(s)
 }
 
-/// The nodes of the section, started in order (`bench-1`, …) when first needed, on one
-/// database; dropping one stops it.
+/// The nodes of the section, started in order (`bench-1`, …) when needed, on one database;
+/// dropping one stops it.
 struct Nodes<'a> {
     server_bin: &'a Path,
     db: &'a Database,
@@ -142,8 +141,9 @@ struct Nodes<'a> {
 }
 
 impl Nodes<'_> {
-    /// Starts nodes until `count` run.
-    fn ensure(&mut self, count: usize) -> Result<()> {
+    /// Runs exactly `count` nodes: the last ones beyond it stopped, the missing ones started.
+    fn run_exactly(&mut self, count: usize) -> Result<()> {
+        self.started.truncate(count);
         while self.started.len() < count {
             let node = Node {
                 id: format!("bench-{}", self.started.len() + 1),
@@ -192,7 +192,7 @@ async fn throughput(
          else on the machine) more than the proxy or the number of nodes.",
         args.load_seconds
     ));
-    nodes.ensure(1)?;
+    nodes.run_exactly(1)?;
     let endpoints = endpoints(&nodes.started[0]).await?;
     let setups = MAX_NODES + 1;
     // samples[setup][endpoint], setup as in [`setup_label`].
@@ -203,8 +203,7 @@ async fn throughput(
     for r in 0..ROUNDS as usize {
         for i in 0..setups {
             let behind = (i + r) % setups;
-            nodes.started.truncate(behind.max(1));
-            nodes.ensure(behind.max(1))?;
+            nodes.run_exactly(behind.max(1))?;
             let nginx = match behind {
                 0 => None,
                 _ => Some(Nginx::start(nginx_addr, &nodes.addrs())?),
