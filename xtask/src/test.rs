@@ -9,9 +9,9 @@
 //! on a real PostgreSQL (one cluster started from Debian's programs for the step, named to the
 //! tests by `TUNNEL_TEST_POSTGRES`, stopped afterwards, also when a suite fails), and the
 //! browser tests of the WASM crates in headless Chromium. The end-to-end tests get npm
-//! axe-core's `axe.min.js` in `TUNNEL_AXE_CORE`.
-//! The testing layers: `docs/testing.md`. `cargo xtask postgres` ([`hold_cluster`]) starts the
-//! PostgreSQL pass's cluster alone, for running a suite on it by hand.
+//! axe-core's `axe.min.js` in `TUNNEL_AXE_CORE`. The testing layers: `docs/testing.md`. `cargo
+//! xtask postgres` ([`hold_cluster`]) starts the PostgreSQL pass's cluster alone, for running a
+//! suite on it by hand.
 
 use crate::shell::TestCount;
 use crate::shell::{cmd, done, exec, exec_tests, output, step, target_dir};

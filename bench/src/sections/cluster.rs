@@ -204,13 +204,9 @@ async fn throughput(
         for i in 0..setups {
             let behind = (i + r) % setups;
             nodes.run_exactly(behind.max(1))?;
-            let nginx = match behind {
-                0 => None,
-                _ => Some(Nginx::start(nginx_addr, &nodes.addrs())?),
-            };
-            let addr = match nginx {
-                None => nodes.started[0].addr,
-                Some(_) => nginx_addr,
+            let (nginx, addr) = match behind {
+                0 => (None, nodes.started[0].addr),
+                _ => (Some(Nginx::start(nginx_addr, &nodes.addrs())?), nginx_addr),
             };
             let measured = async {
                 let mut per_endpoint = Vec::new();
