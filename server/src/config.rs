@@ -12,16 +12,30 @@ use std::time::Duration;
 use tunnel_core::version::Version;
 
 /// `--database`, shared by `serve` and the operator commands that open the same database.
-#[derive(Debug, Clone, Args)]
+/// A PostgreSQL URL may hold a password: `--help` does not print the variable's value, and
+/// `Debug` shows the URL with its password masked ([`DatabaseUrl::redacted`]).
+#[derive(Clone, Args)]
 pub struct DatabaseOption {
     /// sqlite://<file> (created if missing), sqlite::memory:, or
     /// postgres://user:password@host:port/database (docs/database.md).
     #[arg(
         long,
         env = "TUNNEL_DATABASE",
-        default_value = "sqlite://data/tunnel.db"
+        default_value = "sqlite://data/tunnel.db",
+        hide_env_values = true
     )]
     pub database: String,
+}
+
+impl std::fmt::Debug for DatabaseOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A URL that does not parse is shown as nothing of itself: it may still hold a password.
+        let shown = DatabaseUrl::parse(&self.database)
+            .map_or_else(|_| "<not a database URL>".to_owned(), |url| url.redacted());
+        f.debug_struct("DatabaseOption")
+            .field("database", &shown)
+            .finish()
+    }
 }
 
 /// The options of `serve`, from flags or their `TUNNEL_<FLAG>` variables. The doc comments of
@@ -415,6 +429,26 @@ fn parse_origin(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_option_prints_without_its_password() {
+        let shown = |url: &str| {
+            format!(
+                "{:?}",
+                DatabaseOption {
+                    database: url.to_owned()
+                }
+            )
+        };
+        let pg = shown("postgres://tunnel:pw-3e9a@db.example:5432/tunnel");
+        assert!(pg.contains("db.example:5432/tunnel"), "{pg}");
+        assert!(!pg.contains("pw-3e9a"), "{pg}");
+        let query = shown("postgres://db.example/tunnel?password=pw-3e9a");
+        assert!(!query.contains("pw-3e9a"), "{query}");
+        let unparsed = shown("postgres://tunnel:pw-3e9a@");
+        assert!(!unparsed.contains("pw-3e9a"), "{unparsed}");
+        assert!(shown("sqlite://data/tunnel.db").contains("data/tunnel.db"));
+    }
 
     #[test]
     fn node_options_are_checked() {

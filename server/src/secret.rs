@@ -1,5 +1,6 @@
 //! Secrets kept out of logs: [`Secret`] prints as `<redacted>`. Used by the configuration (the
-//! server key, the bootstrap API key) and the store (a credential's token, returned once).
+//! server key, the bootstrap API key) and the store (a credential's token, returned once; the
+//! PostgreSQL URL of the read connections, which may hold a password).
 
 /// A secret (a key given to `serve`, a token just created): its `Debug` never shows it, so
 /// what holds one can derive `Debug` and be logged whole.

@@ -12,10 +12,20 @@ pub const STORAGE_KEY: &str = "tunnel-console.auth";
 pub const DEFAULT_BASE_URL: &str = "/api";
 
 /// What the console needs to call the API.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Auth {
     pub base_url: String,
     pub api_key: String,
+}
+
+/// Without the key: whatever prints an `Auth` (a panic message, a log line) must not show it.
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .finish()
+    }
 }
 
 impl Auth {
@@ -83,5 +93,21 @@ pub fn is_remembered() -> bool {
 pub fn clear() {
     for store in [session_storage(), local_storage()].into_iter().flatten() {
         let _ = store.remove_item(STORAGE_KEY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Auth;
+
+    #[test]
+    fn debug_shows_the_base_url_not_the_key() {
+        let auth = Auth {
+            base_url: "https://tunnels.example/api".into(),
+            api_key: "key-7c1e-secret".into(),
+        };
+        let shown = format!("{auth:?}");
+        assert!(shown.contains("https://tunnels.example/api"), "{shown}");
+        assert!(!shown.contains("key-7c1e-secret"), "{shown}");
     }
 }

@@ -21,6 +21,7 @@
 //! unless the database URL names one.
 
 use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};
+use crate::secret::Secret;
 use sqlx::{AnyConnection, Connection as _};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
@@ -58,7 +59,8 @@ fn named(url: &str) -> String {
 /// The read connections of one PostgreSQL database.
 #[derive(Debug)]
 pub(super) struct PgReads {
-    url: String,
+    /// The connection URL: it may hold the database's password, so its `Debug` hides it.
+    url: Secret,
     /// An idle connection unused for this long is closed ([`PgReads::spawn_sweep`]).
     idle_timeout: Duration,
     /// Idle connections, the last used on top: a quiet server keeps using the same few.
@@ -86,7 +88,7 @@ pub(super) struct ReadConnection<'a> {
 impl PgReads {
     pub(super) fn new(url: &str, idle_timeout: Duration) -> PgReads {
         PgReads {
-            url: named(url),
+            url: named(url).into(),
             idle_timeout,
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(MAX_CONNECTIONS),
@@ -153,7 +155,7 @@ impl PgReads {
                 return Ok(self.lend(idle.conn, idle.opened, permit));
             }
         }
-        let conn = AnyConnection::connect(&self.url).await?;
+        let conn = AnyConnection::connect(self.url.expose()).await?;
         Ok(self.lend(conn, Instant::now(), permit))
     }
 
@@ -244,7 +246,15 @@ impl DerefMut for ReadConnection<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::named;
+    use super::{PgReads, named};
+    use std::time::Duration;
+
+    #[test]
+    fn read_connections_print_without_the_password() {
+        let reads = PgReads::new("postgres://u:pw-51d0@db:5432/t", Duration::from_secs(60));
+        let shown = format!("{reads:?}");
+        assert!(!shown.contains("pw-51d0"), "{shown}");
+    }
 
     #[test]
     fn read_connections_name_themselves_unless_the_url_does() {

@@ -386,3 +386,50 @@ fn a_second_server_on_the_same_sqlite_file_is_refused() {
     let _ = listen_addr(&mut again);
     stop(again);
 }
+
+/// `--help` shows which variable sets each option, never its value when it is a secret: a
+/// PostgreSQL URL's password, the server key, the bootstrap API key, the cluster secret. Help
+/// output ends up in scrollback, CI logs and support tickets.
+#[test]
+fn help_never_prints_a_secret_from_the_environment() {
+    let server_key = "5e".repeat(32);
+    let secrets = [
+        (
+            "TUNNEL_DATABASE",
+            "postgres://tunnel:db-pass-4f1c@db.invalid/tunnel",
+        ),
+        ("TUNNEL_SERVER_KEY", server_key.as_str()),
+        ("TUNNEL_BOOTSTRAP_API_KEY", "bootstrap-key-9d2e"),
+        ("TUNNEL_CLUSTER_SECRET", "cluster-secret-7a3b"),
+    ];
+    let commands: [&[&str]; 7] = [
+        &["serve", "--help"],
+        &["account", "create", "--help"],
+        &["account", "list", "--help"],
+        &["user", "create", "--help"],
+        &["user", "rename", "--help"],
+        &["user", "list", "--help"],
+        &["dev", "seed-credentials", "--help"],
+    ];
+    for args in commands {
+        let mut cmd = server_bin();
+        for (name, value) in secrets {
+            cmd.env(name, value);
+        }
+        let out = cmd.args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("TUNNEL_DATABASE"),
+            "{args:?} names its variable: {help}"
+        );
+        for (name, value) in secrets {
+            assert!(
+                !help.contains(value),
+                "{args:?} printed {name}'s value: {help}"
+            );
+        }
+        // The password alone, in case a URL were shown half-masked.
+        assert!(!help.contains("db-pass-4f1c"), "{args:?}: {help}");
+    }
+}
