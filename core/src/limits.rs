@@ -79,6 +79,9 @@ pub const OTHER_DESCRIPTION: TextLimit = TextLimit::bytes("description", 255);
 pub const OTHER_METADATA: TextLimit = TextLimit::bytes("metadata", 4096);
 /// The name of a user or bot, given with the operator's commands.
 pub const USER_NAME: TextLimit = TextLimit::chars("name", 64);
+/// The name of an account, given with the operator's `account create` (shown in the console's
+/// top bar and by `GET /me`).
+pub const ACCOUNT_NAME: TextLimit = TextLimit::chars("name", 64);
 
 /// Checks the length of a list field, then marks repeated items.
 ///

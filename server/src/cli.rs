@@ -194,13 +194,18 @@ pub async fn account_create(
     admin_name: Option<&str>,
 ) -> anyhow::Result<serde_json::Value> {
     let admin_name = user_name("--admin-name", admin_name.unwrap_or_default())?;
+    let name = match name {
+        Some(name) => checked_name("--name", name, tunnel_core::limits::ACCOUNT_NAME)?,
+        None => crate::store::DEFAULT_ACCOUNT_NAME.to_owned(),
+    };
+    // Unlike a user, an account always has a name: an empty one would leave the top bar blank.
+    anyhow::ensure!(
+        !name.is_empty(),
+        "--name: an account's name cannot be empty (without --name it is `{}`)",
+        crate::store::DEFAULT_ACCOUNT_NAME
+    );
     let store = open(database).await?;
-    let created = store
-        .create_account(
-            name.unwrap_or(crate::store::DEFAULT_ACCOUNT_NAME),
-            &admin_name,
-        )
-        .await?;
+    let created = store.create_account(&name, &admin_name).await?;
     store.close().await;
     Ok(
         json!({"account_id": created.account_id, "user_id": created.principal_id, "api_key": created.api_key}),
@@ -292,11 +297,20 @@ pub async fn user_list(database: &str, account: &str) -> anyhow::Result<serde_js
     listed
 }
 
-/// A name for a user or bot as given on the command line: trimmed, at most
-/// [`tunnel_core::limits::USER_NAME`], no control characters (it is shown in the console).
+/// A name for a user or bot as given on the command line: see [`checked_name`].
 fn user_name(flag: &str, name: &str) -> anyhow::Result<String> {
+    checked_name(flag, name, tunnel_core::limits::USER_NAME)
+}
+
+/// A name as given on the command line: trimmed, within `limit`, no control characters (it is
+/// shown in the console).
+fn checked_name(
+    flag: &str,
+    name: &str,
+    limit: tunnel_core::limits::TextLimit,
+) -> anyhow::Result<String> {
     let name = name.trim();
-    if let Some(error) = tunnel_core::limits::USER_NAME.check(name) {
+    if let Some(error) = limit.check(name) {
         anyhow::bail!("{flag}: {}", error.message);
     }
     anyhow::ensure!(

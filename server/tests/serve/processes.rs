@@ -387,6 +387,48 @@ fn a_second_server_on_the_same_sqlite_file_is_refused() {
     stop(again);
 }
 
+/// An account's name is checked as a user's is (trimmed, at most 64 characters, no control
+/// characters), and cannot be empty: the console's top bar shows it.
+#[test]
+fn account_names_are_checked_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let created = run_json(&[
+        "account",
+        "create",
+        "--name",
+        " Acme Corp ",
+        "--database",
+        &db,
+    ]);
+    let unnamed = run_json(&["account", "create", "--database", &db]);
+    let listed = run_json(&["account", "list", "--database", &db]);
+    assert_eq!(
+        listed,
+        json!([
+            {"account_id": created["account_id"], "name": "Acme Corp"},
+            {"account_id": unnamed["account_id"], "name": "default"},
+        ])
+    );
+    let long = "n".repeat(65);
+    for (name, says) in [
+        ("", "an account's name cannot be empty"),
+        ("   ", "an account's name cannot be empty"),
+        (long.as_str(), "--name: name must be at most 64 characters"),
+        ("Acme\nCorp", "control characters"),
+    ] {
+        let out = server_bin()
+            .args(["account", "create", "--name", name, "--database", &db])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name:?} was accepted");
+        assert!(err.contains(says), "{name:?}: {err}");
+    }
+    // Nothing was created by the refused commands.
+    assert_eq!(run_json(&["account", "list", "--database", &db]), listed);
+}
+
 /// `--help` shows which variable sets each option, never its value when it is a secret: a
 /// PostgreSQL URL's password, the server key, the bootstrap API key, the cluster secret. Help
 /// output ends up in scrollback, CI logs and support tickets.
