@@ -13,7 +13,7 @@ use tunnel_core::version::Version;
 
 /// `--database`, shared by `serve` and the operator commands that open the same database.
 /// A PostgreSQL URL may hold a password: `--help` does not print the variable's value, and
-/// `Debug` shows the URL with its password masked ([`DatabaseUrl::redacted`]).
+/// `Debug` shows the URL with its password masked ([`DatabaseUrl::redact_text`]).
 #[derive(Clone, Args)]
 pub struct DatabaseOption {
     /// sqlite://<file> (created if missing), sqlite::memory:, or
@@ -29,11 +29,8 @@ pub struct DatabaseOption {
 
 impl std::fmt::Debug for DatabaseOption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // A URL that does not parse is shown as nothing of itself: it may still hold a password.
-        let shown = DatabaseUrl::parse(&self.database)
-            .map_or_else(|_| "<not a database URL>".to_owned(), |url| url.redacted());
         f.debug_struct("DatabaseOption")
-            .field("database", &shown)
+            .field("database", &DatabaseUrl::redact_text(&self.database))
             .finish()
     }
 }

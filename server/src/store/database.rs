@@ -116,6 +116,12 @@ impl DatabaseUrl {
         }
     }
 
+    /// A database URL as given (parsed or not) as it may be shown: a password replaced by `***`,
+    /// and of text that is not a URL only its scheme.
+    pub fn redact_text(url: &str) -> String {
+        redact(url)
+    }
+
     pub fn dialect(&self) -> Dialect {
         match self {
             DatabaseUrl::Postgres(_) => Dialect::Postgres,
