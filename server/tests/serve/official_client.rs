@@ -5,24 +5,32 @@
 //! `null` when not set; a `backend` set there is refused, the module having its own routes) and
 //! replaces the backend module with its wrapped body (`{"id", "module": {…}}`), decoding every
 //! answer with its own types; and adds, lists, gets,
-//! updates and removes a subscription's event sources with its own requests; and creates, pages
-//! through, updates and deletes API keys, the deleted key then refused.
+//! updates and removes a subscription's event sources with its own requests; creates, pages
+//! through, updates and deletes API keys, the deleted key then refused; creates credentials
+//! with its create body (`owner_id` `null`), pages through them one a page by the
+//! `next_page_uri` the server gives, updates one with its update body (`null` for what stays)
+//! and reads a live session of it with its session type, which requires every field; and
+//! creates SSH certificate authorities with its create body (`""` and `0` for key parameters
+//! not chosen), a refused one decoded as its error type, then updates, lists and deletes them.
 //!
 //! Two things the client does are not this API's and are bridged here, outside the server:
 //! - it sends its version as `Ngrok-Version: 2`, where this API requires `Service-Version: 2`
 //!   (docs/api/README.md), so its HTTP client is given that header as a default header;
 //! - it joins its paths (`/edges/tls`) to the root of its base URL, dropping any path such as
-//!   `/api`, so the test listener puts `/api` in front of every path before the server's router.
+//!   `/api`, so the test listener puts `/api` in front of every path before the server's router
+//!   (but for the next pages' URLs, which it follows as the server wrote them, `/api` included).
 
 use axum::Router;
 use axum::extract::Request;
 use axum::response::IntoResponse as _;
 use futures_util::TryStreamExt as _;
 use ngrok_api::types::{
-    APIKey, APIKeyCreate, APIKeyUpdate, EdgeBackendReplace, EndpointBackendMutate,
-    EventSourceCreate, EventSourceItem, EventSourceReplace, EventSourceUpdate,
-    EventSubscriptionCreate, FilteredPaging, TLSEdgeCreate, TLSEdgeUpdate,
-    TunnelGroupBackendCreate, TunnelGroupBackendUpdate,
+    APIKey, APIKeyCreate, APIKeyUpdate, Credential, CredentialCreate, CredentialUpdate,
+    EdgeBackendReplace, EndpointBackendMutate, EventSourceCreate, EventSourceItem,
+    EventSourceReplace, EventSourceUpdate, EventSubscriptionCreate, FilteredPaging,
+    SSHCertificateAuthority, SSHCertificateAuthorityCreate, SSHCertificateAuthorityUpdate,
+    TLSEdgeCreate, TLSEdgeUpdate, TunnelGroupBackendCreate, TunnelGroupBackendUpdate,
+    TunnelSession,
 };
 use ngrok_api::{ClientBuilder, Error};
 use serde_json::json;
@@ -42,7 +50,11 @@ async fn serve() -> (SocketAddr, AppState, String, String) {
             let app = app.clone();
             async move {
                 let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-                *request.uri_mut() = format!("/api{path}").parse().unwrap();
+                // The pages after the first come from the server's own `next_page_uri`,
+                // which already has `/api`.
+                if !path.starts_with("/api/") {
+                    *request.uri_mut() = format!("/api{path}").parse().unwrap();
+                }
                 app.oneshot(request).await.into_response()
             }
         })
@@ -331,4 +343,144 @@ async fn the_official_client_library_creates_lists_updates_and_revokes_api_keys(
         Err(Error::Ngrok(e)) => assert_eq!(e.error_code, "ERR_TUNNEL_104", "{}", e.msg),
         other => panic!("expected a 401: {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn the_official_client_library_manages_credentials_and_reads_their_sessions() {
+    let (addr, state, account, key) = serve().await;
+    let c = client(addr, &key);
+    let credentials = c.credentials();
+    // Its create body: every field, `owner_id` `null`, `acl` a list.
+    let created = credentials
+        .create(&CredentialCreate {
+            description: "made by the official client".into(),
+            metadata: String::new(),
+            acl: vec!["bind:*.example.com".into(), "bind:env=prod".into()],
+            owner_id: None,
+        })
+        .await
+        .unwrap();
+    assert!(
+        created.token.is_some(),
+        "the authtoken in the creation answer"
+    );
+    assert!(created.owner_id.is_some(), "owned by the key's user");
+    let plain = credentials
+        .create(&CredentialCreate::default())
+        .await
+        .unwrap();
+    assert!(plain.acl.is_empty());
+    // Its paging stream, one credential a page, follows `next_page_uri` to the end.
+    let listed: Vec<Credential> = credentials
+        .list(FilteredPaging {
+            limit: Some("1".into()),
+            ..FilteredPaging::default()
+        })
+        .credentials()
+        .await
+        .try_collect()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed.iter().map(|k| k.id.as_str()).collect();
+    assert_eq!(ids, [plain.id.as_str(), created.id.as_str()]);
+    assert!(listed.iter().all(|k| k.token.is_none()));
+    // Its update body: every field, `null` when not changed.
+    let updated = credentials
+        .update(&CredentialUpdate {
+            id: created.id.clone(),
+            description: None,
+            metadata: Some("{\"team\":\"edge\"}".into()),
+            acl: Some(vec!["bind:a.example.com".into()]),
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.description, "made by the official client");
+    assert_eq!(updated.acl, ["bind:a.example.com"]);
+
+    // A live session of that credential, decoded with the client's own session type.
+    let mut session = live(&state, &account, &["a.example.com"]);
+    session.credential_id = created.id.clone();
+    session.session.credential.id = created.id.clone();
+    let session_id = session.session.id.clone();
+    state.sessions().register(session).await.unwrap();
+    let sessions: Vec<TunnelSession> = c
+        .tunnel_sessions()
+        .list(FilteredPaging::default())
+        .tunnel_sessions()
+        .await
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(sessions.len(), 1);
+    let read = c.tunnel_sessions().get(&session_id).await.unwrap();
+    assert_eq!(
+        (read.credential.id.as_str(), read.agent_version.as_str()),
+        (created.id.as_str(), "3.4.0")
+    );
+
+    credentials.delete(&created.id).await.unwrap();
+    match credentials.get(&created.id).await {
+        Err(Error::Ngrok(e)) => assert_eq!(e.error_code, "ERR_TUNNEL_120", "{}", e.msg),
+        other => panic!("expected a 404: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_official_client_library_manages_ssh_certificate_authorities() {
+    let (addr, _state, _account, key) = serve().await;
+    let c = client(addr, &key);
+    let cas = c.ssh_certificate_authorities();
+    // Its create body with nothing chosen: `""` and `0` for the key's parameters, so the
+    // default key (ed25519).
+    let default = cas
+        .create(&SSHCertificateAuthorityCreate::default())
+        .await
+        .unwrap();
+    assert_eq!(default.key_type, "ed25519");
+    assert!(default.public_key.starts_with("ssh-ed25519 "));
+    let ecdsa = cas
+        .create(&SSHCertificateAuthorityCreate {
+            description: "hosts".into(),
+            private_key_type: "ecdsa".into(),
+            elliptic_curve: "p384".into(),
+            ..SSHCertificateAuthorityCreate::default()
+        })
+        .await
+        .unwrap();
+    assert!(ecdsa.public_key.starts_with("ecdsa-sha2-nistp384 "));
+    // A key size for an ecdsa key is refused, with the field named.
+    match cas
+        .create(&SSHCertificateAuthorityCreate {
+            private_key_type: "ecdsa".into(),
+            key_size: 2048,
+            ..SSHCertificateAuthorityCreate::default()
+        })
+        .await
+    {
+        Err(Error::Ngrok(e)) => {
+            assert_eq!(e.error_code, "ERR_TUNNEL_114", "{}", e.msg);
+            assert!(e.msg.contains("key size"), "{}", e.msg);
+        }
+        other => panic!("expected a 400: {other:?}"),
+    }
+    let updated = cas
+        .update(&SSHCertificateAuthorityUpdate {
+            id: ecdsa.id.clone(),
+            description: Some("host keys".into()),
+            metadata: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.description, "host keys");
+    assert_eq!(updated.public_key, ecdsa.public_key);
+    let listed: Vec<SSHCertificateAuthority> = cas
+        .list(FilteredPaging::default())
+        .ssh_certificate_authorities()
+        .await
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2);
+    cas.delete(&default.id).await.unwrap();
+    assert_eq!(cas.get(&ecdsa.id).await.unwrap().description, "host keys");
 }
