@@ -308,6 +308,7 @@ impl DirectWrites {
             turn,
         } = group;
         let writes = members.len();
+        let committing = self.writer.committing();
         let ended = tokio::task::spawn_blocking(move || {
             let Some(conn) = conn else {
                 return (None, Err("the write connection was lost".to_owned()));
@@ -322,6 +323,7 @@ impl DirectWrites {
             (usable.then_some(conn), committed)
         })
         .await;
+        drop(committing);
         let (conn, committed) =
             ended.unwrap_or_else(|e| (None, Err(format!("the commit's task ended: {e}"))));
         if committed.is_ok() && writes > 0 {

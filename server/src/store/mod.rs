@@ -21,7 +21,8 @@
 //! for accounts, principals and API keys, `users` for the users and bots as the API lists them,
 //! `events` for the audit log and `deliveries` for the webhook deliveries of its events,
 //! `search` for the condition a searched list adds and `search_index` for SQLite's search
-//! indexes and their indexer,
+//! indexes and their indexer, `key_cache` and `row_cache` for what this process keeps of API
+//! keys it authenticated and of rows it read,
 //! `sessions` for the directory of live tunnel sessions and the cluster's nodes (the connections
 //! themselves live in `agents::Registry`).
 
@@ -43,6 +44,7 @@ mod key_cache;
 mod migrations;
 mod pg_reads;
 mod records;
+mod row_cache;
 mod search;
 mod search_index;
 mod sessions;
@@ -150,6 +152,9 @@ pub struct Store {
     deliveries_queued: Arc<Notify>,
     /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
     keys: Arc<key_cache::KeyCache>,
+    /// On a SQLite file, rows of the resource tables read before, valid until this process
+    /// commits again ([`Store::get`]).
+    rows: Arc<row_cache::RowCache>,
     /// On a SQLite file, reads of one row and of list pages without the pool's threads
     /// ([`Store::get`], [`Store::list`]).
     direct: Option<Arc<direct::DirectConnections>>,
@@ -314,6 +319,7 @@ impl Store {
             dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             keys: Arc::default(),
+            rows: Arc::default(),
             direct_writes: direct.clone().map(|direct| {
                 Arc::new(direct_writes::DirectWrites::new(
                     direct,

@@ -223,13 +223,24 @@ impl Store {
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
     ///
     /// On a SQLite file, a table whose row holds everything is read on this thread
-    /// (`super::direct`); else where [`Store::reading`] runs reads.
+    /// (`super::direct`), or answered from the rows read before while this process has
+    /// committed nothing since (`super::row_cache`; not for rows scoped to an owner); else
+    /// where [`Store::reading`] runs reads.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
         let scope = scope.into();
         if let Some(direct) = self.direct::<R>() {
+            let stamp = self.writer.settled().filter(|_| R::OWNER.is_none());
+            let account_id = scope.account_id;
+            if let Some(row) = stamp.and_then(|s| self.rows.get(R::TABLE, account_id, id, s)) {
+                return Ok(row);
+            }
             let (sql, values) = fetch_statement::<R>(scope, id);
             let rows = direct.read(&sql, &values, |row| R::decode(row))?;
-            return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
+            let row = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
+            if let Some(stamp) = stamp {
+                self.rows.put(R::TABLE, account_id, id, stamp, row.clone());
+            }
+            return Ok(row);
         }
         self.reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
             .await

@@ -50,6 +50,19 @@ pub(super) struct Writer {
     /// (`--metrics-listen`).
     commits: AtomicU64,
     writes: AtomicU64,
+    /// `COMMIT`s begun and ended by this process, of both kinds of writes, failed ones
+    /// included: what the row cache stamps its rows with ([`Writer::settled`]).
+    commits_begun: AtomicU64,
+    commits_ended: AtomicU64,
+}
+
+/// A `COMMIT` of this process running ([`Writer::committing`]), until dropped.
+pub(super) struct Committing<'a>(&'a Writer);
+
+impl Drop for Committing<'_> {
+    fn drop(&mut self) {
+        self.0.commits_ended.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// An open transaction and the writers whose work it holds, waiting for its commit.
@@ -161,6 +174,22 @@ impl Writer {
         self.writes.fetch_add(writes, Ordering::Relaxed);
     }
 
+    /// Marks a `COMMIT` as running until the mark drops: from before its changes become
+    /// visible to after they are, so that [`Writer::settled`] changes before anyone can read
+    /// them. Every `COMMIT` of this process runs under one (both kinds of groups).
+    pub(super) fn committing(&self) -> Committing<'_> {
+        self.commits_begun.fetch_add(1, Ordering::SeqCst);
+        Committing(self)
+    }
+
+    /// How many `COMMIT`s this process has begun, when none is running; `None` while one is.
+    /// A value read before a read of the database and read again unchanged later means no
+    /// commit of this process began in between (`row_cache.rs`).
+    pub(super) fn settled(&self) -> Option<u64> {
+        let begun = self.commits_begun.load(Ordering::SeqCst);
+        (self.commits_ended.load(Ordering::SeqCst) == begun).then_some(begun)
+    }
+
     /// How many groups this process committed, and how many writes they held.
     pub(super) fn committed(&self) -> (u64, u64) {
         (
@@ -187,7 +216,9 @@ impl Group {
             }
             self.held = false;
         }
+        let committing = writer.committing();
         let result = self.tx.commit().await;
+        drop(committing);
         if result.is_ok() {
             writer.count_commit(self.members.len());
         }

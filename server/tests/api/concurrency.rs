@@ -258,3 +258,55 @@ async fn refused_writes_leave_the_rest_of_their_group_committed() {
         .await;
     assert_eq!(still["id"], json!(destination_id));
 }
+
+/// A read never answers a row older than one already answered: not older than the last write
+/// answered before it began (read-your-writes, for the writer and everyone else), and not older
+/// than what the same reader saw before. On a SQLite file the `GET` of one row is answered from
+/// the rows read before while nothing was committed since (docs/database.md, the row cache):
+/// this is that cache's contract, under writes and reads of the same row at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_never_answer_a_row_older_than_a_write_already_answered() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir).await;
+    let created: Credential = app.created("/credentials", json!({"metadata": "0"})).await;
+    let path = format!("/credentials/{}", created.id);
+    let version = |c: &Credential| c.metadata.parse::<usize>().expect("a version");
+    // The version of the last PATCH answered, and whether the writer is done.
+    let answered = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let readers = (0..3).map(|_| {
+        let (app, path, answered, done) =
+            (app.clone(), path.clone(), answered.clone(), done.clone());
+        async move {
+            let (mut seen, mut reads) = (0, 0);
+            while !done.load(Ordering::SeqCst) {
+                let before = answered.load(Ordering::SeqCst);
+                let read: Credential = app.fetch(&path).await;
+                let got = version(&read);
+                assert!(got >= before, "read {got} after {before} was answered");
+                assert!(got >= seen, "read {got} after this reader saw {seen}");
+                (seen, reads) = (got, reads + 1);
+            }
+            reads
+        }
+    });
+    let readers: Vec<_> = readers.map(tokio::spawn).collect();
+    for i in 1..=60 {
+        app.patched::<Credential>(&path, json!({"metadata": i.to_string()}))
+            .await;
+        answered.store(i, Ordering::SeqCst);
+        // The writer's own next read sees its write, first from the database, then again.
+        for _ in 0..2 {
+            let read: Credential = app.fetch(&path).await;
+            assert_eq!(version(&read), i);
+        }
+    }
+    done.store(true, Ordering::SeqCst);
+    for reader in readers {
+        assert!(reader.await.expect("a reader panicked") > 0);
+    }
+    app.deleted(&path).await;
+    app.gone(&path).await;
+}
