@@ -235,10 +235,14 @@ impl Store {
                 return Ok(row);
             }
             let (sql, values) = fetch_statement::<R>(scope, id);
-            let rows = direct.read(&sql, &values, |row| R::decode(row))?;
-            let row = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
+            let rows = direct.read(&sql, &values, |row| {
+                let weighed = super::row_cache::Weighed::new(row);
+                Ok((R::decode(&weighed)?, weighed.text_bytes()))
+            })?;
+            let (row, text) = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
             if let Some(stamp) = stamp {
-                self.rows.put(R::TABLE, account_id, id, stamp, row.clone());
+                self.rows
+                    .put(R::TABLE, account_id, id, stamp, text, row.clone());
             }
             return Ok(row);
         }

@@ -17,20 +17,39 @@
 //! the database would answer, and a writer's own answer (sent after its commit ended) is never
 //! followed by an older row. While a commit runs, reads go to the database and nothing is kept.
 //! Only rows found are kept: a row created later is never hidden by an earlier "not found".
+//! The rows kept weigh at most [`BUDGET`] together, by the text they were decoded from.
 
+use super::Result;
+use super::columns::Fields;
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Rows kept at most: when full, the cache starts again empty. A row of the largest kind is a
-/// few KiB at most (the metadata and description limits), so this bounds the cache to a few
-/// MiB; rows read often come back at once.
-const CAPACITY: usize = 4096;
+/// What the kept rows weigh at most together ([`Weighed`]: the text they were decoded from):
+/// when a row would take the cache over, it starts again empty. Rows read often come back at
+/// once.
+const BUDGET: usize = 8 << 20;
+
+/// What a row weighs beside its text (its entry, its id, the map's slot), roughly.
+const OVERHEAD: usize = 256;
+
+/// A row heavier than this is not kept (a backend's labels or an edge's hostports can make a
+/// row of hundreds of KiB): reading such a row from the file costs more than the hand-over the
+/// cache saves, and a few of them would empty it.
+const LARGEST: usize = 64 << 10;
 
 #[derive(Default)]
 pub(super) struct RowCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
     /// By id: ids are unique across tables (their prefix names the kind).
-    entries: Mutex<HashMap<String, Entry>>,
+    entries: HashMap<String, Entry>,
+    /// The sum of the entries' weights.
+    weight: usize,
 }
 
 struct Entry {
@@ -38,13 +57,16 @@ struct Entry {
     stamp: u64,
     table: &'static str,
     account_id: String,
+    weight: usize,
     row: Arc<dyn Any + Send + Sync>,
 }
 
 impl std::fmt::Debug for RowCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
         f.debug_struct("RowCache")
-            .field("entries", &self.lock().len())
+            .field("entries", &inner.entries.len())
+            .field("weight", &inner.weight)
             .finish()
     }
 }
@@ -58,8 +80,8 @@ impl RowCache {
         id: &str,
         stamp: u64,
     ) -> Option<R> {
-        let entries = self.lock();
-        let entry = entries.get(id)?;
+        let inner = self.lock();
+        let entry = inner.entries.get(id)?;
         if entry.stamp != stamp || entry.table != table || entry.account_id != account_id {
             return None;
         }
@@ -67,32 +89,78 @@ impl RowCache {
     }
 
     /// Keeps `row`, the row `id` of `table` in the account, read after the commit count was
-    /// `stamp`.
+    /// `stamp`, decoded from `text` bytes of text ([`Weighed::text_bytes`]).
     pub(super) fn put<R: Send + Sync + 'static>(
         &self,
         table: &'static str,
         account_id: &str,
         id: &str,
         stamp: u64,
+        text: usize,
         row: R,
     ) {
-        let mut entries = self.lock();
-        if entries.len() >= CAPACITY && !entries.contains_key(id) {
-            entries.clear();
+        let weight = text + account_id.len() + OVERHEAD;
+        if weight > LARGEST {
+            return;
         }
-        entries.insert(
+        let mut inner = self.lock();
+        if let Some(old) = inner.entries.remove(id) {
+            inner.weight -= old.weight;
+        }
+        if inner.weight + weight > BUDGET {
+            inner.entries.clear();
+            inner.weight = 0;
+        }
+        inner.weight += weight;
+        inner.entries.insert(
             id.to_owned(),
             Entry {
                 stamp,
                 table,
                 account_id: account_id.to_owned(),
+                weight,
                 row: Arc::new(row),
             },
         );
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A row's fields as a row type decodes them, counting the bytes of the text it reads: what
+/// the decoded row weighs in the cache, near enough (its strings, and what its JSON columns
+/// become).
+pub(super) struct Weighed<'a> {
+    row: &'a dyn Fields,
+    text: Cell<usize>,
+}
+
+impl<'a> Weighed<'a> {
+    pub(super) fn new(row: &'a dyn Fields) -> Weighed<'a> {
+        Weighed {
+            row,
+            text: Cell::new(0),
+        }
+    }
+
+    /// The bytes of text read through it so far.
+    pub(super) fn text_bytes(&self) -> usize {
+        self.text.get()
+    }
+}
+
+impl Fields for Weighed<'_> {
+    fn text(&self, name: &str) -> Result<Option<String>> {
+        let text = self.row.text(name)?;
+        self.text
+            .set(self.text.get() + text.as_ref().map_or(0, String::len));
+        Ok(text)
+    }
+
+    fn integer(&self, name: &str) -> Result<Option<i64>> {
+        self.row.integer(name)
     }
 }
 
@@ -103,7 +171,7 @@ mod tests {
     #[test]
     fn a_row_is_served_only_at_its_stamp_in_its_table_and_account() {
         let cache = RowCache::default();
-        cache.put("credentials", "acct_a", "cr_1", 4, "row".to_owned());
+        cache.put("credentials", "acct_a", "cr_1", 4, 3, "row".to_owned());
         assert_eq!(
             cache.get::<String>("credentials", "acct_a", "cr_1", 4),
             Some("row".to_owned())
@@ -125,7 +193,7 @@ mod tests {
         );
         assert_eq!(cache.get::<u32>("credentials", "acct_a", "cr_1", 4), None);
         // Read again at the new count, it is served again.
-        cache.put("credentials", "acct_a", "cr_1", 5, "new".to_owned());
+        cache.put("credentials", "acct_a", "cr_1", 5, 3, "new".to_owned());
         assert_eq!(
             cache.get::<String>("credentials", "acct_a", "cr_1", 5),
             Some("new".to_owned())
@@ -133,26 +201,62 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cache_starts_again_empty() {
+    fn the_rows_kept_weigh_at_most_the_budget_and_a_heavy_row_is_not_kept() {
         let cache = RowCache::default();
-        for i in 0..CAPACITY {
-            cache.put("credentials", "acct", &format!("cr_{i}"), 0, i);
+        let text = 1024;
+        let each = text + "acct".len() + OVERHEAD;
+        let fit = BUDGET / each;
+        for i in 0..fit {
+            cache.put("credentials", "acct", &format!("cr_{i}"), 0, text, i);
         }
+        assert_eq!(cache.lock().weight, fit * each);
         assert_eq!(
             cache.get::<usize>("credentials", "acct", "cr_0", 0),
             Some(0)
         );
-        // Replacing a kept row does not empty it.
-        cache.put("credentials", "acct", "cr_0", 0, 7usize);
+        // Replacing a kept row counts it once.
+        cache.put("credentials", "acct", "cr_0", 0, text, 7usize);
+        assert_eq!(cache.lock().weight, fit * each);
         assert_eq!(
             cache.get::<usize>("credentials", "acct", "cr_1", 0),
             Some(1)
         );
-        cache.put("credentials", "acct", "cr_new", 0, 9usize);
+        // One more does not fit: the cache starts again with it alone.
+        cache.put("credentials", "acct", "cr_new", 0, text, 9usize);
         assert_eq!(cache.get::<usize>("credentials", "acct", "cr_1", 0), None);
         assert_eq!(
             cache.get::<usize>("credentials", "acct", "cr_new", 0),
             Some(9)
+        );
+        assert_eq!(cache.lock().weight, each);
+        // A row over the largest weight is never kept, and empties nothing.
+        cache.put("credentials", "acct", "cr_big", 0, LARGEST, 1usize);
+        assert_eq!(cache.get::<usize>("credentials", "acct", "cr_big", 0), None);
+        assert_eq!(
+            cache.get::<usize>("credentials", "acct", "cr_new", 0),
+            Some(9)
+        );
+    }
+
+    #[test]
+    fn a_weighed_row_counts_the_text_its_decoder_read() {
+        struct Row;
+        impl Fields for Row {
+            fn text(&self, name: &str) -> Result<Option<String>> {
+                Ok((name != "null").then(|| name.repeat(2)))
+            }
+            fn integer(&self, _: &str) -> Result<Option<i64>> {
+                Ok(Some(1))
+            }
+        }
+        let weighed = Weighed::new(&Row);
+        weighed.text("description").unwrap();
+        weighed.text("null").unwrap();
+        weighed.integer("created").unwrap();
+        weighed.required_text("id").unwrap();
+        assert_eq!(
+            weighed.text_bytes(),
+            "description".len() * 2 + "id".len() * 2
         );
     }
 }
