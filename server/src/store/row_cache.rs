@@ -8,7 +8,8 @@
 //! the benchmarks' `dev seed-credentials` only adds rows, and no "not found" is kept).
 //! So every change of a cached table is a commit of this process, and every commit of this
 //! process, whatever it writes, goes through the write turn (`writer.rs`, `direct_writes.rs`),
-//! which counts commits begun and ended ([`super::writer::Writer::settled`]). On PostgreSQL,
+//! which counts commits begun and ended ([`super::writer::Writer::settled`]); the migrations at
+//! start are the one exception, and they run before anything is read. On PostgreSQL,
 //! other nodes write the same tables, so nothing is cached there.
 //!
 //! An entry is stamped with that count as it was before its row was read, and is served only
