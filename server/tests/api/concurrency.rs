@@ -297,7 +297,8 @@ async fn reads_never_answer_a_row_older_than_a_write_already_answered() {
         app.patched::<Credential>(&path, json!({"metadata": i.to_string()}))
             .await;
         answered.store(i, Ordering::SeqCst);
-        // The writer's own next read sees its write, first from the database, then again.
+        // The writer's own next reads see its write (the second, if not the first, from the
+        // cache).
         for _ in 0..2 {
             let read: Credential = app.fetch(&path).await;
             assert_eq!(version(&read), i);
