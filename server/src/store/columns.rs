@@ -2,7 +2,8 @@
 //! resource row has, then the table's own) and its [`super::Record`], each field read and
 //! written by a [`Column`] (text, JSON, or data of another table), so an area's module writes
 //! neither its decoding nor its `INSERT`. A row is read through [`Fields`], whichever driver
-//! fetched it (sqlx's, or rusqlite's for `super::direct`).
+//! fetched it (sqlx's `Any`, rusqlite's for `super::direct`, or sqlx's PostgreSQL driver for
+//! `super::pg_reads`'s row reads).
 
 use super::Result;
 use sqlx::Row as _;
@@ -30,6 +31,45 @@ impl Fields for AnyRow {
 
     fn integer(&self, name: &str) -> Result<Option<i64>> {
         Ok(self.try_get(name)?)
+    }
+}
+
+/// A row of sqlx's PostgreSQL driver, its columns found as [`SqliteRow`] finds them: the row
+/// types read their fields in the order their statements select them, so the column after
+/// the last one asked for is tried first, before sqlx's lookup by name (a hash of the name).
+pub(super) struct PgFields<'a> {
+    row: &'a sqlx::postgres::PgRow,
+    next: std::cell::Cell<usize>,
+}
+
+impl<'a> PgFields<'a> {
+    pub(super) fn new(row: &'a sqlx::postgres::PgRow) -> PgFields<'a> {
+        PgFields {
+            row,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    fn index(&self, name: &str) -> Result<usize> {
+        use sqlx::Column as _;
+        let next = self.next.get();
+        let index = match self.row.columns().get(next) {
+            Some(column) if column.name() == name => next,
+            _ => sqlx::ColumnIndex::index(&name, self.row)?,
+        };
+        self.next.set(index + 1);
+        Ok(index)
+    }
+}
+
+impl Fields for PgFields<'_> {
+    fn text(&self, name: &str) -> Result<Option<String>> {
+        let text: Option<&str> = self.row.try_get(self.index(name)?)?;
+        Ok(text.map(str::to_owned))
+    }
+
+    fn integer(&self, name: &str) -> Result<Option<i64>> {
+        Ok(self.row.try_get(self.index(name)?)?)
     }
 }
 

@@ -165,6 +165,9 @@ pub struct Store {
     search: Option<Arc<search_index::Indexer>>,
     /// On PostgreSQL, the API's reads on connections outside the pool ([`Store::reading`]).
     pg_reads: Option<Arc<pg_reads::PgReads>>,
+    /// On PostgreSQL, the reads of one row and of list pages on connections of sqlx's own
+    /// PostgreSQL driver ([`Store::get`], [`Store::list`]).
+    pg_rows: Option<Arc<pg_reads::PgReads<sqlx::PgConnection>>>,
 }
 
 impl Store {
@@ -304,13 +307,17 @@ impl Store {
             }
             _ => None,
         };
-        let pg_reads = match url {
+        let (pg_reads, pg_rows) = match url {
             DatabaseUrl::Postgres(database) => {
-                let reads = Arc::new(pg_reads::PgReads::new(database, idle_timeout));
+                let other = pg_reads::OTHER_CONNECTIONS;
+                let reads = Arc::new(pg_reads::PgReads::new(database, idle_timeout, other));
+                let row = pg_reads::ROW_CONNECTIONS;
+                let rows = Arc::new(pg_reads::PgReads::new(database, idle_timeout, row));
                 reads.spawn_sweep();
-                Some(reads)
+                rows.spawn_sweep();
+                (Some(reads), Some(rows))
             }
-            _ => None,
+            _ => (None, None),
         };
         let writer: Arc<writer::Writer> = Arc::default();
         let deliveries_queued = Arc::new(Notify::new());
@@ -332,6 +339,7 @@ impl Store {
             deliveries_queued,
             search,
             pg_reads,
+            pg_rows,
         })
     }
 
@@ -465,6 +473,9 @@ impl Store {
             direct.close();
         }
         if let Some(reads) = &self.pg_reads {
+            reads.close().await;
+        }
+        if let Some(reads) = &self.pg_rows {
             reads.close().await;
         }
         self.pool.close().await;

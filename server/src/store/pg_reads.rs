@@ -19,18 +19,33 @@
 //! not keep its connections, and PostgreSQL's processes behind them, for good. Each says what
 //! it is in PostgreSQL's `pg_stat_activity`: its `application_name` is [`APPLICATION_NAME`],
 //! unless the database URL names one.
+//!
+//! There are two sets of them ([`PgReads`] is generic over its connection type). The read of
+//! one row by id and a page of a list without a search, of the tables whose rows hold
+//! everything (`super::Record::COMPLETES`), run on connections of sqlx's own PostgreSQL driver
+//! ([`PgReads::rows`]): the same statements that the other reads send through sqlx's `Any`
+//! driver, whose rows copy every value of every row (and the row's column list) before the
+//! row type reads them, a fifth of the server's CPU for a list page of 100 (BENCHMARKS.md,
+//! closing note). The other reads, written against `Any` as the rest of the store is, keep a
+//! smaller set of their own.
 
+use super::columns::{Fields, PgFields};
 use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};
 use crate::secret::Secret;
-use sqlx::{AnyConnection, Connection as _};
+use sqlx::{AnyConnection, Connection};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-/// Connections at most, beside the pool's 16 (`Store::connect`): a read holds one for a
-/// statement or two, and more than this many at once only queue in PostgreSQL.
-const MAX_CONNECTIONS: usize = 8;
+/// Row-read connections at most ([`PgReads::rows`]), beside the pool's 16 (`Store::connect`):
+/// a read holds one for a statement, and more than this many at once only queue in
+/// PostgreSQL.
+pub(super) const ROW_CONNECTIONS: usize = 8;
+
+/// Connections at most for the other reads: fewer, since the row reads are most of the API's,
+/// and every connection counts against PostgreSQL's `max_connections` on every node.
+pub(super) const OTHER_CONNECTIONS: usize = 4;
 
 /// A connection older than this is closed when its read ends, as sqlx's pool does by default:
 /// PostgreSQL's process behind a connection keeps caches that only grow.
@@ -56,49 +71,50 @@ fn named(url: &str) -> String {
     }
 }
 
-/// The read connections of one PostgreSQL database.
+/// The read connections of one PostgreSQL database, of sqlx's driver `C`.
 #[derive(Debug)]
-pub(super) struct PgReads {
+pub(super) struct PgReads<C = AnyConnection> {
     /// The connection URL: it may hold the database's password, so its `Debug` hides it.
     url: Secret,
     /// An idle connection unused for this long is closed ([`PgReads::spawn_sweep`]).
     idle_timeout: Duration,
     /// Idle connections, the last used on top: a quiet server keeps using the same few.
-    idle: Mutex<Vec<Idle>>,
+    idle: Mutex<Vec<Idle<C>>>,
     /// One permit per connection open or opening; closed by [`PgReads::close`].
     permits: Semaphore,
 }
 
 #[derive(Debug)]
-struct Idle {
-    conn: AnyConnection,
+struct Idle<C> {
+    conn: C,
     opened: Instant,
     since: Instant,
 }
 
 /// A connection lent to one read; deref to it to run statements.
 #[derive(Debug)]
-pub(super) struct ReadConnection<'a> {
-    conn: Option<AnyConnection>,
+pub(super) struct ReadConnection<'a, C: Connection = AnyConnection> {
+    conn: Option<C>,
     opened: Instant,
-    reads: &'a PgReads,
+    reads: &'a PgReads<C>,
     _permit: SemaphorePermit<'a>,
 }
 
-impl PgReads {
-    pub(super) fn new(url: &str, idle_timeout: Duration) -> PgReads {
+impl<C: Connection + 'static> PgReads<C> {
+    /// At most `max` connections to the database of `url`, open or opening.
+    pub(super) fn new(url: &str, idle_timeout: Duration, max: usize) -> PgReads<C> {
         PgReads {
             url: named(url).into(),
             idle_timeout,
             idle: Mutex::new(Vec::new()),
-            permits: Semaphore::new(MAX_CONNECTIONS),
+            permits: Semaphore::new(max),
         }
     }
 
     /// Starts the sweep that closes the connections idle for the idle timeout, or idle and
     /// older than [`MAX_LIFETIME`], a few times per timeout. It ends with [`PgReads::close`],
     /// or once the store is gone.
-    pub(super) fn spawn_sweep(self: &Arc<PgReads>) {
+    pub(super) fn spawn_sweep(self: &Arc<PgReads<C>>) {
         let every =
             (self.idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
         let reads = Arc::downgrade(self);
@@ -118,7 +134,7 @@ impl PgReads {
 
     /// Closes the idle connections unused for the idle timeout or past their lifetime.
     async fn sweep(&self) {
-        let stale: Vec<Idle> = {
+        let stale: Vec<Idle<C>> = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             let (stale, kept) = std::mem::take(&mut *idle).into_iter().partition(|idle| {
                 idle.since.elapsed() >= self.idle_timeout || idle.opened.elapsed() >= MAX_LIFETIME
@@ -136,7 +152,7 @@ impl PgReads {
     /// connection, pinging idle ones and connecting take at most [`ACQUIRE_TIMEOUT`] in all, as
     /// in the pool: a ping or a connect to a database gone silent (a failover leaving half-open
     /// sockets) would otherwise wait for TCP to give up, minutes, holding its permit.
-    pub(super) async fn acquire(&self) -> Result<ReadConnection<'_>> {
+    pub(super) async fn acquire(&self) -> Result<ReadConnection<'_, C>> {
         match tokio::time::timeout(ACQUIRE_TIMEOUT, self.acquire_unbounded()).await {
             Ok(lent) => lent,
             // Dropping the attempt drops what it held: a connection popped or half open, and
@@ -145,7 +161,7 @@ impl PgReads {
         }
     }
 
-    async fn acquire_unbounded(&self) -> Result<ReadConnection<'_>> {
+    async fn acquire_unbounded(&self) -> Result<ReadConnection<'_, C>> {
         let Ok(permit) = self.permits.acquire().await else {
             return Err(sqlx::Error::PoolClosed.into());
         };
@@ -155,7 +171,7 @@ impl PgReads {
                 return Ok(self.lend(idle.conn, idle.opened, permit));
             }
         }
-        let conn = AnyConnection::connect(self.url.expose()).await?;
+        let conn = C::connect(self.url.expose()).await?;
         Ok(self.lend(conn, Instant::now(), permit))
     }
 
@@ -168,16 +184,16 @@ impl PgReads {
         }
     }
 
-    fn pop(&self) -> Option<Idle> {
+    fn pop(&self) -> Option<Idle<C>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
     }
 
     fn lend<'a>(
         &'a self,
-        conn: AnyConnection,
+        conn: C,
         opened: Instant,
         permit: SemaphorePermit<'a>,
-    ) -> ReadConnection<'a> {
+    ) -> ReadConnection<'a, C> {
         ReadConnection {
             conn: Some(conn),
             opened,
@@ -204,7 +220,29 @@ impl Store {
     }
 }
 
-impl ReadConnection<'_> {
+impl PgReads<sqlx::PgConnection> {
+    /// The rows of `sql` with `values` bound in order, each decoded by `decode` through
+    /// [`PgFields`], on one of these connections.
+    pub(super) async fn rows<T>(
+        &self,
+        sql: &str,
+        values: &[impl AsRef<str>],
+        mut decode: impl FnMut(&dyn Fields) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut conn = self.acquire().await?;
+        let mut query = sqlx::query::<sqlx::Postgres>(sql);
+        for value in values {
+            query = query.bind(value.as_ref());
+        }
+        let result = match query.fetch_all(&mut *conn).await {
+            Ok(rows) => rows.iter().map(|row| decode(&PgFields::new(row))).collect(),
+            Err(error) => Err(error.into()),
+        };
+        conn.done(result)
+    }
+}
+
+impl<C: Connection> ReadConnection<'_, C> {
     /// Ends the read that gave `result`, then returns it: the connection goes back for the next
     /// read if the read succeeded or failed in the terms of the store (a row not found). After
     /// a failure of the database it is closed: the connection may be what failed (PostgreSQL
@@ -230,16 +268,16 @@ impl ReadConnection<'_> {
     }
 }
 
-impl Deref for ReadConnection<'_> {
-    type Target = AnyConnection;
+impl<C: Connection> Deref for ReadConnection<'_, C> {
+    type Target = C;
 
-    fn deref(&self) -> &AnyConnection {
+    fn deref(&self) -> &C {
         self.conn.as_ref().expect("lent until done")
     }
 }
 
-impl DerefMut for ReadConnection<'_> {
-    fn deref_mut(&mut self) -> &mut AnyConnection {
+impl<C: Connection> DerefMut for ReadConnection<'_, C> {
+    fn deref_mut(&mut self) -> &mut C {
         self.conn.as_mut().expect("lent until done")
     }
 }
@@ -249,9 +287,58 @@ mod tests {
     use super::{PgReads, named};
     use std::time::Duration;
 
+    #[tokio::test]
+    async fn row_reads_find_columns_by_name_on_a_real_database() {
+        let cluster = tunnel_testkit::postgres::Cluster::start().unwrap();
+        let reads: PgReads<sqlx::PgConnection> =
+            PgReads::new(&cluster.admin_url(), Duration::from_secs(60), 1);
+        let sql = "SELECT $1::text AS label, 7::bigint AS n, NULL::text AS other";
+        // In the statement's order, out of it, and the same column twice; NULL as `None`.
+        let read = reads
+            .rows(sql, &["x"], |row| {
+                Ok([
+                    row.text("label")?,
+                    row.integer("n")?.map(|n| n.to_string()),
+                    row.text("other")?,
+                    row.text("label")?,
+                    row.integer("n")?.map(|n| n.to_string()),
+                    row.integer("n")?.map(|n| n.to_string()),
+                ])
+            })
+            .await
+            .unwrap();
+        let want = [Some("x"), Some("7"), None, Some("x"), Some("7"), Some("7")];
+        assert_eq!(read, vec![want.map(|v| v.map(str::to_owned))]);
+        // A column the statement does not have is an error naming it, not another column; a
+        // column read as the wrong type is an error, not its bytes taken for the other type.
+        let missing = reads
+            .rows(sql, &["x"], |row| row.text("colour"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("colour"), "{missing}");
+        let mistyped = reads.rows(sql, &["x"], |row| {
+            row.text("label")?;
+            row.text("n")
+        });
+        assert!(mistyped.await.is_err());
+        // Every row, each decoded on its own.
+        let many = reads
+            .rows(
+                "SELECT g::text AS v FROM generate_series(1, 3) g",
+                &[] as &[&str],
+                |row| row.required_text("v"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(many, ["1", "2", "3"]);
+        reads.close().await;
+    }
+
     #[test]
     fn read_connections_print_without_the_password() {
-        let reads = PgReads::new("postgres://u:pw-51d0@db:5432/t", Duration::from_secs(60));
+        let reads: PgReads =
+            PgReads::new("postgres://u:pw-51d0@db:5432/t", Duration::from_secs(60), 1);
         let shown = format!("{reads:?}");
         assert!(!shown.contains("pw-51d0"), "{shown}");
     }

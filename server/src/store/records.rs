@@ -172,6 +172,10 @@ impl<'a, R: Record> Audit<'a, R> {
 impl Store {
     /// One page of the rows in `scope` (those holding the page's search, if any), newest first
     /// (oldest first for `order=oldest`), `limit + 1` of them so the caller knows whether more exist.
+    ///
+    /// Without a search, of a table whose row holds everything, read on this thread on a
+    /// SQLite file (`super::direct`) and through sqlx's PostgreSQL driver on PostgreSQL
+    /// (`super::pg_reads`); else where [`Store::reading`] runs reads.
     pub async fn list<'a, R: Record>(
         &self,
         scope: impl Into<Scope<'a>>,
@@ -181,6 +185,10 @@ impl Store {
         if let (Some(direct), None) = (self.direct::<R>(), &page.q) {
             let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
             return direct.read(&sql, &values, |row| R::decode(row));
+        }
+        if let (Some(reads), None, false) = (&self.pg_rows, &page.q, R::COMPLETES) {
+            let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
+            return reads.rows(&sql, &values, |row| R::decode(row)).await;
         }
         self.reading(async |conn| self.list_on::<R>(conn, scope, page).await)
             .await
@@ -224,8 +232,9 @@ impl Store {
     ///
     /// On a SQLite file, a table whose row holds everything is read on this thread
     /// (`super::direct`), or answered from the rows read before while this process has
-    /// committed nothing since (`super::row_cache`; not for rows scoped to an owner); else
-    /// where [`Store::reading`] runs reads.
+    /// committed nothing since (`super::row_cache`; not for rows scoped to an owner); on
+    /// PostgreSQL, through sqlx's PostgreSQL driver (`super::pg_reads`); else where
+    /// [`Store::reading`] runs reads.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
         let scope = scope.into();
         if let Some(direct) = self.direct::<R>() {
@@ -245,6 +254,11 @@ impl Store {
                     .put(R::TABLE, account_id, id, stamp, text, row.clone());
             }
             return Ok(row);
+        }
+        if let (Some(reads), false) = (&self.pg_rows, R::COMPLETES) {
+            let (sql, values) = fetch_statement::<R>(scope, id);
+            let rows = reads.rows(&sql, &values, |row| R::decode(row)).await?;
+            return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
         }
         self.reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
             .await

@@ -25,7 +25,7 @@ use super::columns::Fields;
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// What the kept rows weigh at most together ([`Weighed`]: the text they were decoded from):
 /// when a row would take the cache over, it starts again empty. Rows read often come back at
@@ -59,7 +59,7 @@ struct Entry {
     table: &'static str,
     account_id: String,
     weight: usize,
-    row: Arc<dyn Any + Send + Sync>,
+    row: Box<dyn Any + Send + Sync>,
 }
 
 impl std::fmt::Debug for RowCache {
@@ -120,7 +120,7 @@ impl RowCache {
                 table,
                 account_id: account_id.to_owned(),
                 weight,
-                row: Arc::new(row),
+                row: Box::new(row),
             },
         );
     }

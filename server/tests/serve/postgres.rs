@@ -567,12 +567,18 @@ fn connections_postgres_drops_are_replaced() {
     // Within the second after its connections dropped, a read may fail for each dead read
     // connection it meets (should the API key's cache entry have expired on a slow machine,
     // the authentication's lookup meets them too). A failed connection is closed, not reused:
-    // once a read is served, the next ones are.
+    // once a read of each kind of read connection is served (a resource's row, on sqlx's
+    // PostgreSQL driver; the audit log, with the other reads), the next ones are.
     drop_connections(&database);
-    let mut failed = 0;
-    while read(&one).0 != 200 {
-        failed += 1;
-        assert!(failed < 5, "reads still fail after {failed} tries");
+    for path in [one.as_str(), "/events?limit=10"] {
+        let mut failed = 0;
+        while read(path).0 != 200 {
+            failed += 1;
+            assert!(
+                failed < 5,
+                "reads of {path} still fail after {failed} tries"
+            );
+        }
     }
     for _ in 0..3 {
         let (status, body) = read(&one);
@@ -580,7 +586,7 @@ fn connections_postgres_drops_are_replaced() {
         let (status, body) = read("/credentials?limit=10");
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["credentials"][0]["id"], credential["id"]);
-        // The audit log and the users are read on the same connections.
+        // The audit log and the users are read on the other kind of read connection.
         let (status, body) = read("/events?limit=10");
         assert_eq!(status, 200, "{body}");
         assert!(body.to_string().contains(id), "{body}");
@@ -643,9 +649,11 @@ fn connections_postgres_idle_ones_are_closed() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // And the next read opens one again.
+    // And the next read opens one again: the page's, and the API key's lookup's should its
+    // cache entry have expired on a slow machine (the two run on connections of two kinds).
     let (status, body) = api(addr, "GET", "/credentials?limit=100", "");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["credentials"][0]["description"], "kept");
-    assert_eq!(read_connections(&database), 1);
+    let reopened = read_connections(&database);
+    assert!((1..=2).contains(&reopened), "{reopened} read connections");
 }
