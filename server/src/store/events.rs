@@ -300,8 +300,9 @@ impl Store {
     }
 
     /// The events `sql` selects with `binds` in order: on a SQLite file on this thread
-    /// (`super::direct`) when the statement reads few rows besides those it returns (`short`),
-    /// else where [`Store::reading`] runs reads.
+    /// (`super::direct`) when the statement reads few rows besides those it returns (`short`);
+    /// on PostgreSQL through sqlx's PostgreSQL driver (`super::pg_reads`); else where
+    /// [`Store::reading`] runs reads.
     async fn read_events<P: AsRef<str>>(
         &self,
         sql: &str,
@@ -311,6 +312,9 @@ impl Store {
         let binds: Vec<&str> = binds.iter().map(AsRef::as_ref).collect();
         if let Some(direct) = self.direct_reads().filter(|_| short) {
             return direct.read(sql, &binds, decode_event);
+        }
+        if let Some(rows) = &self.pg_rows {
+            return rows.rows(sql, &binds, decode_event).await;
         }
         let mut query = sqlx::query(sql);
         for value in &binds {

@@ -22,12 +22,12 @@
 //!
 //! There are two sets of them ([`PgReads`] is generic over its connection type). The read of
 //! one row by id and a page of a list without a search, of the tables whose rows hold
-//! everything (`super::Record::COMPLETES`), run on connections of sqlx's own PostgreSQL driver
-//! ([`PgReads::rows`]): the same statements that the other reads send through sqlx's `Any`
-//! driver, whose rows copy every value of every row (and the row's column list) before the
-//! row type reads them, a fifth of the server's CPU for a list page of 100 (BENCHMARKS.md,
-//! closing note). The other reads, written against `Any` as the rest of the store is, keep a
-//! smaller set of their own.
+//! everything (`super::Record::COMPLETES`), and the audit log's reads run on connections of
+//! sqlx's own PostgreSQL driver ([`PgReads::rows`]): the same statements that the other reads
+//! send through sqlx's `Any` driver, whose rows copy every value of every row (and the row's
+//! column list) before the row type reads them, a fifth of the server's CPU for a list page of
+//! 100 (BENCHMARKS.md, closing note). The other reads, written against `Any` as the rest of the
+//! store is, keep a smaller set of their own.
 
 use super::columns::{Fields, PgFields};
 use super::{ACQUIRE_TIMEOUT, Error, PING_WHEN_IDLE, Result, Store};

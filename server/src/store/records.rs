@@ -53,7 +53,8 @@ pub trait Record: Sized + Clone + Send + Sync + Unpin + 'static {
     fn columns(&self) -> Vec<(&'static str, Value)>;
 
     /// Whether [`Record::complete`] reads other tables (then the table's reads take a
-    /// connection of [`Store::reading`], not `super::direct`).
+    /// connection of [`Store::reading`], not `super::direct`'s nor `super::pg_reads`'s row
+    /// reads).
     const COMPLETES: bool = false;
 
     /// Completes decoded rows with what other tables hold for them (a subscription's

@@ -568,9 +568,9 @@ fn connections_postgres_drops_are_replaced() {
     // connection it meets (should the API key's cache entry have expired on a slow machine,
     // the authentication's lookup meets them too). A failed connection is closed, not reused:
     // once a read of each kind of read connection is served (a resource's row, on sqlx's
-    // PostgreSQL driver; the audit log, with the other reads), the next ones are.
+    // PostgreSQL driver; the users, with the other reads), the next ones are.
     drop_connections(&database);
-    for path in [one.as_str(), "/events?limit=10"] {
+    for path in [one.as_str(), "/users"] {
         let mut failed = 0;
         while read(path).0 != 200 {
             failed += 1;
@@ -586,7 +586,8 @@ fn connections_postgres_drops_are_replaced() {
         let (status, body) = read("/credentials?limit=10");
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["credentials"][0]["id"], credential["id"]);
-        // The audit log and the users are read on the other kind of read connection.
+        // The audit log is read as the resources' rows are, the users on the other kind of
+        // read connection.
         let (status, body) = read("/events?limit=10");
         assert_eq!(status, 200, "{body}");
         assert!(body.to_string().contains(id), "{body}");
