@@ -21,7 +21,7 @@
 //! unless the database URL names one.
 //!
 //! There are two sets of them ([`PgReads`] is generic over its connection type). The read of
-//! one row by id and a page of a list without a search, of the tables whose rows hold
+//! one row by id and a page of a list (with or without a search), of the tables whose rows hold
 //! everything (`super::Record::COMPLETES`), and the audit log's reads run on connections of
 //! sqlx's own PostgreSQL driver ([`PgReads::rows`]): the same statements that the other reads
 //! send through sqlx's `Any` driver, whose rows copy every value of every row (and the row's

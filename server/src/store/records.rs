@@ -174,8 +174,8 @@ impl Store {
     /// One page of the rows in `scope` (those holding the page's search, if any), newest first
     /// (oldest first for `order=oldest`), `limit + 1` of them so the caller knows whether more exist.
     ///
-    /// Without a search, of a table whose row holds everything, read on this thread on a
-    /// SQLite file (`super::direct`) and through sqlx's PostgreSQL driver on PostgreSQL
+    /// Of a table whose row holds everything, read on this thread on a SQLite file without a
+    /// search (`super::direct`), and through sqlx's PostgreSQL driver on PostgreSQL
     /// (`super::pg_reads`); else where [`Store::reading`] runs reads.
     pub async fn list<'a, R: Record>(
         &self,
@@ -187,7 +187,8 @@ impl Store {
             let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
             return direct.read(&sql, &values, |row| R::decode(row));
         }
-        if let (Some(reads), None, false) = (&self.pg_rows, &page.q, R::COMPLETES) {
+        // PostgreSQL never reads a search's matches apart (`super::search::narrow`).
+        if let (Some(reads), false) = (&self.pg_rows, R::COMPLETES) {
             let (sql, values) = list_statement::<R>(self.dialect, scope, page, false);
             return reads.rows(&sql, &values, |row| R::decode(row)).await;
         }
