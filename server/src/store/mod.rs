@@ -165,8 +165,8 @@ pub struct Store {
     search: Option<Arc<search_index::Indexer>>,
     /// On PostgreSQL, the API's reads on connections outside the pool ([`Store::reading`]).
     pg_reads: Option<Arc<pg_reads::PgReads>>,
-    /// On PostgreSQL, the reads of one row and of list pages on connections of sqlx's own
-    /// PostgreSQL driver ([`Store::get`], [`Store::list`]).
+    /// On PostgreSQL, the reads of one row and of list pages ([`Store::get`], [`Store::list`])
+    /// and the audit log's, on connections of sqlx's own PostgreSQL driver.
     pg_rows: Option<Arc<pg_reads::PgReads<sqlx::PgConnection>>>,
 }
 
