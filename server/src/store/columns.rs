@@ -34,9 +34,12 @@ impl Fields for AnyRow {
     }
 }
 
-/// A row of sqlx's PostgreSQL driver, its columns found as [`SqliteRow`] finds them: the row
-/// types read their fields in the order their statements select them, so the column after
-/// the last one asked for is tried first, before sqlx's lookup by name (a hash of the name).
+/// A row of sqlx's PostgreSQL driver, its columns found by position first, as [`SqliteRow`]
+/// does: the row types read their fields in the order their statements select them, so the
+/// column after the last one asked for is tried first (its name compared exactly, as
+/// PostgreSQL's names are), before sqlx's lookup by name (a hash of the name). Unlike
+/// [`SqliteRow`], no care is taken over two columns of one name: none of the statements read
+/// this way has them (`record!` select lists, `SELECT *` of the audit log).
 pub(super) struct PgFields<'a> {
     row: &'a sqlx::postgres::PgRow,
     next: std::cell::Cell<usize>,

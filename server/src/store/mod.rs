@@ -163,7 +163,8 @@ pub struct Store {
     direct_writes: Option<Arc<direct_writes::DirectWrites>>,
     /// On SQLite (opened to write), the search indexes' indexer (`search_index.rs`).
     search: Option<Arc<search_index::Indexer>>,
-    /// On PostgreSQL, the API's reads on connections outside the pool ([`Store::reading`]).
+    /// On PostgreSQL, the API's other reads on connections outside the pool
+    /// ([`Store::reading`]): those not of `pg_rows`.
     pg_reads: Option<Arc<pg_reads::PgReads>>,
     /// On PostgreSQL, the reads of one row and of list pages ([`Store::get`], [`Store::list`])
     /// and the audit log's, on connections of sqlx's own PostgreSQL driver.

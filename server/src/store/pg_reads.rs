@@ -1,8 +1,8 @@
 //! The store's reads outside a transaction on PostgreSQL (a row by id, a page of a list, a
 //! search, the audit log, the users, the sessions' directory, a destination's deliveries and
 //! secrets, the account's name, an API key or authtoken presented), on connections kept here
-//! rather than in sqlx's pool (docs/database.md, connections): [`Store::reading`] picks where a
-//! read runs.
+//! rather than in sqlx's pool (docs/database.md, connections): [`PgReads::rows`] for the reads
+//! of rows (below), [`Store::reading`] for the others, which picks where such a read runs.
 //!
 //! sqlx's pool pings every connection given back to it (a `Sync` message and PostgreSQL's
 //! answer) before anyone may use it again, and has no setting to skip that. For a `GET` of one
@@ -289,9 +289,18 @@ mod tests {
 
     #[tokio::test]
     async fn row_reads_find_columns_by_name_on_a_real_database() {
-        let cluster = tunnel_testkit::postgres::Cluster::start().unwrap();
-        let reads: PgReads<sqlx::PgConnection> =
-            PgReads::new(&cluster.admin_url(), Duration::from_secs(60), 1);
+        use tunnel_testkit::postgres::{Cluster, shared_cluster};
+        // The run's cluster when it has one (its admin database: nothing here makes a table),
+        // else one of this test's own.
+        let (_cluster, url) = match shared_cluster() {
+            Some(url) => (None, url),
+            None => {
+                let cluster = Cluster::start().unwrap();
+                let url = cluster.admin_url();
+                (Some(cluster), url)
+            }
+        };
+        let reads: PgReads<sqlx::PgConnection> = PgReads::new(&url, Duration::from_secs(60), 1);
         let sql = "SELECT $1::text AS label, 7::bigint AS n, NULL::text AS other";
         // In the statement's order, out of it, and the same column twice; NULL as `None`.
         let read = reads

@@ -605,6 +605,8 @@ fn connections_postgres_drops_are_replaced() {
     assert_eq!(status, 200, "{body}");
     let (status, body) = read("/events?limit=10");
     assert_eq!(status, 200, "{body}");
+    let (status, body) = read("/users");
+    assert_eq!(status, 200, "{body}");
     created(addr, "/credentials", r#"{"description":"after"}"#);
 }
 
