@@ -13,6 +13,10 @@
 //! - Node A stopped cleanly: its session leaves every list at once, and its agent, told with a
 //!   Close frame before A exits, comes back through node B.
 //! - Webhook deliveries run on every node, and no event is sent twice.
+//! - A node alone keeps the rows it read (a change made behind its back is not seen at once);
+//!   once a second node joins, the first keeps none (every change, through the second node or
+//!   behind both, is read at once), and once the second has stopped, the first keeps rows
+//!   again within a heartbeat.
 //!
 //! The PostgreSQL is the run's shared cluster when `TUNNEL_TEST_POSTGRES` is set (the
 //! PostgreSQL pass of `cargo xtask test`), else one started for the test.
@@ -26,7 +30,7 @@ use tunnel_e2e::api::{Api, id};
 use tunnel_e2e::harness::{
     ADMIN_KEY, ProcessGuard, WebhookReceiver, binary, free_port, workspace_root,
 };
-use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, shared_cluster};
+use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, query, shared_cluster};
 
 /// The secret the nodes of every test authenticate each other with.
 const CLUSTER_SECRET: &str = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
@@ -349,6 +353,78 @@ async fn an_api_key_deleted_through_one_node_is_refused_by_every_node_at_once() 
         assert_eq!(status, 401, "{refused}");
         assert_eq!(refused["error_code"], json!("ERR_TUNNEL_104"), "{refused}");
     }
+    Ok(())
+}
+
+/// The description of credential `id` as `node` reads it.
+async fn description(node: &Node, id: &str) -> Result<String> {
+    let (status, body) = node.api.get(&format!("/credentials/{id}")).await?;
+    anyhow::ensure!(status == 200, "{status} {body}");
+    Ok(body["description"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Whether `node` answers credential `id` from the row it read before: it reads the row, the
+/// test changes it behind the servers' backs, and `node` still reads the row as it was. One
+/// try can miss when a commit of the node (its heartbeat's) comes in between.
+async fn keeps_rows(node: &Node, database: &Database, id: &str, round: usize) -> Result<bool> {
+    let before = description(node, id).await?;
+    let behind = format!("changed behind the servers {round}");
+    query(
+        &database.url,
+        &format!("UPDATE credentials SET description = '{behind}' WHERE id = '{id}'"),
+    )?;
+    let after = description(node, id).await?;
+    anyhow::ensure!(after == before || after == behind, "{after}");
+    Ok(after == before)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_keeps_rows_only_while_alone() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let (id, _) = credential(&a, &[]).await?;
+    let mut round = 0;
+    let mut kept = false;
+    while !kept && round < 5 {
+        round += 1;
+        kept = keeps_rows(&a, &database, &id, round).await?;
+    }
+    assert!(kept, "node A alone answered every read from the database");
+    // The route another node calls to stop this one keeping rows wants the cluster secret.
+    for key in [ADMIN_KEY, ""] {
+        let outsider = Api::new(&a.url(), key);
+        let (status, _) = outsider
+            .post("/cluster/v1/rows/forget", json!(null))
+            .await?;
+        assert_eq!(status, 401, "with `{key}`");
+    }
+    // B joins: A keeps nothing from then on, told before B answered anything.
+    let mut b = Node::start(&database, "node-b", &[]).await?;
+    for _ in 0..3 {
+        round += 1;
+        assert!(!keeps_rows(&a, &database, &id, round).await?);
+        let patched = format!("patched through B {round}");
+        let (status, body) = b
+            .api
+            .call(
+                hyper::Method::PATCH,
+                &format!("/credentials/{id}"),
+                Some(json!({ "description": patched })),
+            )
+            .await?;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(description(&a, &id).await?, patched);
+    }
+    // B stops: A finds itself alone at a heartbeat (a third of the lease) and keeps rows again.
+    b.process.terminate();
+    b.process.wait_exit(Duration::from_secs(10))?;
+    wait_for("A keeping rows again", LEASE, || {
+        round += 1;
+        let round = round;
+        let (a, database, id) = (&a, &database, &id);
+        async move { Ok(keeps_rows(a, database, id, round).await?.then_some(())) }
+    })
+    .await?;
     Ok(())
 }
 

@@ -15,6 +15,10 @@
 //! API's answers are the same wherever the agent is connected. The deletion of an API key is
 //! sent to every other live node too (`POST …/cluster/v1/api_keys/forget`), which empties its
 //! cache of authenticated keys before the deletion is answered.
+//!
+//! Rows: a node keeps the rows it reads (`store::row_cache`) only while it finds no other live
+//! node, looking at join and at every heartbeat. A node joining tells every other to stop
+//! keeping theirs (`POST …/cluster/v1/rows/forget`) before it answers anything.
 
 use super::journal;
 use crate::secret::Secret;
@@ -154,7 +158,24 @@ impl Node {
             );
         }
         tracing::info!(node_id = %self.id, advertise_url = %self.advertise_url, "joined the cluster");
+        self.meet_peers(store, true).await;
         Ok(())
+    }
+
+    /// Looks for the other live nodes ([`Store::look_for_peers`]): alone, this node keeps the
+    /// rows it reads; with others, it does not. Joining (`joining`), it also has every other
+    /// node stop keeping theirs before it answers anything, since it may now change them; a
+    /// node that does not answer is logged, and stops at its own next heartbeat (a third of
+    /// the lease).
+    async fn meet_peers(&self, store: &Store, joining: bool) {
+        match store.look_for_peers(&self.id).await {
+            Ok(urls) if joining && !urls.is_empty() => {
+                self.tell_peers(&urls, "rows/forget", "rows read there may be stale a while")
+                    .await;
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("cannot list the other nodes: {e}"),
+        }
     }
 
     /// Leaves the cluster (a clean shutdown): this node's sessions leave every list at once.
@@ -229,28 +250,42 @@ impl Node {
             Ok(_) => {}
             Err(e) => tracing::warn!("cannot remove expired nodes: {e}"),
         }
+        self.meet_peers(store, false).await;
     }
 
     /// Has every other live node forget the API keys it recently authenticated (a key was
-    /// deleted here, and this node's own cache is already empty): all at once, each within
-    /// [`CALL_MARGIN`]. A node that does not answer is logged; its entries end with their time
-    /// to live (`store::key_cache`). Returns how many nodes confirmed.
+    /// deleted here, and this node's own cache is already empty). A node that does not answer
+    /// is logged; its entries end with their time to live (`store::key_cache`). Returns how
+    /// many nodes confirmed.
     pub async fn forget_api_keys_everywhere(&self, store: &Store) -> usize {
-        let urls = match store.peer_urls(&self.id).await {
-            Ok(urls) => urls,
+        match store.peer_urls(&self.id).await {
+            Ok(urls) => {
+                self.tell_peers(
+                    &urls,
+                    "api_keys/forget",
+                    "an API key revocation may be late there",
+                )
+                .await
+            }
             Err(e) => {
                 tracing::warn!("cannot list the other nodes to revoke an API key on: {e}");
-                return 0;
+                0
             }
-        };
+        }
+    }
+
+    /// Calls `path` (no body, answered `true`) on every node of `urls`, all at once, each
+    /// within [`CALL_MARGIN`]; a node that does not answer is logged with `late`. Returns how
+    /// many confirmed.
+    async fn tell_peers(&self, urls: &[String], path: &str, late: &str) -> usize {
         let calls = urls
             .iter()
-            .map(|url| self.call::<_, bool>(url, "api_keys/forget", &(), CALL_MARGIN));
+            .map(|url| self.call::<_, bool>(url, path, &(), CALL_MARGIN));
         let mut confirmed = 0;
         for answer in futures_util::future::join_all(calls).await {
             match answer {
                 Ok(_) => confirmed += 1,
-                Err(e) => tracing::warn!("an API key revocation may be late there: {e}"),
+                Err(e) => tracing::warn!("{late}: {e}"),
             }
         }
         confirmed

@@ -1,7 +1,8 @@
 //! The routes nodes of a cluster call on each other (docs/cluster.md), outside `/api` and
 //! never in the OpenAPI document: `POST /cluster/v1/tunnel_sessions/{id}/command` and
-//! `…/close`, for a session whose agent this node holds, and `POST /cluster/v1/api_keys/forget`,
-//! sent when another node deleted an API key. Authenticated with the cluster secret
+//! `…/close`, for a session whose agent this node holds, `POST /cluster/v1/api_keys/forget`,
+//! sent when another node deleted an API key, and `POST /cluster/v1/rows/forget`, sent by a node
+//! joining the cluster. Authenticated with the cluster secret
 //! as a Bearer token (compared in constant time); anything else is a 401 that says nothing more.
 //!
 //! A command answers with the local outcome (`Result<(), Undelivered>` as JSON), which the
@@ -12,6 +13,7 @@ use crate::agents::Undelivered;
 use crate::agents::cluster::{CLUSTER_PREFIX, CloseOrder, CommandOrder};
 use crate::response::Json;
 use crate::state::AppState;
+use crate::store::Store;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -35,6 +37,7 @@ pub fn router() -> Router<AppState> {
             &format!("{CLUSTER_PREFIX}/api_keys/forget"),
             post(forget_api_keys),
         )
+        .route(&format!("{CLUSTER_PREFIX}/rows/forget"), post(forget_rows))
 }
 
 /// The order in the body, if the request carries the cluster secret (else 401) and the body
@@ -94,15 +97,27 @@ async fn close(
 }
 
 /// Another node deleted an API key: this node forgets the keys it authenticated recently, so
-/// the next request with the deleted one reads the database (and is a 401). Answers `true`.
+/// the next request with the deleted one reads the database (and is a 401).
 async fn forget_api_keys(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = order::<()>(&state, &headers, &body) {
+    forget(&state, &headers, &body, Store::forget_api_keys)
+}
+
+/// Another node joined the cluster and may now change rows this node kept: it forgets them and
+/// keeps none until its heartbeat finds it alone again (`agents::cluster`).
+async fn forget_rows(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    forget(&state, &headers, &body, Store::forget_rows)
+}
+
+/// Runs `what` on the store, if the request carries the cluster secret and no body (`null`);
+/// answers `true`.
+fn forget(state: &AppState, headers: &HeaderMap, body: &[u8], what: fn(&Store)) -> Response {
+    if let Err(refused) = order::<()>(state, headers, body) {
         return refused.into_response();
     }
-    state.store.forget_api_keys();
+    what(&state.store);
     Json(true).into_response()
 }

@@ -152,8 +152,9 @@ pub struct Store {
     deliveries_queued: Arc<Notify>,
     /// The API keys recently authenticated ([`Store::authenticate_api_key`]).
     keys: Arc<key_cache::KeyCache>,
-    /// On a SQLite file, rows of the resource tables read before, valid until this process
-    /// commits again ([`Store::get`]).
+    /// Rows of the resource tables read before, valid until this process commits again, kept
+    /// while it is the one server: on a SQLite file always, on PostgreSQL while its node finds
+    /// no other ([`Store::get`], [`Store::look_for_peers`]).
     rows: Arc<row_cache::RowCache>,
     /// On a SQLite file, reads of one row and of list pages without the pool's threads
     /// ([`Store::get`], [`Store::list`]).
@@ -327,7 +328,7 @@ impl Store {
             dialect: url.dialect(),
             ids: Arc::new(Mutex::new(IdGenerator::default())),
             keys: Arc::default(),
-            rows: Arc::default(),
+            rows: Arc::new(row_cache::RowCache::new(url.dialect() == Dialect::Sqlite)),
             direct_writes: direct.clone().map(|direct| {
                 Arc::new(direct_writes::DirectWrites::new(
                     direct,

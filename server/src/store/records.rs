@@ -232,38 +232,45 @@ impl Store {
 
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
     ///
-    /// On a SQLite file, a table whose row holds everything is read on this thread
-    /// (`super::direct`), or answered from the rows read before while this process has
-    /// committed nothing since (`super::row_cache`; not for rows scoped to an owner); on
-    /// PostgreSQL, through sqlx's PostgreSQL driver (`super::pg_reads`); else where
-    /// [`Store::reading`] runs reads.
+    /// A table whose row holds everything ([`Record::COMPLETES`]) is read on this thread on a
+    /// SQLite file (`super::direct`), through sqlx's PostgreSQL driver on PostgreSQL
+    /// (`super::pg_reads`); either way, answered from the rows read before while this process
+    /// has committed nothing since and is the one server (`super::row_cache`; not for rows
+    /// scoped to an owner). Else where [`Store::reading`] runs reads.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
         let scope = scope.into();
-        if let Some(direct) = self.direct::<R>() {
-            let stamp = self.writer.settled().filter(|_| R::OWNER.is_none());
-            let account_id = scope.account_id;
-            if let Some(row) = stamp.and_then(|s| self.rows.get(R::TABLE, account_id, id, s)) {
-                return Ok(row);
-            }
-            let (sql, values) = fetch_statement::<R>(scope, id);
-            let rows = direct.read(&sql, &values, |row| {
-                let weighed = super::row_cache::Weighed::new(row);
-                Ok((R::decode(&weighed)?, weighed.text_bytes()))
-            })?;
-            let (row, text) = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
-            if let Some(stamp) = stamp {
-                self.rows
-                    .put(R::TABLE, account_id, id, stamp, text, row.clone());
-            }
-            return Ok(row);
+        let direct = self.direct::<R>();
+        let pg = self.pg_rows.as_deref().filter(|_| !R::COMPLETES);
+        let account_id = scope.account_id;
+        let commits = self
+            .writer
+            .settled()
+            .filter(|_| R::OWNER.is_none() && (direct.is_some() || pg.is_some()));
+        let stamp = match commits.map(|c| self.rows.get(R::TABLE, account_id, id, c)) {
+            Some(Ok(row)) => return Ok(row),
+            Some(Err(stamp)) => stamp,
+            None => None,
+        };
+        let (sql, values) = fetch_statement::<R>(scope, id);
+        let decode = |row: &dyn Fields| {
+            let weighed = super::row_cache::Weighed::new(row);
+            Ok((R::decode(&weighed)?, weighed.text_bytes()))
+        };
+        let rows = if let Some(direct) = direct {
+            direct.read(&sql, &values, decode)?
+        } else if let Some(pg) = pg {
+            pg.rows(&sql, &values, decode).await?
+        } else {
+            return self
+                .reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
+                .await;
+        };
+        let (row, text) = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
+        if let Some(stamp) = stamp {
+            self.rows
+                .put(R::TABLE, account_id, id, stamp, text, row.clone());
         }
-        if let (Some(reads), false) = (&self.pg_rows, R::COMPLETES) {
-            let (sql, values) = fetch_statement::<R>(scope, id);
-            let rows = reads.rows(&sql, &values, |row| R::decode(row)).await?;
-            return rows.into_iter().next().ok_or_else(|| not_found::<R>(id));
-        }
-        self.reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
-            .await
+        Ok(row)
     }
 
     /// Deletes the row `id` in `scope`, recording its last wire form: [`Error::NotFound`]

@@ -1,16 +1,20 @@
-//! Rows of the resource tables this process has read from its SQLite file, so the `GET` of one
-//! resource read again is answered without the database (docs/database.md, the row cache).
+//! Rows of the resource tables this process has read, so the `GET` of one resource read again
+//! is answered without the database (docs/database.md, the row cache).
 //!
-//! Why it is safe on a SQLite file and used nowhere else: one server at a time uses a SQLite
-//! file (`serve` holds `<file>-server.lock`), and of the other processes that write it, the
-//! operator commands write only accounts, users and their API keys, never the tables cached
-//! here (API keys, whose reads are scoped to an owner, are not cached: [`super::Record::OWNER`];
-//! the benchmarks' `dev seed-credentials` only adds rows, and no "not found" is kept).
-//! So every change of a cached table is a commit of this process, and every commit of this
+//! Why it is safe: the rows cached change only through commits of the servers of the
+//! installation. Of the other processes that write the database, the operator commands write
+//! only accounts, users and their API keys, never the tables cached here (API keys, whose reads
+//! are scoped to an owner, are not cached: [`super::Record::OWNER`]); the benchmarks' `dev
+//! seed-credentials` only adds rows, and no "not found" is kept. Rows are kept only while this
+//! process is the one server ([`RowCache::stop`], [`RowCache::resume`]): always on a SQLite
+//! file, which one server at a time uses (`serve` holds `<file>-server.lock`); on PostgreSQL
+//! while its node finds no other live node in the cluster (`agents::cluster`), and a node that
+//! joins has every other stop keeping rows before it answers anything.
+//!
+//! Then every change of a cached table is a commit of this process, and every commit of this
 //! process, whatever it writes, goes through the write turn (`writer.rs`, `direct_writes.rs`),
 //! which counts commits begun and ended ([`super::writer::Writer::settled`]); the migrations at
-//! start are the one exception, and they run before anything is read. On PostgreSQL,
-//! other nodes write the same tables, so nothing is cached there.
+//! start are the one exception, and they run before anything is read.
 //!
 //! An entry is stamped with that count as it was before its row was read, and is served only
 //! while no commit has begun since and none is running: a commit begun invalidates every entry
@@ -40,22 +44,32 @@ const OVERHEAD: usize = 256;
 /// cache saves, and a few of them would empty it.
 const LARGEST: usize = 64 << 10;
 
-#[derive(Default)]
 pub(super) struct RowCache {
     inner: Mutex<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
     /// By id: ids are unique across tables (their prefix names the kind).
     entries: HashMap<String, Entry>,
     /// The sum of the entries' weights.
     weight: usize,
+    /// Whether rows are kept now: this process is the one server of the installation.
+    keeping: bool,
+    /// Bumped by every [`RowCache::stop`]: a row read before it must not be put after it, and
+    /// a look for other nodes begun before it must not resume keeping after it.
+    epoch: u64,
+}
+
+/// When a row was read: the commit count ([`super::writer::Writer::settled`]) and the
+/// [`Inner::epoch`] before the read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stamp {
+    commits: u64,
+    epoch: u64,
 }
 
 struct Entry {
-    /// The commit count ([`super::writer::Writer::settled`]) before the row was read.
-    stamp: u64,
+    stamp: Stamp,
     table: &'static str,
     account_id: String,
     weight: usize,
@@ -68,35 +82,58 @@ impl std::fmt::Debug for RowCache {
         f.debug_struct("RowCache")
             .field("entries", &inner.entries.len())
             .field("weight", &inner.weight)
+            .field("keeping", &inner.keeping)
             .finish()
     }
 }
 
 impl RowCache {
-    /// The row `id` of `table` in the account, if it was read at `stamp`, the commit count now.
+    /// An empty cache, keeping rows from the start or only once [`RowCache::resume`]d.
+    pub(super) fn new(keeping: bool) -> RowCache {
+        RowCache {
+            inner: Mutex::new(Inner {
+                entries: HashMap::new(),
+                weight: 0,
+                keeping,
+                epoch: 0,
+            }),
+        }
+    }
+
+    /// The row `id` of `table` in the account, if it was read with no commit begun since
+    /// `commits`, the count now; else the stamp to [`RowCache::put`] the row read now with, or
+    /// `None` while rows are not kept.
     pub(super) fn get<R: Clone + 'static>(
         &self,
         table: &'static str,
         account_id: &str,
         id: &str,
-        stamp: u64,
-    ) -> Option<R> {
+        commits: u64,
+    ) -> Result<R, Option<Stamp>> {
         let inner = self.lock();
-        let entry = inner.entries.get(id)?;
-        if entry.stamp != stamp || entry.table != table || entry.account_id != account_id {
-            return None;
+        if !inner.keeping {
+            return Err(None);
         }
-        entry.row.downcast_ref::<R>().cloned()
+        let stamp = Stamp {
+            commits,
+            epoch: inner.epoch,
+        };
+        let entry = inner.entries.get(id).filter(|entry| {
+            entry.stamp == stamp && entry.table == table && entry.account_id == account_id
+        });
+        entry
+            .and_then(|entry| entry.row.downcast_ref::<R>().cloned())
+            .ok_or(Some(stamp))
     }
 
-    /// Keeps `row`, the row `id` of `table` in the account, read after the commit count was
-    /// `stamp`, decoded from `text` bytes of text ([`Weighed::text_bytes`]).
+    /// Keeps `row`, the row `id` of `table` in the account, read at `stamp`, decoded from
+    /// `text` bytes of text ([`Weighed::text_bytes`]); not when keeping stopped since.
     pub(super) fn put<R: Send + Sync + 'static>(
         &self,
         table: &'static str,
         account_id: &str,
         id: &str,
-        stamp: u64,
+        stamp: Stamp,
         text: usize,
         row: R,
     ) {
@@ -105,6 +142,9 @@ impl RowCache {
             return;
         }
         let mut inner = self.lock();
+        if !inner.keeping || inner.epoch != stamp.epoch {
+            return;
+        }
         if let Some(old) = inner.entries.remove(id) {
             inner.weight -= old.weight;
         }
@@ -123,6 +163,30 @@ impl RowCache {
                 row: Box::new(row),
             },
         );
+    }
+
+    /// Stops keeping rows, and forgets those kept: another server may now change them.
+    pub(super) fn stop(&self) {
+        let mut inner = self.lock();
+        inner.keeping = false;
+        inner.epoch += 1;
+        inner.entries.clear();
+        inner.weight = 0;
+    }
+
+    /// The epoch now: read before looking for other servers, and given to [`RowCache::resume`].
+    pub(super) fn epoch(&self) -> u64 {
+        self.lock().epoch
+    }
+
+    /// Keeps rows again, found the one server by a look begun at `epoch`: not when a
+    /// [`RowCache::stop`] came since (another server joined meanwhile). Whether rows are kept.
+    pub(super) fn resume(&self, epoch: u64) -> bool {
+        let mut inner = self.lock();
+        if inner.epoch == epoch {
+            inner.keeping = true;
+        }
+        inner.keeping
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -169,74 +233,139 @@ impl Fields for Weighed<'_> {
 mod tests {
     use super::*;
 
+    /// The stamp of a read after `commits` commits, in the first epoch.
+    fn at(commits: u64) -> Stamp {
+        Stamp { commits, epoch: 0 }
+    }
+
     #[test]
     fn a_row_is_served_only_at_its_stamp_in_its_table_and_account() {
-        let cache = RowCache::default();
-        cache.put("credentials", "acct_a", "cr_1", 4, 3, "row".to_owned());
+        let cache = RowCache::new(true);
+        cache.put("credentials", "acct_a", "cr_1", at(4), 3, "row".to_owned());
         assert_eq!(
-            cache.get::<String>("credentials", "acct_a", "cr_1", 4),
+            cache.get::<String>("credentials", "acct_a", "cr_1", 4).ok(),
             Some("row".to_owned())
         );
         // A commit began since: stale.
         assert_eq!(
-            cache.get::<String>("credentials", "acct_a", "cr_1", 5),
+            cache.get::<String>("credentials", "acct_a", "cr_1", 5).ok(),
             None
         );
         // Another account, another table, another id, another type: never.
         assert_eq!(
-            cache.get::<String>("credentials", "acct_b", "cr_1", 4),
+            cache.get::<String>("credentials", "acct_b", "cr_1", 4).ok(),
             None
         );
-        assert_eq!(cache.get::<String>("tls_edges", "acct_a", "cr_1", 4), None);
         assert_eq!(
-            cache.get::<String>("credentials", "acct_a", "cr_2", 4),
+            cache.get::<String>("tls_edges", "acct_a", "cr_1", 4).ok(),
             None
         );
-        assert_eq!(cache.get::<u32>("credentials", "acct_a", "cr_1", 4), None);
+        assert_eq!(
+            cache.get::<String>("credentials", "acct_a", "cr_2", 4).ok(),
+            None
+        );
+        assert_eq!(
+            cache.get::<u32>("credentials", "acct_a", "cr_1", 4).ok(),
+            None
+        );
         // Read again at the new count, it is served again.
-        cache.put("credentials", "acct_a", "cr_1", 5, 3, "new".to_owned());
+        cache.put("credentials", "acct_a", "cr_1", at(5), 3, "new".to_owned());
         assert_eq!(
-            cache.get::<String>("credentials", "acct_a", "cr_1", 5),
+            cache.get::<String>("credentials", "acct_a", "cr_1", 5).ok(),
             Some("new".to_owned())
         );
     }
 
     #[test]
     fn the_rows_kept_weigh_at_most_the_budget_and_a_heavy_row_is_not_kept() {
-        let cache = RowCache::default();
+        let cache = RowCache::new(true);
         let text = 1024;
         let each = text + "acct".len() + OVERHEAD;
         let fit = BUDGET / each;
         for i in 0..fit {
-            cache.put("credentials", "acct", &format!("cr_{i}"), 0, text, i);
+            cache.put("credentials", "acct", &format!("cr_{i}"), at(0), text, i);
         }
         assert_eq!(cache.lock().weight, fit * each);
         assert_eq!(
-            cache.get::<usize>("credentials", "acct", "cr_0", 0),
+            cache.get::<usize>("credentials", "acct", "cr_0", 0).ok(),
             Some(0)
         );
         // Replacing a kept row counts it once.
-        cache.put("credentials", "acct", "cr_0", 0, text, 7usize);
+        cache.put("credentials", "acct", "cr_0", at(0), text, 7usize);
         assert_eq!(cache.lock().weight, fit * each);
         assert_eq!(
-            cache.get::<usize>("credentials", "acct", "cr_1", 0),
+            cache.get::<usize>("credentials", "acct", "cr_1", 0).ok(),
             Some(1)
         );
         // One more does not fit: the cache starts again with it alone.
-        cache.put("credentials", "acct", "cr_new", 0, text, 9usize);
-        assert_eq!(cache.get::<usize>("credentials", "acct", "cr_1", 0), None);
+        cache.put("credentials", "acct", "cr_new", at(0), text, 9usize);
         assert_eq!(
-            cache.get::<usize>("credentials", "acct", "cr_new", 0),
+            cache.get::<usize>("credentials", "acct", "cr_1", 0).ok(),
+            None
+        );
+        assert_eq!(
+            cache.get::<usize>("credentials", "acct", "cr_new", 0).ok(),
             Some(9)
         );
         assert_eq!(cache.lock().weight, each);
         // A row over the largest weight is never kept, and empties nothing.
-        cache.put("credentials", "acct", "cr_big", 0, LARGEST, 1usize);
-        assert_eq!(cache.get::<usize>("credentials", "acct", "cr_big", 0), None);
+        cache.put("credentials", "acct", "cr_big", at(0), LARGEST, 1usize);
         assert_eq!(
-            cache.get::<usize>("credentials", "acct", "cr_new", 0),
+            cache.get::<usize>("credentials", "acct", "cr_big", 0).ok(),
+            None
+        );
+        assert_eq!(
+            cache.get::<usize>("credentials", "acct", "cr_new", 0).ok(),
             Some(9)
         );
+    }
+
+    #[test]
+    fn rows_are_kept_only_while_no_other_server_is_found() {
+        // PostgreSQL's cache starts keeping nothing, until its node finds itself alone.
+        let cache = RowCache::new(false);
+        assert_eq!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Err(None)
+        );
+        cache.put("credentials", "a", "cr_1", at(0), 3, "row".to_owned());
+        assert_eq!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Err(None)
+        );
+        let epoch = cache.epoch();
+        assert!(cache.resume(epoch));
+        let Err(Some(stamp)) = cache.get::<String>("credentials", "a", "cr_1", 0) else {
+            panic!("a stamp to keep the row read with");
+        };
+        cache.put("credentials", "a", "cr_1", stamp, 3, "row".to_owned());
+        assert_eq!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Ok("row".to_owned())
+        );
+        // Another server joined: everything kept is forgotten, and a row read before is not
+        // put back after.
+        cache.stop();
+        assert_eq!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Err(None)
+        );
+        cache.put("credentials", "a", "cr_1", stamp, 3, "row".to_owned());
+        // A look for other servers begun before that stop does not resume keeping...
+        assert!(!cache.resume(epoch));
+        assert_eq!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Err(None)
+        );
+        // ...one begun after it does, and the row put before the stop is gone.
+        assert!(cache.resume(cache.epoch()));
+        assert!(matches!(
+            cache.get::<String>("credentials", "a", "cr_1", 0),
+            Err(Some(_))
+        ));
+        // A row read at the epoch before is still not put.
+        cache.put("credentials", "a", "cr_1", stamp, 3, "old".to_owned());
+        assert!(cache.get::<String>("credentials", "a", "cr_1", 0).is_err());
     }
 
     #[test]

@@ -169,6 +169,27 @@ impl Store {
             .await?)
     }
 
+    /// The advertised URLs of the live nodes other than `id`. While there is none, this process
+    /// keeps the rows it reads (`row_cache.rs`); once there is one, or when they cannot be
+    /// read, it stops and forgets them: another server may change them.
+    pub async fn look_for_peers(&self, id: &str) -> Result<Vec<String>> {
+        let epoch = self.rows.epoch();
+        let peers = self.peer_urls(id).await;
+        match &peers {
+            Ok(urls) if urls.is_empty() => {
+                self.rows.resume(epoch);
+            }
+            _ => self.rows.stop(),
+        }
+        peers
+    }
+
+    /// Forgets the rows read and stops keeping them: another node joined the cluster, and may
+    /// change them.
+    pub fn forget_rows(&self) {
+        self.rows.stop();
+    }
+
     /// Node `id` leaves (a clean shutdown): its sessions end at once, recorded with `ended`.
     pub async fn leave_cluster(&self, id: &str, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
         let mut tx = self.write_tx().await?;

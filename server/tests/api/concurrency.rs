@@ -261,9 +261,10 @@ async fn refused_writes_leave_the_rest_of_their_group_committed() {
 
 /// A read never answers a row older than one already answered: not older than the last write
 /// answered before it began (read-your-writes, for the writer and everyone else), and not older
-/// than what the same reader saw before. On a SQLite file the `GET` of one row is answered from
-/// the rows read before while nothing was committed since (docs/database.md, the row cache):
-/// this is that cache's contract, under writes and reads of the same row at once.
+/// than what the same reader saw before. The `GET` of one row is answered from the rows read
+/// before while nothing was committed since (docs/database.md, the row cache; on PostgreSQL
+/// while the server is the cluster's one node, as here): this is that cache's contract, under
+/// writes and reads of the same row at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reads_never_answer_a_row_older_than_a_write_already_answered() {
     use std::sync::Arc;
@@ -288,6 +289,11 @@ async fn reads_never_answer_a_row_older_than_a_write_already_answered() {
                 assert!(got >= before, "read {got} after {before} was answered");
                 assert!(got >= seen, "read {got} after this reader saw {seen}");
                 (seen, reads) = (got, reads + 1);
+                // A client's next request comes over the network. In process, a read answered
+                // from the cache never waits, and readers that never yield would starve the
+                // tasks the writer waits on (on PostgreSQL, its connection's) until the key
+                // cache's entry expires.
+                tokio::task::yield_now().await;
             }
             reads
         }
