@@ -74,6 +74,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
         tracing::warn!("some agent connections did not close in time");
     }
+    state.node.depart(&state.store).await;
     state.store.close().await;
     Ok(())
 }

@@ -32,6 +32,10 @@ const BENCH_CLUSTER_SECRET: &str =
     "5f0c3b2a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29181706f5e4d3c2b1a09";
 /// The most nodes behind nginx.
 const MAX_NODES: usize = 3;
+/// How long a node stopping cleanly may take.
+const STOP: Duration = Duration::from_secs(15);
+/// A node's heartbeat period (a third of the server's default lease, 15 s), and a margin.
+const HEARTBEAT: Duration = Duration::from_secs(6);
 /// Commands sent through each node, after [`COMMAND_WARMUP`] unmeasured ones.
 const COMMANDS: usize = 200;
 const COMMAND_WARMUP: usize = 10;
@@ -65,7 +69,10 @@ fn section() -> Section {
          round visiting every setup (direct, then 1, 2 and 3 nodes behind nginx) and starting \
          one setup further along than the last, each visit after a 1 s warm-up, so that the \
          setups share the machine's drift; a setup runs only its own nodes (the others are \
-         stopped and started again when needed). **This \
+         stopped with SIGTERM and started again when needed; once one node is left, after its \
+         next heartbeat, from which a node alone keeps the rows it reads, as the others keep \
+         none: the `GET` of one is answered from memory with one node, from the database with \
+         two or more). **This \
          machine cannot show scaling**: every node, nginx, PostgreSQL and the load generator \
          share the same cores (see Machine), so more nodes only add processes competing for \
          them; the figures measure the cost of the proxy and of the extra nodes, not the \
@@ -142,8 +149,19 @@ struct Nodes<'a> {
 
 impl Nodes<'_> {
     /// Runs exactly `count` nodes: the last ones beyond it stopped, the missing ones started.
+    /// Nodes stop cleanly (SIGTERM), so that their rows leave the cluster as they exit; when
+    /// one node is left, it waits for that node's next heartbeat, from which it keeps the rows
+    /// it reads again (a node alone does, docs/cluster.md): every visit of a one-node setup
+    /// then measures a node alone, whichever setup came before it.
     fn run_exactly(&mut self, count: usize) -> Result<()> {
-        self.started.truncate(count);
+        let stopping = self.started.len() > count;
+        for mut node in self.started.drain(count.min(self.started.len())..) {
+            node.process.terminate();
+            node.process.wait_exit(STOP)?;
+        }
+        if stopping && count == 1 {
+            std::thread::sleep(HEARTBEAT);
+        }
         while self.started.len() < count {
             let node = Node {
                 id: format!("bench-{}", self.started.len() + 1),

@@ -18,7 +18,8 @@
 //!
 //! Rows: a node keeps the rows it reads (`store::row_cache`) only while it finds no other live
 //! node, looking at join and at every heartbeat. A node joining tells every other to stop
-//! keeping theirs (`POST …/cluster/v1/rows/forget`) before it answers anything.
+//! keeping theirs (`POST …/cluster/v1/rows/forget`) before it answers anything; a node
+//! stopping cleanly removes its row only once it has answered its last request.
 
 use super::journal;
 use crate::secret::Secret;
@@ -158,27 +159,34 @@ impl Node {
             );
         }
         tracing::info!(node_id = %self.id, advertise_url = %self.advertise_url, "joined the cluster");
-        self.meet_peers(store, true).await;
+        self.announce(store).await
+    }
+
+    /// Just joined: has every other live node stop keeping the rows it reads
+    /// (`store::row_cache`) before this one answers anything, since this one may now change
+    /// them; keeps rows itself only if it found no other ([`Store::look_for_peers`]). A node
+    /// that does not answer is logged, and stops at its own next heartbeat (a third of the
+    /// lease). Fails when the other nodes cannot be listed: they could not be told.
+    async fn announce(&self, store: &Store) -> crate::store::Result<()> {
+        let urls = store.look_for_peers(&self.id).await?;
+        if !urls.is_empty() {
+            let on_failure = "that node may answer rows changed here as they were, until its \
+                              next heartbeat";
+            self.tell_peers(&urls, "rows/forget", on_failure).await;
+        }
         Ok(())
     }
 
-    /// Looks for the other live nodes ([`Store::look_for_peers`]): alone, this node keeps the
-    /// rows it reads; with others, it does not. Joining (`joining`), it also has every other
-    /// node stop keeping theirs before it answers anything, since it may now change them; a
-    /// node that does not answer is logged, and stops at its own next heartbeat (a third of
-    /// the lease).
-    async fn meet_peers(&self, store: &Store, joining: bool) {
-        match store.look_for_peers(&self.id).await {
-            Ok(urls) if joining && !urls.is_empty() => {
-                self.tell_peers(&urls, "rows/forget", "rows read there may be stale a while")
-                    .await;
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("cannot list the other nodes: {e}"),
+    /// At a heartbeat: alone, this node keeps the rows it reads; with others, or when they
+    /// cannot be listed, it does not ([`Store::look_for_peers`]).
+    async fn look_around(&self, store: &Store) {
+        if let Err(e) = store.look_for_peers(&self.id).await {
+            tracing::warn!("cannot list the other nodes: {e}");
         }
     }
 
-    /// Leaves the cluster (a clean shutdown): this node's sessions leave every list at once.
+    /// Leaves the cluster (a clean shutdown begins): this node's sessions leave every list at
+    /// once. Its row stays until [`Node::depart`].
     pub async fn leave(&self, store: &Store) {
         self.left.store(true, Ordering::SeqCst);
         match store.leave_cluster(&self.id, &ended_with_node).await {
@@ -186,6 +194,15 @@ impl Node {
                 tracing::info!(node_id = %self.id, sessions = ended.len(), "left the cluster")
             }
             Err(e) => tracing::warn!("cannot leave the cluster cleanly: {e}"),
+        }
+    }
+
+    /// The last step of a clean shutdown, once this node has answered its last request:
+    /// removes its row. Until then the other nodes list it, so none keeps rows this node may
+    /// still change; the one left alone keeps rows again from its next heartbeat.
+    pub async fn depart(&self, store: &Store) {
+        if let Err(e) = store.remove_node_row(&self.id, &self.incarnation).await {
+            tracing::warn!("cannot remove this node from the cluster (its lease ends it): {e}");
         }
     }
 
@@ -250,7 +267,7 @@ impl Node {
             Ok(_) => {}
             Err(e) => tracing::warn!("cannot remove expired nodes: {e}"),
         }
-        self.meet_peers(store, false).await;
+        self.look_around(store).await;
     }
 
     /// Has every other live node forget the API keys it recently authenticated (a key was
@@ -275,9 +292,9 @@ impl Node {
     }
 
     /// Calls `path` (no body, answered `true`) on every node of `urls`, all at once, each
-    /// within [`CALL_MARGIN`]; a node that does not answer is logged with `late`. Returns how
-    /// many confirmed.
-    async fn tell_peers(&self, urls: &[String], path: &str, late: &str) -> usize {
+    /// within [`CALL_MARGIN`]; a node that does not answer is logged with `on_failure`. Returns
+    /// how many confirmed.
+    async fn tell_peers(&self, urls: &[String], path: &str, on_failure: &str) -> usize {
         let calls = urls
             .iter()
             .map(|url| self.call::<_, bool>(url, path, &(), CALL_MARGIN));
@@ -285,7 +302,7 @@ impl Node {
         for answer in futures_util::future::join_all(calls).await {
             match answer {
                 Ok(_) => confirmed += 1,
-                Err(e) => tracing::warn!("{late}: {e}"),
+                Err(e) => tracing::warn!("{on_failure}: {e}"),
             }
         }
         confirmed

@@ -112,12 +112,12 @@ async fn forget_rows(State(state): State<AppState>, headers: HeaderMap, body: By
     forget(&state, &headers, &body, Store::forget_rows)
 }
 
-/// Runs `what` on the store, if the request carries the cluster secret and no body (`null`);
+/// Runs `action` on the store, if the request carries the cluster secret and no body (`null`);
 /// answers `true`.
-fn forget(state: &AppState, headers: &HeaderMap, body: &[u8], what: fn(&Store)) -> Response {
+fn forget(state: &AppState, headers: &HeaderMap, body: &[u8], action: fn(&Store)) -> Response {
     if let Err(refused) = order::<()>(state, headers, body) {
         return refused.into_response();
     }
-    what(&state.store);
+    action(&state.store);
     Json(true).into_response()
 }

@@ -15,6 +15,14 @@ use std::future::Future;
 use tunnel_core::event_types::event_type;
 use tunnel_core::ids::IdKind;
 
+/// The reads of one row that [`Store::get`] may answer from the row cache.
+enum RowReads<'s> {
+    /// On this thread, on a SQLite file (`super::direct`).
+    Direct(&'s super::direct::DirectConnections),
+    /// On sqlx's PostgreSQL driver (`super::pg_reads`).
+    Postgres(&'s super::pg_reads::PgReads<sqlx::PgConnection>),
+}
+
 /// What refuses the delete of a row: a statement counting the rows referencing it (one
 /// parameter, `$1`: the id; the count named `n`), and the words of the 409 (see
 /// [`Error::InUse`]).
@@ -230,6 +238,17 @@ impl Store {
         self.direct_reads().filter(|_| !R::COMPLETES)
     }
 
+    /// Where [`Store::get`] reads a row of `R` (and keeps it, `super::row_cache`): `None` for
+    /// a table whose rows need another's ([`Record::COMPLETES`]) and in an in-memory database,
+    /// read where [`Store::reading`] runs reads.
+    fn row_reads<R: Record>(&self) -> Option<RowReads<'_>> {
+        match (self.direct::<R>(), &self.pg_rows) {
+            (Some(direct), _) => Some(RowReads::Direct(direct)),
+            (None, Some(pg)) if !R::COMPLETES => Some(RowReads::Postgres(pg)),
+            _ => None,
+        }
+    }
+
     /// The row `id` in `scope` ([`Error::NotFound`] otherwise).
     ///
     /// A table whose row holds everything ([`Record::COMPLETES`]) is read on this thread on a
@@ -239,13 +258,13 @@ impl Store {
     /// scoped to an owner). Else where [`Store::reading`] runs reads.
     pub async fn get<'a, R: Record>(&self, scope: impl Into<Scope<'a>>, id: &str) -> Result<R> {
         let scope = scope.into();
-        let direct = self.direct::<R>();
-        let pg = self.pg_rows.as_deref().filter(|_| !R::COMPLETES);
+        let Some(reads) = self.row_reads::<R>() else {
+            return self
+                .reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
+                .await;
+        };
         let account_id = scope.account_id;
-        let commits = self
-            .writer
-            .settled()
-            .filter(|_| R::OWNER.is_none() && (direct.is_some() || pg.is_some()));
+        let commits = self.writer.settled().filter(|_| R::OWNER.is_none());
         let stamp = match commits.map(|c| self.rows.get(R::TABLE, account_id, id, c)) {
             Some(Ok(row)) => return Ok(row),
             Some(Err(stamp)) => stamp,
@@ -256,14 +275,9 @@ impl Store {
             let weighed = super::row_cache::Weighed::new(row);
             Ok((R::decode(&weighed)?, weighed.text_bytes()))
         };
-        let rows = if let Some(direct) = direct {
-            direct.read(&sql, &values, decode)?
-        } else if let Some(pg) = pg {
-            pg.rows(&sql, &values, decode).await?
-        } else {
-            return self
-                .reading(async |conn| fetch(&mut Exec::Sqlx(conn), scope, id).await)
-                .await;
+        let rows = match reads {
+            RowReads::Direct(direct) => direct.read(&sql, &values, decode)?,
+            RowReads::Postgres(pg) => pg.rows(&sql, &values, decode).await?,
         };
         let (row, text) = rows.into_iter().next().ok_or_else(|| not_found::<R>(id))?;
         if let Some(stamp) = stamp {

@@ -8,13 +8,16 @@
 //! seed-credentials` only adds rows, and no "not found" is kept. Rows are kept only while this
 //! process is the one server ([`RowCache::stop`], [`RowCache::resume`]): always on a SQLite
 //! file, which one server at a time uses (`serve` holds `<file>-server.lock`); on PostgreSQL
-//! while its node finds no other live node in the cluster (`agents::cluster`), and a node that
-//! joins has every other stop keeping rows before it answers anything.
+//! while its node finds no other live node in the cluster (`agents::cluster`): a node that
+//! joins has every other stop keeping rows before it answers anything, and a node that stops
+//! stays listed until it has answered its last request.
 //!
 //! Then every change of a cached table is a commit of this process, and every commit of this
 //! process, whatever it writes, goes through the write turn (`writer.rs`, `direct_writes.rs`),
 //! which counts commits begun and ended ([`super::writer::Writer::settled`]); the migrations at
-//! start are the one exception, and they run before anything is read.
+//! start are the one exception, and they run before anything is read. (A newer server, or an
+//! operator command of a newer version, migrates the database at its start, before it joins:
+//! the nodes of a cluster run one version, docs/cluster.md.)
 //!
 //! An entry is stamped with that count as it was before its row was read, and is served only
 //! while no commit has begun since and none is running: a commit begun invalidates every entry
@@ -180,13 +183,12 @@ impl RowCache {
     }
 
     /// Keeps rows again, found the one server by a look begun at `epoch`: not when a
-    /// [`RowCache::stop`] came since (another server joined meanwhile). Whether rows are kept.
-    pub(super) fn resume(&self, epoch: u64) -> bool {
+    /// [`RowCache::stop`] came since (another server joined meanwhile).
+    pub(super) fn resume(&self, epoch: u64) {
         let mut inner = self.lock();
         if inner.epoch == epoch {
             inner.keeping = true;
         }
-        inner.keeping
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -334,7 +336,7 @@ mod tests {
             Err(None)
         );
         let epoch = cache.epoch();
-        assert!(cache.resume(epoch));
+        cache.resume(epoch);
         let Err(Some(stamp)) = cache.get::<String>("credentials", "a", "cr_1", 0) else {
             panic!("a stamp to keep the row read with");
         };
@@ -352,13 +354,13 @@ mod tests {
         );
         cache.put("credentials", "a", "cr_1", stamp, 3, "row".to_owned());
         // A look for other servers begun before that stop does not resume keeping...
-        assert!(!cache.resume(epoch));
+        cache.resume(epoch);
         assert_eq!(
             cache.get::<String>("credentials", "a", "cr_1", 0),
             Err(None)
         );
         // ...one begun after it does, and the row put before the stop is gone.
-        assert!(cache.resume(cache.epoch()));
+        cache.resume(cache.epoch());
         assert!(matches!(
             cache.get::<String>("credentials", "a", "cr_1", 0),
             Err(Some(_))

@@ -169,16 +169,19 @@ impl Store {
             .await?)
     }
 
-    /// The advertised URLs of the live nodes other than `id`. While there is none, this process
-    /// keeps the rows it reads (`row_cache.rs`); once there is one, or when they cannot be
-    /// read, it stops and forgets them: another server may change them.
+    /// The advertised URLs of the live nodes other than `id`. On PostgreSQL it also switches
+    /// the row cache (`row_cache.rs`): while there is no other node, this process keeps the rows
+    /// it reads; once there is one, or when they cannot be listed, it stops and forgets them
+    /// (another server may change them). A SQLite file has one server: its cache is left as it
+    /// is.
     pub async fn look_for_peers(&self, id: &str) -> Result<Vec<String>> {
+        if self.dialect == super::Dialect::Sqlite {
+            return self.peer_urls(id).await;
+        }
         let epoch = self.rows.epoch();
         let peers = self.peer_urls(id).await;
         match &peers {
-            Ok(urls) if urls.is_empty() => {
-                self.rows.resume(epoch);
-            }
+            Ok(urls) if urls.is_empty() => self.rows.resume(epoch),
             _ => self.rows.stop(),
         }
         peers
@@ -190,15 +193,46 @@ impl Store {
         self.rows.stop();
     }
 
-    /// Node `id` leaves (a clean shutdown): its sessions end at once, recorded with `ended`.
+    /// Node `id` leaves (a clean shutdown begins): its sessions end at once, recorded with
+    /// `ended`. Its row stays until [`Store::remove_node_row`], once it has answered its last
+    /// request: until then the other nodes see it, and keep no rows it may still change.
     pub async fn leave_cluster(&self, id: &str, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
         let mut tx = self.write_tx().await?;
-        let reaped = self.remove_node(&mut tx, id, ended).await?;
+        let reaped = self.end_node_sessions(&mut tx, id, ended).await?;
         tx.commit().await?;
         Ok(reaped)
     }
 
+    /// Removes the row of node `id` as `incarnation` joined it (not a later process's of the
+    /// same id): the last write of a clean shutdown.
+    pub async fn remove_node_row(&self, id: &str, incarnation: &str) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM cluster_nodes WHERE id = $1 AND incarnation = $2")
+            .bind(id)
+            .bind(incarnation)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await
+    }
+
+    /// Removes node `node`: its sessions ([`Store::end_node_sessions`]), then its row.
     async fn remove_node(
+        &self,
+        tx: &mut WriteTx,
+        node: &str,
+        ended: EndedEvent<'_>,
+    ) -> Result<Vec<SessionRow>> {
+        let sessions = self.end_node_sessions(tx, node, ended).await?;
+        sqlx::query("DELETE FROM cluster_nodes WHERE id = $1")
+            .bind(node)
+            .execute(&mut **tx)
+            .await?;
+        Ok(sessions)
+    }
+
+    /// Ends the sessions of node `node` (each with its `ended` event) and frees its webhook
+    /// delivery leases; the sessions ended.
+    async fn end_node_sessions(
         &self,
         tx: &mut WriteTx,
         node: &str,
@@ -223,7 +257,6 @@ impl Store {
             "DELETE FROM tunnel_sessions WHERE node_id = $1",
             "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
              WHERE lease_node = $1 AND state = 'pending'",
-            "DELETE FROM cluster_nodes WHERE id = $1",
         ] {
             sqlx::query(sql).bind(node).execute(&mut **tx).await?;
         }
