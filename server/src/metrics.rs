@@ -4,7 +4,8 @@
 //!
 //! The gauges are read when scraped: tasks alive on the runtime, tunnel sessions held by this
 //! node, the database transactions committed and the writes they held (their ratio is how many
-//! writes a commit carries), and the process's resident memory and open file descriptors from
+//! writes a commit carries), whether the row cache is on (a node alone) and the rows it keeps,
+//! and the process's resident memory and open file descriptors from
 //! `/proc/self` (Linux; elsewhere those two are left out). `cargo xtask soak` reads them to see whether anything grows.
 
 use crate::state::AppState;
@@ -62,6 +63,17 @@ pub fn render(state: &AppState) -> String {
         "tunnel_store_writes",
         "Writes committed by this server",
         ConstCounter::new(writes),
+    );
+    let (keeping, kept) = state.store.row_cache();
+    registry.register(
+        "tunnel_store_row_cache_on",
+        "1 while this server keeps the rows it reads (it is the only node), else 0",
+        gauge(usize::from(keeping)),
+    );
+    registry.register(
+        "tunnel_store_rows_kept",
+        "Rows this server keeps for the GET of one resource",
+        gauge(kept),
     );
     if let Some(bytes) = resident_bytes() {
         registry.register(

@@ -433,6 +433,12 @@ impl Store {
         self.writer.committed()
     }
 
+    /// Whether this process keeps the rows it reads now (it is the one server: `row_cache.rs`),
+    /// and how many it keeps.
+    pub fn row_cache(&self) -> (bool, usize) {
+        self.rows.state()
+    }
+
     /// Notified after each commit that queued a webhook delivery: what the delivery workers
     /// wait on between due times.
     pub fn deliveries_queued(&self) -> Arc<Notify> {

@@ -191,6 +191,12 @@ impl RowCache {
         }
     }
 
+    /// Whether rows are kept now, and how many are.
+    pub(super) fn state(&self) -> (bool, usize) {
+        let inner = self.lock();
+        (inner.keeping, inner.entries.len())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -337,6 +343,7 @@ mod tests {
         );
         let epoch = cache.epoch();
         cache.resume(epoch);
+        assert_eq!(cache.state(), (true, 0));
         let Err(Some(stamp)) = cache.get::<String>("credentials", "a", "cr_1", 0) else {
             panic!("a stamp to keep the row read with");
         };
@@ -345,9 +352,11 @@ mod tests {
             cache.get::<String>("credentials", "a", "cr_1", 0),
             Ok("row".to_owned())
         );
+        assert_eq!(cache.state(), (true, 1));
         // Another server joined: everything kept is forgotten, and a row read before is not
         // put back after.
         cache.stop();
+        assert_eq!(cache.state(), (false, 0));
         assert_eq!(
             cache.get::<String>("credentials", "a", "cr_1", 0),
             Err(None)

@@ -319,6 +319,9 @@ fn metrics_are_served_on_their_own_listener_only() {
     assert!(value("process_resident_memory_bytes") > 1_000_000);
     assert!(value("process_open_fds") > 2);
     assert!(body.contains("# TYPE tunnel_sessions_held gauge"), "{body}");
+    // A SQLite file has one server: it keeps the rows it reads (none read yet).
+    assert_eq!(value("tunnel_store_row_cache_on"), 1);
+    assert_eq!(value("tunnel_store_rows_kept"), 0);
     // The start wrote (the default account, this node's membership); a commit holds writes.
     let commits = value("tunnel_store_commits_total");
     assert!(commits > 0, "{body}");
