@@ -210,11 +210,7 @@ async fn a_session_on_one_node_is_listed_and_commanded_through_another() -> Resu
     // The nodes' own routes want the cluster secret: an API key, or nothing, is a 401.
     let internal = format!("/cluster/v1/tunnel_sessions/{first}/command");
     let order = json!({"account_id": "x", "command": "stop", "cause": {"actor": {"type": "system", "id": null}, "operation_id": null}});
-    for key in [ADMIN_KEY, "", &CLUSTER_SECRET[1..]] {
-        let outsider = Api::new(&b.url(), key);
-        let (status, _) = outsider.post(&internal, order.clone()).await?;
-        assert_eq!(status, 401, "with `{key}`");
-    }
+    refuses_outsiders(&b, &internal, order).await?;
 
     // The agent's own refusal comes back through node B as it would through node A: no newer
     // version is known to the server.
@@ -332,13 +328,7 @@ async fn an_api_key_deleted_through_one_node_is_refused_by_every_node_at_once() 
         assert_eq!(status, 200, "{me}");
     }
     // The other nodes' route that forgets keys wants the cluster secret too.
-    for key in [ADMIN_KEY, ""] {
-        let outsider = Api::new(&b.url(), key);
-        let (status, _) = outsider
-            .post("/cluster/v1/api_keys/forget", json!(null))
-            .await?;
-        assert_eq!(status, 401, "with `{key}`");
-    }
+    refuses_outsiders(&b, "/cluster/v1/api_keys/forget", json!(null)).await?;
     let (status, body) = a
         .api
         .call(
@@ -352,6 +342,18 @@ async fn an_api_key_deleted_through_one_node_is_refused_by_every_node_at_once() 
         let (status, refused) = with_key(node).get("/me").await?;
         assert_eq!(status, 401, "{refused}");
         assert_eq!(refused["error_code"], json!("ERR_TUNNEL_104"), "{refused}");
+    }
+    Ok(())
+}
+
+/// Checks that `node` answers 401 to a `POST` of `body` to `path`, one of the routes nodes
+/// call on each other, with the admin's API key, no key, or the cluster secret but for its
+/// first character.
+async fn refuses_outsiders(node: &Node, path: &str, body: Value) -> Result<()> {
+    for key in [ADMIN_KEY, "", &CLUSTER_SECRET[1..]] {
+        let outsider = Api::new(&node.url(), key);
+        let (status, _) = outsider.post(path, body.clone()).await?;
+        assert_eq!(status, 401, "{path} with `{key}`");
     }
     Ok(())
 }
@@ -391,13 +393,7 @@ async fn a_node_keeps_rows_only_while_alone() -> Result<()> {
     }
     assert!(kept, "node A alone answered every read from the database");
     // The route another node calls to stop this one keeping rows wants the cluster secret.
-    for key in [ADMIN_KEY, ""] {
-        let outsider = Api::new(&a.url(), key);
-        let (status, _) = outsider
-            .post("/cluster/v1/rows/forget", json!(null))
-            .await?;
-        assert_eq!(status, 401, "with `{key}`");
-    }
+    refuses_outsiders(&a, "/cluster/v1/rows/forget", json!(null)).await?;
     // B joins: A keeps nothing from then on, told before B answered anything.
     let mut b = Node::start(&database, "node-b", &[]).await?;
     for _ in 0..3 {
