@@ -25,6 +25,10 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../migrations/sqlite/0008_search_off_writes.sql"),
     ),
+    (
+        9,
+        include_str!("../../migrations/sqlite/0009_small_pending_lists.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -52,6 +56,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
         8,
         include_str!("../../migrations/postgres/0008_search_off_writes.sql"),
+    ),
+    (
+        9,
+        include_str!("../../migrations/postgres/0009_small_pending_lists.sql"),
     ),
 ];
 

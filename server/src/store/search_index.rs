@@ -575,6 +575,8 @@ mod tests {
         include_str!("../../migrations/postgres/0006_search.sql"),
         include_str!("../../migrations/postgres/0007_user_names.sql"),
     );
+    const POSTGRES_LISTS: &str =
+        include_str!("../../migrations/postgres/0009_small_pending_lists.sql");
 
     #[test]
     fn every_searchable_table_is_indexed_on_what_its_search_reads() {
@@ -599,11 +601,22 @@ mod tests {
                 )),
                 "the PostgreSQL index of {table} is on its expression"
             );
+            assert!(
+                POSTGRES_LISTS.contains(&format!(
+                    "ALTER INDEX {table}_search SET (gin_pending_list_limit = 64);"
+                )),
+                "the PostgreSQL index of {table} flushes its pending list in small pieces"
+            );
         }
         assert_eq!(
             SQLITE.matches("CREATE TRIGGER").count(),
             3 * INDEXED.len(),
             "no table is watched that is not searched"
+        );
+        assert_eq!(
+            POSTGRES_LISTS.matches("ALTER INDEX").count(),
+            INDEXED.len(),
+            "every trigram index is altered once"
         );
     }
 }
