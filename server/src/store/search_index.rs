@@ -603,7 +603,7 @@ mod tests {
             );
             assert!(
                 POSTGRES_LISTS.contains(&format!(
-                    "ALTER INDEX {table}_search SET (gin_pending_list_limit = 64);"
+                    "ALTER INDEX {table}_search SET (gin_pending_list_limit = 256);"
                 )),
                 "the PostgreSQL index of {table} flushes its pending list in small pieces"
             );
