@@ -148,6 +148,8 @@ impl Store {
         while done < count {
             let batch = SEED_BATCH.min(count - done);
             let mut tx = self.write_tx().await?;
+            let table = [CredentialRow::TABLE];
+            super::search::bulk_pending_lists(&mut tx, self.dialect, &table, true).await?;
             for i in done..done + batch {
                 let millis = first_ms + i;
                 let mut random = [0u8; 14];
@@ -174,6 +176,7 @@ impl Store {
                 );
                 insert(&mut tx.exec(), account_id, &row, token_columns(&token)).await?;
             }
+            super::search::bulk_pending_lists(&mut tx, self.dialect, &table, false).await?;
             tx.commit().await?;
             done += batch;
         }

@@ -29,6 +29,45 @@ use sqlx::AnyConnection;
 /// The shortest search the trigram indexes answer.
 const TRIGRAM: usize = 3;
 
+/// The pending-list limit (kB) of PostgreSQL's trigram indexes, set by migration 9: an insert
+/// that finds the list full moves it into the index while the writes queued behind it wait, so
+/// the list is kept small (docs/database.md, search).
+pub(super) const PENDING_LIST_KB: u32 = 256;
+
+/// The limit during a bulk load (PostgreSQL's default): a load waits on nobody, and fewer,
+/// larger moves cost less in all (each does work per trigram).
+const BULK_PENDING_LIST_KB: u32 = 4096;
+
+/// On PostgreSQL, inside the bulk load's transaction `conn`, the pending-list limit of the
+/// trigram indexes of `tables` (those of [`super::search_index::INDEXED`]; others are skipped):
+/// raised for the load when `loading`, else set back. The load sets it back before it commits,
+/// so no other transaction ever sees it raised; one rolled back undoes both. Nothing on SQLite.
+pub(super) async fn bulk_pending_lists(
+    conn: &mut AnyConnection,
+    dialect: Dialect,
+    tables: &[&str],
+    loading: bool,
+) -> sqlx::Result<()> {
+    use sqlx::Executor as _;
+    if dialect != Dialect::Postgres {
+        return Ok(());
+    }
+    let kb = if loading {
+        BULK_PENDING_LIST_KB
+    } else {
+        PENDING_LIST_KB
+    };
+    let statements: Vec<String> = tables
+        .iter()
+        .filter(|t| super::search_index::INDEXED.iter().any(|(i, _)| i == *t))
+        .map(|t| format!("ALTER INDEX {t}_search SET (gin_pending_list_limit = {kb})"))
+        .collect();
+    if !statements.is_empty() {
+        conn.execute(statements.join("; ").as_str()).await?;
+    }
+    Ok(())
+}
+
 /// Below this many matches a SQLite search reads its matches rather than the account's rows.
 /// Reading (and sorting) `n` matches costs about what walking the index costs when one row in
 /// `n` matches and the page needs 101 of them: the two meet near the square root of 100 × the

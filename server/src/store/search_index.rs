@@ -603,7 +603,8 @@ mod tests {
             );
             assert!(
                 POSTGRES_LISTS.contains(&format!(
-                    "ALTER INDEX {table}_search SET (gin_pending_list_limit = 256);"
+                    "ALTER INDEX {table}_search SET (gin_pending_list_limit = {});",
+                    super::super::search::PENDING_LIST_KB
                 )),
                 "the PostgreSQL index of {table} flushes its pending list in small pieces"
             );

@@ -244,6 +244,8 @@ impl Store {
         sqlx::query("DELETE FROM server_key_check")
             .execute(&mut *tx)
             .await?;
+        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        super::search::bulk_pending_lists(&mut tx, target.dialect, &names, true).await?;
         let mut moved = Vec::new();
         for table in TABLES {
             let (name, columns) = (table.name, table.columns());
@@ -280,10 +282,10 @@ impl Store {
             );
             moved.push((name, copied));
         }
+        super::search::bulk_pending_lists(&mut tx, target.dialect, &names, false).await?;
         // The source's snapshot ends first: once the target commits, the move has happened.
         source.rollback().await?;
         tx.commit().await?;
-        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
         target.refresh_statistics(&names).await?;
         Ok(moved)
     }

@@ -297,6 +297,13 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
     )
     .unwrap();
     assert_eq!(analyzed.trim(), "1", "the copied tables were not analyzed");
+    // The load raised the search indexes' pending-list limit for itself only (migration 9's).
+    let limits = query(
+        &postgres,
+        r"SELECT DISTINCT array_to_string(reloptions, ',') FROM pg_class WHERE relname LIKE '%\_search'",
+    )
+    .unwrap();
+    assert_eq!(limits.trim(), "gin_pending_list_limit=256", "{limits}");
     assert_eq!(report["moved"]["tls_edges"], 1, "{report}");
     assert_eq!(report["moved"]["event_subscription_destinations"], 1);
     assert!(report["moved"]["events"].as_u64().unwrap() >= 7, "{report}");
