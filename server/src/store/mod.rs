@@ -450,12 +450,12 @@ impl Store {
     /// autovacuum's next round. Until then the planner knows nothing of the rows just written
     /// and guesses wrong (a search of 100 k credentials loaded a moment before walked the
     /// account's rows: 127 ms), and the trigram indexes hold the new rows in their pending list,
-    /// which every search reads through (up to the index's limit: with PostgreSQL's default 4 MB, a
-    /// search answered in 0.2 ms once the list was merged took 4 ms, and 56 ms in the bench;
-    /// migration 9 set 256 kB). SQLite keeps no statistics unless asked,
-    /// and its plans here do not depend on them (`search.rs`), but its search indexer works
-    /// behind the writes: this waits until it has indexed the load (`search_index.rs`). Outside
-    /// a transaction: `VACUUM` cannot run in one.
+    /// which every search reads through (up to the index's limit, 256 kB since migration 9 and
+    /// 4 MB during a load: with 4 MB, a search answered in 0.2 ms once the list was merged took
+    /// 4 ms, and 56 ms in the bench). SQLite keeps no statistics unless asked, and its plans
+    /// here do not depend on them (`search.rs`), but its search indexer works behind the writes:
+    /// this waits until it has indexed the load (`search_index.rs`). Outside a transaction:
+    /// `VACUUM` cannot run in one.
     pub(crate) async fn refresh_statistics(&self, tables: &[&str]) -> Result<()> {
         self.settle_search().await?;
         if self.dialect == Dialect::Postgres {
