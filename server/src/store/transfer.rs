@@ -9,7 +9,6 @@
 //! instead of being left behind.
 
 use super::{Dialect, Result, Store};
-use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
 
@@ -23,11 +22,12 @@ enum Kind {
 
 use Kind::{Bytes, Int, Text};
 
-/// A table: its name, what orders its rows, whether it is a resource table (whose rows start
-/// with [`RESOURCE_COLUMNS`]), and its own columns.
+/// A table: its name, its primary key's columns (what its rows are read in the order of),
+/// whether it is a resource table (whose rows start with [`RESOURCE_COLUMNS`]), and its own
+/// columns.
 struct Table {
     name: &'static str,
-    order: &'static str,
+    key: &'static [&'static str],
     resource: bool,
     own: &'static [(&'static str, Kind)],
 }
@@ -35,12 +35,12 @@ struct Table {
 impl Table {
     const fn plain(
         name: &'static str,
-        order: &'static str,
+        key: &'static [&'static str],
         own: &'static [(&'static str, Kind)],
     ) -> Table {
         Table {
             name,
-            order,
+            key,
             resource: false,
             own,
         }
@@ -49,7 +49,7 @@ impl Table {
     const fn resource(name: &'static str, own: &'static [(&'static str, Kind)]) -> Table {
         Table {
             name,
-            order: "id",
+            key: &["id"],
             resource: true,
             own,
         }
@@ -76,12 +76,12 @@ const RESOURCE_COLUMNS: &[(&str, Kind)] = &[
 const TABLES: &[Table] = &[
     Table::plain(
         "accounts",
-        "id",
+        &["id"],
         &[("id", Text), ("name", Text), ("created_at", Text)],
     ),
     Table::plain(
         "principals",
-        "id",
+        &["id"],
         &[
             ("id", Text),
             ("account_id", Text),
@@ -137,7 +137,7 @@ const TABLES: &[Table] = &[
     Table::resource("event_subscriptions", &[("sources", Text)]),
     Table::plain(
         "event_subscription_destinations",
-        "subscription_id, position",
+        &["subscription_id", "destination_id"],
         &[
             ("subscription_id", Text),
             ("position", Int),
@@ -146,7 +146,7 @@ const TABLES: &[Table] = &[
     ),
     Table::plain(
         "events",
-        "id",
+        &["id"],
         &[
             ("id", Text),
             ("account_id", Text),
@@ -164,7 +164,7 @@ const TABLES: &[Table] = &[
     ),
     Table::plain(
         "event_deliveries",
-        "id",
+        &["id"],
         &[
             ("id", Text),
             ("account_id", Text),
@@ -180,7 +180,7 @@ const TABLES: &[Table] = &[
     ),
     Table::plain(
         "event_delivery_attempts",
-        "delivery_id, attempt",
+        &["delivery_id", "attempt"],
         &[
             ("delivery_id", Text),
             ("attempt", Int),
@@ -191,7 +191,11 @@ const TABLES: &[Table] = &[
             ("response_body", Text),
         ],
     ),
-    Table::plain("server_key_check", "id", &[("id", Int), ("sealed", Bytes)]),
+    Table::plain(
+        "server_key_check",
+        &["id"],
+        &[("id", Int), ("sealed", Bytes)],
+    ),
 ];
 
 /// The tables of what is live, not moved: the nodes of the cluster and the sessions their
@@ -201,13 +205,11 @@ const LIVE_TABLES: &[&str] = &["cluster_nodes", "tunnel_sessions"];
 /// Rows per `INSERT` (well under both databases' limits on parameters per statement).
 const ROWS_PER_INSERT: usize = 200;
 
-/// One value of a column, as read from the source.
-#[derive(Debug)]
-enum Cell {
-    Text(Option<String>),
-    Int(Option<i64>),
-    Bytes(Option<Vec<u8>>),
-}
+/// Rows per read of the source. Each read is a short statement of its own, so none stays open
+/// while the target is written, and the memory a table takes is bounded (the audit log may not
+/// fit in memory). One `SELECT` streamed per table lasted the whole table's copy, and sqlx
+/// logged it as a slow statement (its time being the copy's: 1.9 s for 20 000 credentials).
+const ROWS_PER_READ: usize = 1000;
 
 impl Store {
     /// Copies every row of this database into `target`, which must hold no row yet (its schema
@@ -249,30 +251,21 @@ impl Store {
         let mut moved = Vec::new();
         for table in TABLES {
             let (name, columns) = (table.name, table.columns());
-            let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-            let select = format!(
-                "SELECT {} FROM {name} ORDER BY {}",
-                names.join(", "),
-                table.order
-            );
-            // Streamed, a batch at a time: the audit log may not fit in memory.
-            let mut rows = sqlx::query(&select).fetch(&mut *source);
-            let mut batch = Vec::with_capacity(ROWS_PER_INSERT);
+            // A page at a time, each after the last row of the one before in key order.
+            let mut after: Option<AnyRow> = None;
             let mut copied = 0u64;
             loop {
-                let row = rows.try_next().await?;
-                let end = row.is_none();
-                batch.extend(row);
-                if batch.len() == ROWS_PER_INSERT || (end && !batch.is_empty()) {
-                    insert_rows(&mut tx, name, &columns, &batch).await?;
-                    copied += batch.len() as u64;
-                    batch.clear();
+                let mut rows =
+                    read_page(&mut source, table, &columns, after.as_ref(), ROWS_PER_READ).await?;
+                for chunk in rows.chunks(ROWS_PER_INSERT) {
+                    insert_rows(&mut tx, name, &columns, chunk).await?;
+                    copied += chunk.len() as u64;
                 }
-                if end {
+                if rows.len() < ROWS_PER_READ {
                     break;
                 }
+                after = rows.pop();
             }
-            drop(rows);
             let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {name}"))
                 .fetch_one(&mut *tx)
                 .await?;
@@ -373,24 +366,120 @@ async fn insert_rows(
         names.join(", "),
         tuples.join(", ")
     );
-    let mut cells = Vec::with_capacity(rows.len() * columns.len());
+    let mut query = sqlx::query(&sql);
     for row in rows {
         for (name, kind) in columns {
-            cells.push(match kind {
-                Text => Cell::Text(row.try_get(*name)?),
-                Int => Cell::Int(row.try_get(*name)?),
-                Bytes => Cell::Bytes(row.try_get(*name)?),
-            });
+            query = bind(query, row, name, *kind)?;
         }
-    }
-    let mut query = sqlx::query(&sql);
-    for cell in cells {
-        query = match cell {
-            Cell::Text(v) => query.bind(v),
-            Cell::Int(v) => query.bind(v),
-            Cell::Bytes(v) => query.bind(v),
-        };
     }
     query.execute(conn).await?;
     Ok(())
+}
+
+/// The page of `table`'s rows after the row `after` (from the first row when `None`), in key
+/// order: at most `limit` of them.
+async fn read_page(
+    conn: &mut sqlx::AnyConnection,
+    table: &Table,
+    columns: &[(&'static str, Kind)],
+    after: Option<&AnyRow>,
+    limit: usize,
+) -> anyhow::Result<Vec<AnyRow>> {
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let key = table.key.join(", ");
+    let from = match after {
+        Some(_) => format!(
+            "WHERE ({key}) > ({})",
+            super::database::placeholders(1, table.key.len())
+        ),
+        None => String::new(),
+    };
+    let sql = format!(
+        "SELECT {} FROM {} {from} ORDER BY {key} LIMIT {limit}",
+        names.join(", "),
+        table.name
+    );
+    let mut query = sqlx::query(&sql);
+    if let Some(row) = after {
+        for column in table.key {
+            let (_, kind) = columns
+                .iter()
+                .find(|(name, _)| name == column)
+                .ok_or_else(|| anyhow::anyhow!("{}: no key column {column}", table.name))?;
+            query = bind(query, row, column, *kind)?;
+        }
+    }
+    Ok(query.fetch_all(conn).await?)
+}
+
+/// `query` with the value of `row`'s column `name` bound next.
+fn bind<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    row: &AnyRow,
+    name: &str,
+    kind: Kind,
+) -> anyhow::Result<sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>> {
+    Ok(match kind {
+        Text => query.bind(row.try_get::<Option<String>, _>(name)?),
+        Int => query.bind(row.try_get::<Option<i64>, _>(name)?),
+        Bytes => query.bind(row.try_get::<Option<Vec<u8>>, _>(name)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::DatabaseUrl;
+
+    /// Pages of every size walk a two-column key, ties in its first column included, reading
+    /// each row once and in key order, NULLs as they are.
+    #[tokio::test]
+    async fn pages_walk_a_two_column_key_without_loss_or_repeat() {
+        let store = Store::open(&DatabaseUrl::SqliteMemory).await.unwrap();
+        let mut conn = store.pool.acquire().await.unwrap();
+        sqlx::query("CREATE TABLE walk (a TEXT, b INTEGER, c TEXT, PRIMARY KEY (a, b))")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let rows = [("x", 2, None), ("y", 1, Some("1")), ("x", 10, Some("2"))];
+        let rows = rows.iter().chain(&[("w", 5, Some("3")), ("x", 1, None)]);
+        for (a, b, c) in rows {
+            sqlx::query("INSERT INTO walk VALUES ($1, $2, $3)")
+                .bind(*a)
+                .bind(*b)
+                .bind(*c)
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+        }
+        let table = Table::plain("walk", &["a", "b"], &[("a", Text), ("b", Int), ("c", Text)]);
+        let columns = table.columns();
+        let expected = [
+            "w 5 Some(\"3\")",
+            "x 1 None",
+            "x 2 None",
+            "x 10 Some(\"2\")",
+            "y 1 Some(\"1\")",
+        ];
+        for limit in 1..=6 {
+            let (mut read, mut after, mut pages) = (Vec::new(), None, 0);
+            loop {
+                let mut page = read_page(&mut conn, &table, &columns, after.as_ref(), limit)
+                    .await
+                    .unwrap();
+                pages += 1;
+                assert!(pages <= expected.len() + 1, "pages of {limit} never end");
+                read.extend(page.iter().map(|row| {
+                    let (a, b): (String, i64) = (row.get("a"), row.get("b"));
+                    format!("{a} {b} {:?}", row.get::<Option<String>, _>("c"))
+                }));
+                if page.len() < limit {
+                    break;
+                }
+                after = page.pop();
+            }
+            assert_eq!(read, expected, "pages of {limit}");
+            assert_eq!(pages, expected.len() / limit + 1, "pages of {limit}");
+        }
+    }
 }

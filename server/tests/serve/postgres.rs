@@ -267,6 +267,26 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
         r#"{"metadata":"moved"}"#,
     );
     assert_eq!(status, 200);
+    drop(server);
+    // Credentials enough for `migrate` to read them in several pages (1 000 rows each), both
+    // ways, the last one partial.
+    let (ok, stdout, stderr) = run(&["account", "list", "--database", &sqlite], None);
+    assert!(ok, "{stderr}");
+    let accounts: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let account = accounts[0]["account_id"].as_str().unwrap();
+    let seed = [
+        "dev",
+        "seed-credentials",
+        "--database",
+        &sqlite,
+        "--account",
+        account,
+        "--count",
+        "2500",
+    ];
+    let (ok, _, stderr) = run(&seed, None);
+    assert!(ok, "{stderr}");
+    let (server, addr) = serve(&sqlite, None);
     let before = everything(addr);
     drop(server);
 
@@ -283,13 +303,13 @@ fn migrate_moves_an_installation_to_postgres_and_back_without_loss() {
             .map_or(0, |(_, r)| r.len())
     };
     // Not vacuous: the copy holds the installation (its attempts depend on DNS timing).
-    assert_eq!((rows("credentials"), rows("event_deliveries")), (1, 1));
+    assert_eq!((rows("credentials"), rows("event_deliveries")), (2501, 1));
     assert_eq!(
         source,
         dump(&postgres),
         "a row or a value differs between the source and its copy"
     );
-    assert_eq!(report["moved"]["credentials"], 1, "{report}");
+    assert_eq!(report["moved"]["credentials"], 2501, "{report}");
     // The copy's tables have statistics at once (not when autovacuum gets to them).
     let analyzed = query(
         &postgres,
