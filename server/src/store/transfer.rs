@@ -22,7 +22,7 @@ enum Kind {
 
 use Kind::{Bytes, Int, Text};
 
-/// A table: its name, its primary key's columns (what its rows are read in the order of),
+/// A table: its name, the columns of its primary key (its rows are read in their order),
 /// whether it is a resource table (whose rows start with [`RESOURCE_COLUMNS`]), and its own
 /// columns.
 struct Table {
@@ -441,13 +441,19 @@ mod tests {
             .execute(&mut *conn)
             .await
             .unwrap();
-        let rows = [("x", 2, None), ("y", 1, Some("1")), ("x", 10, Some("2"))];
-        let rows = rows.iter().chain(&[("w", 5, Some("3")), ("x", 1, None)]);
+        // Inserted out of key order.
+        let rows = [
+            ("x", 2, None),
+            ("y", 1, Some("1")),
+            ("x", 10, Some("2")),
+            ("w", 5, Some("3")),
+            ("x", 1, None),
+        ];
         for (a, b, c) in rows {
             sqlx::query("INSERT INTO walk VALUES ($1, $2, $3)")
-                .bind(*a)
-                .bind(*b)
-                .bind(*c)
+                .bind(a)
+                .bind(b)
+                .bind(c)
                 .execute(&mut *conn)
                 .await
                 .unwrap();
