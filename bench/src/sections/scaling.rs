@@ -1,8 +1,9 @@
 //! Scaling with the number of credentials: list page latencies with 1 k, 100 k and 1 M
 //! credentials, on SQLite and (unless `--no-postgres`) on PostgreSQL, with the same sizes. Every
 //! size of a kind has its database and server up at once and is measured in rounds, in turn, so
-//! that each ratio compares sizes measured over the same minutes. The SQLite 100 k server also
-//! gives the memory section its figures.
+//! that each ratio compares sizes measured over the same minutes. A second 1 k database and
+//! server of each kind, measured in the same rounds, gives the section's noise floor (A/A). The
+//! SQLite 100 k server also gives the memory section its figures.
 
 use super::{MEMORY, SMALL, number, wants};
 use crate::RunArgs;
@@ -10,7 +11,7 @@ use crate::http::{Req, sequential};
 use crate::procs::rss_kib;
 use crate::report::{Row, Section, ms};
 use crate::server::{Databases, Kind, Server};
-use crate::stats::percentile;
+use crate::stats::{median_of_parts, percentile};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,8 +40,11 @@ impl ListLatencies {
 }
 
 /// Requests of each series: enough that p99 is not one slow request (with 50 it was the slowest,
-/// and one scheduling hiccup on the shared cores moved a ratio by 2x).
-const LIST_SAMPLES: usize = 300;
+/// and one scheduling hiccup on the shared cores moved a ratio by 2x). The A/A pair's p99 ratios
+/// in seven runs on SQLite (21 of them, 100 k the largest size): from 300 requests 0.68-1.30,
+/// 10 within 10 % of 1; from 1 200, 0.53-1.15, 13 within; as the median of the rounds' p99s,
+/// 0.77-1.11, 17 within (p50: 0.93-1.03). 1 200 costs a few seconds per size.
+const LIST_SAMPLES: usize = 1200;
 
 /// The rounds each series' requests are spread over, every size of a kind measured once a round,
 /// the first of a round moving on by one each round. Measured one size after the other (1 k
@@ -123,7 +127,9 @@ pub async fn measure(
          database and a server of its own, all of them up at once, and each series is \
          measured in {ROUNDS} rounds of {per_round} requests (after {LIST_WARMUP} warm-up \
          ones), every size once a round, in turn, so that a figure and its baseline come from \
-         the same minutes."
+         the same minutes. A second server on a second database of 1 k credentials is measured \
+         in the same rounds (A/A): its ratios to the first one's are what noise alone does to \
+         a ratio."
     );
     let mut s = Section::new(
         number(NAME),
@@ -161,6 +167,8 @@ pub async fn measure(
     // (kind, count) → latencies and seconds of the bulk load.
     let mut measured: BTreeMap<(Kind, u64), ListLatencies> = BTreeMap::new();
     let mut seeds: BTreeMap<(Kind, u64), f64> = BTreeMap::new();
+    // The 1 k twin of each kind (A/A).
+    let mut twins: BTreeMap<Kind, ListLatencies> = BTreeMap::new();
     for &kind in &kinds {
         // Every database first, then the servers: none waits idle through another's bulk load.
         let mut databases = Vec::with_capacity(sizes.len());
@@ -181,6 +189,15 @@ pub async fn measure(
                 seeds.insert((kind, count), db.seed_seconds);
             }
             databases.push(db);
+        }
+        // The twin: a second database of the 1 k size, measured like the others (A/A).
+        if wants(args, NAME) {
+            println!(
+                "bench: {}. preparing a second {} database of {SMALL} credentials",
+                number(NAME),
+                kind.label()
+            );
+            databases.push(dbs.prepare(&args.server_bin, kind, TWIN, SMALL)?);
         }
         // The console is served too (unused here), as in production.
         let console = console.to_path_buf();
@@ -206,7 +223,11 @@ pub async fn measure(
                 kind.label()
             );
             let all: Vec<&Server> = servers.iter().collect();
-            for (&count, latencies) in sizes.iter().zip(interleaved(&all).await?) {
+            let mut latencies = interleaved(&all).await?;
+            if let Some(twin) = latencies.pop() {
+                twins.insert(kind, twin);
+            }
+            for (&count, latencies) in sizes.iter().zip(latencies) {
                 measured.insert((kind, count), latencies);
             }
         }
@@ -220,6 +241,7 @@ pub async fn measure(
         for &count in &sizes {
             dbs.remove(kind, &db_name(count));
         }
+        dbs.remove(kind, TWIN);
     }
 
     let pages = |l: &ListLatencies| -> [(&'static str, Vec<f64>); 3] {
@@ -252,6 +274,27 @@ pub async fn measure(
             }
         }
     }
+    // The twin against the 1 k database: what the ratios below can tell apart from noise.
+    for (&kind, twin) in &twins {
+        let Some(base) = measured.get(&(kind, SMALL)) else {
+            continue;
+        };
+        for ((what, twin), (_, base)) in pages(twin).into_iter().zip(pages(base)) {
+            for (p, label) in percentiles {
+                let (a, b) = (percentile(&twin, p), percentile(&base, p));
+                let row = Row::new(
+                    format!(
+                        "{} credentials again (A/A), {what}, {label}",
+                        thousands(SMALL)
+                    ),
+                    ms(a),
+                    format!("{} (1 000, the first server)", ms(b)),
+                    Some(a / b),
+                );
+                s.rows.push(if by_kind { row.on(kind) } else { row });
+            }
+        }
+    }
     for &count in &big {
         for (page, what) in ["first page", "middle page", "last full page"]
             .into_iter()
@@ -280,6 +323,47 @@ pub async fn measure(
                 }
             }
         }
+    }
+    // The p99 ratios again, each p99 the median of the rounds' own.
+    for &kind in &kinds {
+        let Some(base) = measured.get(&(kind, SMALL)) else {
+            continue;
+        };
+        let others = twins
+            .get(&kind)
+            .map(|t| (format!("{} again (A/A)", thousands(SMALL)), t))
+            .into_iter()
+            .chain(
+                big.iter()
+                    .filter_map(|&count| Some((thousands(count), measured.get(&(kind, count))?))),
+            );
+        let ratios: Vec<String> = others
+            .map(|(name, l)| {
+                let each: Vec<String> = pages(l)
+                    .iter()
+                    .zip(pages(base))
+                    .map(|((_, a), (_, b))| {
+                        let (a, b) = (
+                            median_of_parts(a, ROUNDS, 99.0),
+                            median_of_parts(&b, ROUNDS, 99.0),
+                        );
+                        format!("{:.2}", a / b)
+                    })
+                    .collect();
+                format!("{name} {}", each.join(" / "))
+            })
+            .collect();
+        let on = if by_kind {
+            format!(" ({})", kind.label())
+        } else {
+            String::new()
+        };
+        s.notes.push(format!(
+            "p99 ratios to 1 k{on} with each p99 the median of the {ROUNDS} rounds' own (a \
+             burst of the shared machine in one round moves it less): {} (first, middle and \
+             last full page).",
+            ratios.join("; ")
+        ));
     }
     // The search beside the plain list: at every size, against the first page of the same
     // database.
@@ -329,6 +413,13 @@ pub async fn measure(
             Kind::Postgres => pg_raw.insert(count.to_string(), latencies_json(l)),
         };
     }
+    for (kind, twin) in &twins {
+        let into = match kind {
+            Kind::Sqlite => &mut raw,
+            Kind::Postgres => &mut pg_raw,
+        };
+        into.insert(format!("{SMALL}_again"), latencies_json(twin));
+    }
     if by_kind {
         let seed_seconds: serde_json::Map<_, _> = seeds
             .iter()
@@ -353,6 +444,11 @@ fn thousands(n: u64) -> String {
         n => n.to_string(),
     }
 }
+
+/// The name of the second database of [`SMALL`] credentials (A/A): two servers of the same
+/// size, measured the same way, differ only by noise, which bounds what a ratio of this section
+/// can resolve.
+const TWIN: &str = "db-twin";
 
 /// The name of the database of `count` credentials (one per size and kind), made and removed
 /// by this section.
