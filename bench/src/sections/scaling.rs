@@ -263,11 +263,10 @@ pub async fn measure(
             for (p, label) in percentiles {
                 let (a, b) = (percentile(&pg, p), percentile(&base, p));
                 s.rows.push(
-                    Row::new(
+                    ratio_row(
                         format!("{} credentials, {what}, {label}", thousands(SMALL)),
-                        ms(a),
-                        format!("{} (1 000, SQLite)", ms(b)),
-                        Some(a / b),
+                        (a, b),
+                        "1 000, SQLite",
                     )
                     .on(Kind::Postgres),
                 );
@@ -282,14 +281,13 @@ pub async fn measure(
         for ((what, twin), (_, base)) in pages(twin).into_iter().zip(pages(base)) {
             for (p, label) in percentiles {
                 let (a, b) = (percentile(&twin, p), percentile(&base, p));
-                let row = Row::new(
+                let row = ratio_row(
                     format!(
                         "{} credentials again (A/A), {what}, {label}",
                         thousands(SMALL)
                     ),
-                    ms(a),
-                    format!("{} (1 000, the first server)", ms(b)),
-                    Some(a / b),
+                    (a, b),
+                    "1 000, the first server",
                 );
                 s.rows.push(if by_kind { row.on(kind) } else { row });
             }
@@ -310,14 +308,13 @@ pub async fn measure(
                     let (big, base) = (&pages(big)[page].1, &pages(base)[page].1);
                     let (a, b) = (percentile(big, p), percentile(base, p));
                     let baseline = match (by_kind, kind) {
-                        (true, Kind::Postgres) => format!("{} (1 000, PostgreSQL)", ms(b)),
-                        _ => format!("{} (1 000)", ms(b)),
+                        (true, Kind::Postgres) => "1 000, PostgreSQL",
+                        _ => "1 000",
                     };
-                    let row = Row::new(
+                    let row = ratio_row(
                         format!("{} credentials, {what}, {label}", thousands(count)),
-                        ms(a),
+                        (a, b),
                         baseline,
-                        Some(a / b),
                     );
                     s.rows.push(if by_kind { row.on(kind) } else { row });
                 }
@@ -374,14 +371,13 @@ pub async fn measure(
                     continue;
                 };
                 let (a, b) = (percentile(&l.search, p), percentile(&l.first, p));
-                let row = Row::new(
+                let row = ratio_row(
                     format!(
                         "{} credentials, search `q` (one match), {label}",
                         thousands(count)
                     ),
-                    ms(a),
-                    format!("{} (first page, same size)", ms(b)),
-                    Some(a / b),
+                    (a, b),
+                    "first page, same size",
                 );
                 s.rows.push(if by_kind { row.on(kind) } else { row });
             }
@@ -431,6 +427,17 @@ pub async fn measure(
     }
     s.raw = raw.into();
     Ok((wants(args, NAME).then_some(s), memory))
+}
+
+/// The row of `figure`: `measured` against `baseline` (both in ms), the baseline described by
+/// `of` in parentheses.
+fn ratio_row(figure: String, (measured, baseline): (f64, f64), of: &str) -> Row {
+    Row::new(
+        figure,
+        ms(measured),
+        format!("{} ({of})", ms(baseline)),
+        Some(measured / baseline),
+    )
 }
 
 fn latencies_json(l: &ListLatencies) -> serde_json::Value {
