@@ -251,21 +251,15 @@ impl Store {
         let mut moved = Vec::new();
         for table in TABLES {
             let (name, columns) = (table.name, table.columns());
-            // A page at a time, each after the last row of the one before in key order.
-            let mut after: Option<AnyRow> = None;
             let mut copied = 0u64;
-            loop {
-                let mut rows =
-                    read_page(&mut source, table, &columns, after.as_ref(), ROWS_PER_READ).await?;
+            walk(&mut source, table, &columns, ROWS_PER_READ, async |rows| {
                 for chunk in rows.chunks(ROWS_PER_INSERT) {
                     insert_rows(&mut tx, name, &columns, chunk).await?;
                     copied += chunk.len() as u64;
                 }
-                if rows.len() < ROWS_PER_READ {
-                    break;
-                }
-                after = rows.pop();
-            }
+                Ok(())
+            })
+            .await?;
             let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {name}"))
                 .fetch_one(&mut *tx)
                 .await?;
@@ -376,6 +370,26 @@ async fn insert_rows(
     Ok(())
 }
 
+/// Every row of `table`, in key order, handed to `each` a page of at most `limit` rows at a
+/// time, each page read after the last row of the one before.
+async fn walk(
+    conn: &mut sqlx::AnyConnection,
+    table: &Table,
+    columns: &[(&'static str, Kind)],
+    limit: usize,
+    mut each: impl AsyncFnMut(&[AnyRow]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut after: Option<AnyRow> = None;
+    loop {
+        let mut rows = read_page(conn, table, columns, after.as_ref(), limit).await?;
+        each(&rows).await?;
+        if rows.len() < limit {
+            return Ok(());
+        }
+        after = rows.pop();
+    }
+}
+
 /// The page of `table`'s rows after the row `after` (from the first row when `None`), in key
 /// order: at most `limit` of them.
 async fn read_page(
@@ -468,22 +482,18 @@ mod tests {
             "y 1 Some(\"1\")",
         ];
         for limit in 1..=6 {
-            let (mut read, mut after, mut pages) = (Vec::new(), None, 0);
-            loop {
-                let mut page = read_page(&mut conn, &table, &columns, after.as_ref(), limit)
-                    .await
-                    .unwrap();
+            let (mut read, mut pages) = (Vec::new(), 0);
+            walk(&mut conn, &table, &columns, limit, async |page| {
                 pages += 1;
-                assert!(pages <= expected.len() + 1, "pages of {limit} never end");
+                anyhow::ensure!(pages <= expected.len() + 1, "pages of {limit} never end");
                 read.extend(page.iter().map(|row| {
                     let (a, b): (String, i64) = (row.get("a"), row.get("b"));
                     format!("{a} {b} {:?}", row.get::<Option<String>, _>("c"))
                 }));
-                if page.len() < limit {
-                    break;
-                }
-                after = page.pop();
-            }
+                Ok(())
+            })
+            .await
+            .unwrap();
             assert_eq!(read, expected, "pages of {limit}");
             assert_eq!(pages, expected.len() / limit + 1, "pages of {limit}");
         }
