@@ -4,7 +4,7 @@
 //! `data/server.key` is used (made on first use), so a local server keeps its key across runs.
 //! `--nodes N` starts a cluster behind nginx instead (`nodes`), with the pieces shared here.
 
-use crate::shell::{cmd, done, exec, root, step};
+use crate::shell::{cmd, done, exec, exec_replace, root, step};
 use crate::tools::ensure_build_tools;
 use anyhow::{Context, Result};
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -111,7 +111,9 @@ pub fn run(listen: &str, database: &str) -> Result<()> {
     if std::env::var_os("RUST_LOG").is_none() {
         command.env("RUST_LOG", "info");
     }
-    exec(command)
+    // The server takes this process's place (cargo runs the xtask in its own), so stopping
+    // `cargo xtask run` in any way stops the server and frees the port.
+    exec_replace(command)
 }
 
 /// The server key for PostgreSQL: `TUNNEL_SERVER_KEY` when set, else [`local_server_key`].

@@ -99,6 +99,17 @@ pub fn exec(mut command: Command) -> Result<()> {
     Ok(())
 }
 
+/// Becomes `command` (Unix `exec`): for a program that runs until it is stopped, so that a
+/// signal sent to this process (Ctrl-C, `kill`) reaches the program itself instead of leaving it
+/// running without its parent. Returns only when the program could not be started.
+pub fn exec_replace(mut command: Command) -> Result<()> {
+    use std::os::unix::process::CommandExt as _;
+    let line = describe(&command);
+    println!("    $ {line}");
+    let error = command.exec();
+    Err(error).with_context(|| format!("could not start `{line}`"))
+}
+
 /// Passed and failed tests, summed over the `test result:` lines of cargo's test runners.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TestCount {
