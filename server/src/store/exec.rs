@@ -11,6 +11,10 @@ use super::columns::{Fields, Value};
 /// A connection to run statements in.
 pub(super) enum Exec<'c> {
     Sqlx(&'c mut sqlx::AnyConnection),
+    /// The connection of a pooled write without a savepoint of its own (`writer.rs`, `Undo`),
+    /// and its mark: whether the write may have left something in the group's transaction
+    /// ([`tracked`]).
+    Marked(&'c mut sqlx::AnyConnection, &'c mut bool),
     /// `&mut`, not `&`: a rusqlite connection is not `Sync`, and a future holding a shared
     /// reference to it could not move between the runtime's threads.
     Direct(&'c mut rusqlite::Connection),
@@ -24,6 +28,10 @@ impl Exec<'_> {
                 .execute(&mut **conn)
                 .await?
                 .rows_affected()),
+            Exec::Marked(conn, marked) => {
+                let statement = bind(sqlx::query(sql), values).execute(&mut **conn);
+                Ok(tracked(marked, sql, statement).await?.rows_affected())
+            }
             Exec::Direct(conn) => {
                 let mut statement = conn.prepare_cached(sql)?;
                 let changed = statement.execute(rusqlite::params_from_iter(values))?;
@@ -46,6 +54,11 @@ impl Exec<'_> {
                     .await?;
                 rows.iter().map(|row| decode(row)).collect()
             }
+            Exec::Marked(conn, marked) => {
+                let statement = bind(sqlx::query(sql), values).fetch_all(&mut **conn);
+                let rows = tracked(marked, sql, statement).await?;
+                rows.iter().map(|row| decode(row)).collect()
+            }
             Exec::Direct(conn) => super::direct::rows(conn, sql, values, |row| decode(row)),
         }
     }
@@ -54,10 +67,32 @@ impl Exec<'_> {
     /// another table's, `super::Record::complete`); `None` in a direct write.
     pub(super) fn sqlx(&mut self) -> Option<&mut sqlx::AnyConnection> {
         match self {
-            Exec::Sqlx(conn) => Some(conn),
+            Exec::Sqlx(conn) | Exec::Marked(conn, _) => Some(conn),
             Exec::Direct(_) => None,
         }
     }
+}
+
+/// Runs `statement` (the text `sql`) keeping `marked` true unless every statement so far was a
+/// read (`SELECT …`) that came back: a change, a failure (on PostgreSQL it aborts the whole
+/// transaction) and a statement whose future was dropped before its answer (a request gone)
+/// all leave it set, so the write is undone with its group rather than alone.
+async fn tracked<T>(
+    marked: &mut bool,
+    sql: &str,
+    statement: impl Future<Output = Result<T, sqlx::Error>>,
+) -> Result<T, sqlx::Error> {
+    let reads = sql
+        .trim_start()
+        .get(..6)
+        .is_some_and(|word| word.eq_ignore_ascii_case("select"));
+    let after = *marked || !reads;
+    *marked = true;
+    let result = statement.await;
+    if result.is_ok() {
+        *marked = after;
+    }
+    result
 }
 
 /// `query` with `values` bound in order, each as the type it holds (borrowed, not copied).
@@ -74,4 +109,34 @@ fn bind<'q>(
         };
     }
     query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tracked;
+    use futures_util::FutureExt as _;
+    use std::future::{pending, ready};
+
+    #[test]
+    fn only_reads_that_came_back_leave_a_write_unmarked() {
+        let ok = || ready(Ok::<(), sqlx::Error>(()));
+        let mut marked = false;
+        tracked(&mut marked, "  select n FROM scratch", ok()).now_or_never();
+        assert!(!marked, "a read that came back");
+        let failed = ready(Err::<(), _>(sqlx::Error::RowNotFound));
+        tracked(&mut marked, "SELECT n FROM scratch", failed).now_or_never();
+        assert!(marked, "a read that failed");
+
+        let mut marked = false;
+        // Polled once and dropped unanswered, as when a request is gone.
+        let unanswered = tracked(&mut marked, "SELECT 1", pending::<Result<(), _>>());
+        assert!(unanswered.now_or_never().is_none());
+        assert!(marked, "a read left unanswered");
+
+        let mut marked = false;
+        tracked(&mut marked, "INSERT INTO scratch (n) VALUES ($1)", ok()).now_or_never();
+        assert!(marked, "a change");
+        tracked(&mut marked, "SELECT n FROM scratch", ok()).now_or_never();
+        assert!(marked, "a read after a change");
+    }
 }

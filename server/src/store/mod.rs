@@ -398,7 +398,12 @@ impl Store {
     /// The writes queued meanwhile commit together (`writer.rs`): one commit for many.
     async fn write_tx(&self) -> Result<WriteTx> {
         self.writer
-            .begin(&self.pool, self.dialect, &self.deliveries_queued)
+            .begin(
+                &self.pool,
+                self.dialect,
+                &self.deliveries_queued,
+                writer::Undo::Savepoint,
+            )
             .await
     }
 
@@ -408,8 +413,10 @@ impl Store {
     /// it runs on the request's thread, in a group of direct writes (`direct_writes.rs`), unless
     /// `R`'s rows need another table's ([`Record::COMPLETES`]), which only a sqlx connection
     /// reads; elsewhere in a write transaction of [`Store::write_tx`]. Returns `work`'s value
-    /// once committed. `work` refuses (returns an error) before it changes anything: a direct
-    /// write has no savepoint of its own, so one that fails after a change fails its group.
+    /// once committed. `work` refuses (returns an error) before it changes anything: neither a
+    /// direct write nor a pooled one of a table that needs no other's has a savepoint of its
+    /// own (on PostgreSQL that saves a round trip a write, inside the write turn), so one that
+    /// fails after a change fails its group (`writer.rs`, `Undo::Group`).
     async fn write<R: Record, T>(
         &self,
         work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,
@@ -421,7 +428,15 @@ impl Store {
         if let Some(direct) = direct {
             return direct.write(work).await;
         }
-        let mut tx = self.write_tx().await?;
+        // `complete` reads through the sqlx connection, which `Exec::Marked` does not see.
+        let undo = match R::COMPLETES {
+            true => writer::Undo::Savepoint,
+            false => writer::Undo::Group,
+        };
+        let mut tx = self
+            .writer
+            .begin(&self.pool, self.dialect, &self.deliveries_queued, undo)
+            .await?;
         let value = work(&mut tx).await?;
         tx.commit().await?;
         Ok(value)

@@ -17,6 +17,12 @@
 //!   every member the outcome. A lone writer gets the turn straight back and commits at once.
 //! - A writer that fails (an error, a refused check, a dropped request) rolls back to its
 //!   savepoint only; the group goes on without it.
+//! - A write of the shared record machinery (`Store::write`, whose statements all go through
+//!   [`WriteTx::exec`]) opens no savepoint of its own ([`Undo::Group`]): on PostgreSQL that is
+//!   one round trip fewer per write, inside the turn. It runs in the savepoint the group
+//!   already holds open. Such a write refuses before it changes anything; one that ends without
+//!   committing after a change, a failed statement or a statement left unanswered (its request
+//!   gone) fails its whole group, every member told, as a direct group on a SQLite file does.
 //! - A commit is acknowledged only once the group's `COMMIT` returned: durability is that of a
 //!   transaction per write. A failed `COMMIT` fails every member.
 //! - Beginning and ending run in tasks of their own, so a request dropped midway (its client
@@ -72,10 +78,21 @@ struct Group {
     members: Vec<oneshot::Sender<Outcome>>,
     /// Whether a member queued a webhook delivery: the commit then wakes the delivery workers.
     queued: bool,
-    /// Whether the savepoint of the last member to finish is still open: it is released by the
-    /// next member in the same round trip as that member's own opens ([`NEXT_SAVEPOINT`]), or
-    /// before the commit, rather than in a round trip of its own.
+    /// Whether a savepoint is open that no member is working in: the last member's to finish
+    /// (or the one that writes without a savepoint ran in, [`Undo::Group`]). It is released by
+    /// the next member in the same round trip as that member's own opens ([`NEXT_SAVEPOINT`]),
+    /// or before the commit, rather than in a round trip of its own.
     held: bool,
+}
+
+/// How a write that ends without committing is undone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Undo {
+    /// Rolled back to a savepoint of its own; the group goes on without it.
+    Savepoint,
+    /// With its whole group, unless it only read ([`Exec::Marked`]): for writes whose
+    /// statements all go through [`WriteTx::exec`] and that refuse before they change anything.
+    Group,
 }
 
 /// What a member's part of the group begins with; a member that finished leaves its savepoint
@@ -90,8 +107,9 @@ impl Writer {
         pool: &sqlx::AnyPool,
         dialect: Dialect,
         wake: &Arc<Notify>,
+        undo: Undo,
     ) -> Result<WriteTx> {
-        let task = tokio::spawn(self.clone().join(pool.clone(), dialect, wake.clone()));
+        let task = tokio::spawn(self.clone().join(pool.clone(), dialect, wake.clone(), undo));
         task.await.map_err(ended)?
     }
 
@@ -100,6 +118,7 @@ impl Writer {
         pool: sqlx::AnyPool,
         dialect: Dialect,
         wake: Arc<Notify>,
+        undo: Undo,
     ) -> Result<WriteTx> {
         // Writers queue here first, in order, holding no connection while they wait: readers
         // always find one, and SQLite's busy handler (which sleeps in growing steps) is left
@@ -110,6 +129,8 @@ impl Writer {
         let group = loop {
             let joining = parked.is_some();
             let (mut group, opening) = match parked.take() {
+                // Nothing to send: this write runs in the savepoint the group holds open.
+                Some(group) if group.held && undo == Undo::Group => (group, Cow::Borrowed("")),
                 Some(group) if group.held => (group, Cow::Borrowed(NEXT_SAVEPOINT)),
                 Some(group) => (group, Cow::Borrowed(SAVEPOINT)),
                 None => {
@@ -129,9 +150,15 @@ impl Writer {
                     (group, opening)
                 }
             };
-            match run(&mut group.tx, opening).await {
+            let opened = match opening.is_empty() {
+                true => Ok(()),
+                false => run(&mut group.tx, opening).await,
+            };
+            match opened {
                 Ok(()) => {
-                    group.held = false;
+                    // A write of its own savepoint holds it until it finishes; one without
+                    // runs in the savepoint now open, which stays the group's.
+                    group.held = undo == Undo::Group;
                     break group;
                 }
                 Err(e) => {
@@ -151,6 +178,8 @@ impl Writer {
                 writer: self,
                 wake,
             },
+            undo,
+            marked: false,
             queued: false,
         })
     }
@@ -246,6 +275,10 @@ impl Group {
 #[derive(Debug)]
 pub(crate) struct WriteTx {
     part: Part,
+    undo: Undo,
+    /// With [`Undo::Group`]: whether this write may have left something in the transaction
+    /// (kept by [`Exec::Marked`]).
+    marked: bool,
     /// Whether a delivery was queued (set by `store::events`).
     pub(super) queued: bool,
 }
@@ -295,10 +328,16 @@ impl WriteTx {
     /// Where this write's statements run; the shared record machinery (`records.rs`) and the
     /// audit log write through this, so they serve direct and pooled writes alike.
     pub(super) fn exec(&mut self) -> Exec<'_> {
-        match &mut self.part {
+        let WriteTx {
+            part, undo, marked, ..
+        } = self;
+        match part {
             Part::Pooled {
                 group: Some(group), ..
-            } => Exec::Sqlx(&mut group.tx),
+            } => match undo {
+                Undo::Group => Exec::Marked(&mut group.tx, marked),
+                Undo::Savepoint => Exec::Sqlx(&mut group.tx),
+            },
             Part::Direct(Some(conn)) => Exec::Direct(conn),
             _ => panic!("{ENDED}"),
         }
@@ -308,6 +347,8 @@ impl WriteTx {
     pub(super) fn direct(conn: rusqlite::Connection) -> WriteTx {
         WriteTx {
             part: Part::Direct(Some(conn)),
+            undo: Undo::Savepoint,
+            marked: false,
             queued: false,
         }
     }
@@ -323,6 +364,10 @@ impl WriteTx {
 
 /// A `WriteTx` used after it ended: a bug of the store.
 const ENDED: &str = "a WriteTx holds its transaction until it ends";
+
+/// The sqlx connection of a write without a savepoint asked for: a bug of the store.
+const UNMARKED: &str = "a write without a savepoint of its own runs its statements through \
+                        WriteTx::exec only";
 
 /// Runs `sql` in the group's transaction. Boxed as `Send` for the tasks: the compiler cannot
 /// prove sqlx's executor futures `Send` for every lifetime inside `tokio::spawn` otherwise.
@@ -402,8 +447,10 @@ fn settle(outcome: Result<Outcome, oneshot::error::RecvError>) -> Result<()> {
 
 impl Drop for WriteTx {
     /// Not committed: undo this write's part (its savepoint) and hand the group on, in a task
-    /// that holds the turn until done. Without a runtime the whole transaction rolls back and
-    /// the members learn that it ended without an outcome.
+    /// that holds the turn until done; a write without a savepoint that only read leaves
+    /// nothing to undo, one that may have left more fails the group ([`Undo::Group`]). Without
+    /// a runtime the whole transaction rolls back and the members learn that it ended without
+    /// an outcome.
     fn drop(&mut self) {
         // A direct write's connection is taken back by `super::direct_writes`; dropped here
         // (the write panicked), it closes, and its open transaction rolls back with it.
@@ -423,15 +470,24 @@ impl Drop for WriteTx {
             return;
         };
         let writer = writer.clone();
+        let (undo, marked) = (self.undo, self.marked);
         runtime.spawn(async move {
             let mut group = group;
-            let undone = run(
-                &mut group.tx,
-                Cow::Borrowed("ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member"),
-            )
-            .await;
+            let undone = match undo {
+                Undo::Savepoint => run(
+                    &mut group.tx,
+                    Cow::Borrowed("ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member"),
+                )
+                .await
+                .map_err(|e| e.to_string()),
+                // Only reads, each answered: nothing of this write is in the transaction.
+                Undo::Group if !marked => Ok(()),
+                Undo::Group => {
+                    Err("a write of the group failed or was abandoned after it began".to_owned())
+                }
+            };
             match undone {
-                Err(e) => group.fail(&e.to_string()),
+                Err(why) => group.fail(&why),
                 // A member still waits: it commits the group when its turn comes.
                 Ok(_) if !group.members.is_empty() => *writer.parked() = Some(group),
                 // Nothing else in it: the transaction rolls back as it drops.
@@ -448,6 +504,8 @@ impl std::ops::Deref for WriteTx {
     type Target = sqlx::AnyConnection;
     fn deref(&self) -> &sqlx::AnyConnection {
         match &self.part {
+            // Statements there would escape its mark (`Exec::Marked`).
+            Part::Pooled { .. } if self.undo == Undo::Group => panic!("{UNMARKED}"),
             Part::Pooled {
                 group: Some(group), ..
             } => &group.tx,
@@ -459,6 +517,8 @@ impl std::ops::Deref for WriteTx {
 impl std::ops::DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
         match &mut self.part {
+            // Statements there would escape its mark (`Exec::Marked`).
+            Part::Pooled { .. } if self.undo == Undo::Group => panic!("{UNMARKED}"),
             Part::Pooled {
                 group: Some(group), ..
             } => &mut group.tx,
@@ -469,18 +529,49 @@ impl std::ops::DerefMut for WriteTx {
 
 #[cfg(test)]
 mod tests {
+    use super::super::columns::Value;
     use super::super::{DatabaseUrl, Store};
     use std::time::Duration;
 
     async fn store(dir: &tempfile::TempDir) -> Store {
-        let store = Store::open(&DatabaseUrl::SqliteFile(dir.path().join("t.db")))
-            .await
-            .unwrap();
-        sqlx::raw_sql("CREATE TABLE scratch (n INTEGER)")
+        with_scratch(Store::open(&DatabaseUrl::SqliteFile(dir.path().join("t.db"))).await).await
+    }
+
+    async fn with_scratch(store: anyhow::Result<Store>) -> Store {
+        let store = store.unwrap();
+        sqlx::raw_sql("CREATE TABLE scratch (n BIGINT)")
             .execute(&store.pool)
             .await
             .unwrap();
         store
+    }
+
+    /// A store on a fresh database of the run's PostgreSQL cluster, or of a cluster of the
+    /// test's own (returned, so it lives as long as the test).
+    async fn postgres_store() -> (Option<tunnel_testkit::postgres::Cluster>, Store) {
+        use tunnel_testkit::postgres::{Cluster, fresh_database, shared_cluster};
+        let (cluster, admin) = match shared_cluster() {
+            Some(admin) => (None, admin),
+            None => {
+                let cluster = Cluster::start().unwrap();
+                let admin = cluster.admin_url();
+                (Some(cluster), admin)
+            }
+        };
+        let url = DatabaseUrl::parse(&fresh_database(&admin).unwrap()).unwrap();
+        (cluster, with_scratch(Store::open(&url).await).await)
+    }
+
+    /// A write without a savepoint of its own, as `Store::write` begins one.
+    async fn marked_write(store: &Store) -> super::WriteTx {
+        let wake = &store.deliveries_queued;
+        let undo = super::Undo::Group;
+        let begun = store.writer.begin(&store.pool, store.dialect, wake, undo);
+        begun.await.unwrap()
+    }
+
+    async fn put(tx: &mut super::WriteTx, sql: &str, n: i64) -> super::Result<u64> {
+        tx.exec().execute(sql, &[Value::Integer(n)]).await
     }
 
     async fn insert(tx: &mut super::WriteTx, n: i64) {
@@ -591,5 +682,100 @@ mod tests {
         assert_eq!(writes - writes_before, 16);
         let commits = commits - commits_before;
         assert!(commits <= 3, "{commits} commits for 16 writes");
+    }
+
+    /// Each writer is spawned once the one before it queues for the turn, so they join the
+    /// group in this order.
+    async fn queue<F: Future<Output = T> + Send + 'static, T: Send + 'static>(
+        work: F,
+    ) -> tokio::task::JoinHandle<T> {
+        let task = tokio::spawn(work);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        task
+    }
+
+    /// Writes without a savepoint (`Undo::Group`) in a group with one that has its own: one
+    /// that only read and refused leaves the group as it was; one that changed something, or
+    /// whose statement failed, and then ended without committing fails the whole group, and
+    /// nothing of that group is committed; the writer after it begins a new one.
+    async fn writes_without_a_savepoint_are_undone_with_their_group(store: Store) {
+        const INSERT: &str = "INSERT INTO scratch (n) VALUES ($1)";
+        let holder = async |n: i64| {
+            let mut tx = store.write_tx().await.unwrap();
+            insert(&mut tx, n).await;
+            tx
+        };
+
+        // A refusal after a read, then a write that commits, both with the holder's group.
+        let first = holder(1).await;
+        let refused = queue({
+            let store = store.clone();
+            async move {
+                let mut tx = marked_write(&store).await;
+                let mut exec = tx.exec();
+                let read = exec.fetch("SELECT n FROM scratch", &[], |row| row.integer("n"));
+                assert_eq!(read.await.unwrap(), vec![Some(1)]);
+            }
+        })
+        .await;
+        let kept = queue({
+            let store = store.clone();
+            async move {
+                let mut tx = marked_write(&store).await;
+                put(&mut tx, INSERT, 2).await.unwrap();
+                tx.commit().await
+            }
+        })
+        .await;
+        first.commit().await.unwrap();
+        refused.await.unwrap();
+        kept.await.unwrap().unwrap();
+        assert_eq!(rows(&store).await, vec![1, 2]);
+
+        // A write abandoned after its change, and one whose statement failed: each takes its
+        // group down with it; the write queued after each commits in a group of its own.
+        for (n, sql) in [
+            (3, INSERT),
+            (5, "INSERT INTO no_such_table (n) VALUES ($1)"),
+        ] {
+            let holder = holder(n).await;
+            let failing = queue({
+                let store = store.clone();
+                let sql = sql.to_owned();
+                async move {
+                    let mut tx = marked_write(&store).await;
+                    let _ = put(&mut tx, &sql, 100 + n).await;
+                }
+            })
+            .await;
+            let after = queue({
+                let store = store.clone();
+                async move {
+                    let mut tx = marked_write(&store).await;
+                    put(&mut tx, INSERT, n + 1).await.unwrap();
+                    tx.commit().await
+                }
+            })
+            .await;
+            let failed = holder.commit().await.unwrap_err().to_string();
+            assert!(failed.contains("failed or was abandoned"), "{failed}");
+            failing.await.unwrap();
+            after.await.unwrap().unwrap();
+        }
+        assert_eq!(rows(&store).await, vec![1, 2, 4, 6]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_without_a_savepoint_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        writes_without_a_savepoint_are_undone_with_their_group(store(&dir).await).await;
+    }
+
+    /// On PostgreSQL a failed statement aborts the whole transaction, so this is where a write
+    /// without a savepoint could take the others' writes with it unseen.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_without_a_savepoint_on_postgres() {
+        let (_cluster, store) = postgres_store().await;
+        writes_without_a_savepoint_are_undone_with_their_group(store).await;
     }
 }
