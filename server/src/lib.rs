@@ -135,10 +135,24 @@ pub fn app(state: AppState) -> Router {
 }
 
 /// Gives every API request an operation id: in the `Operation-Id` header of every response,
-/// and (through the task-local) in the body of every error.
+/// and (through the task-local) in the body of every error. A request that may change
+/// something (any method but `GET`, `HEAD`, `OPTIONS` and `TRACE`) runs in a task of its own,
+/// to its end even when its client goes away: a write is never abandoned between two of its
+/// statements (a write of the store's shared record code would take the writes committing with
+/// it down, docs/database.md), and what it did never depends on the connection.
 async fn operation_id(request: Request, next: Next) -> Response {
     let id = new_operation_id();
-    let mut response = OPERATION_ID.scope(id.clone(), next.run(request)).await;
+    let safe = request.method().is_safe();
+    let work = OPERATION_ID.scope(id.clone(), next.run(request));
+    let mut response = if safe {
+        work.await
+    } else {
+        use tracing::Instrument as _;
+        let task = tokio::spawn(work.instrument(tracing::Span::current()));
+        // A panic goes on as it would have in the connection's task.
+        task.await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    };
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(OPERATION_ID_HEADER, value);
     }
@@ -219,4 +233,47 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
             ])
             .max_age(std::time::Duration::from_secs(600)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::Request;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use tokio::sync::Semaphore;
+    use tower::ServiceExt as _;
+
+    /// A request that may change something finishes after its client is gone; a read stops.
+    #[tokio::test]
+    async fn changes_run_to_their_end_without_their_client() {
+        let gate = Arc::new(Semaphore::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let handler = {
+            let (gate, done) = (gate.clone(), done.clone());
+            move || async move {
+                let _pass = gate.acquire().await;
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+        };
+        let router = Router::new()
+            .route("/x", axum::routing::get(handler.clone()).post(handler))
+            .layer(axum::middleware::from_fn(super::operation_id));
+        for method in ["GET", "POST"] {
+            let request = Request::builder()
+                .method(method)
+                .uri("/x")
+                .body(Body::empty());
+            let call = router.clone().oneshot(request.unwrap());
+            // The client gives up while the handler waits.
+            let gone = tokio::time::timeout(Duration::from_millis(50), call).await;
+            assert!(gone.is_err(), "{method} answered before the gate opened");
+        }
+        gate.add_permits(2);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Only the POST's handler went on, and ran to its end.
+        assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
 }

@@ -429,9 +429,10 @@ impl Store {
             return direct.write(work).await;
         }
         // `complete` reads through the sqlx connection, which `Exec::Marked` does not see.
-        let undo = match R::COMPLETES {
-            true => writer::Undo::Savepoint,
-            false => writer::Undo::Group,
+        let undo = if R::COMPLETES {
+            writer::Undo::Savepoint
+        } else {
+            writer::Undo::Group
         };
         let mut tx = self
             .writer
