@@ -150,14 +150,15 @@ impl Writer {
                     (group, opening)
                 }
             };
-            let opened = match opening.is_empty() {
-                true => Ok(()),
-                false => run(&mut group.tx, opening).await,
+            let opened = if opening.is_empty() {
+                Ok(())
+            } else {
+                run(&mut group.tx, opening).await
             };
             match opened {
                 Ok(()) => {
-                    // A write of its own savepoint holds it until it finishes; one without
-                    // runs in the savepoint now open, which stays the group's.
+                    // A write with a savepoint of its own works in it until it finishes; one
+                    // without works in the savepoint now open, which stays the group's.
                     group.held = undo == Undo::Group;
                     break group;
                 }
@@ -177,9 +178,9 @@ impl Writer {
                 turn: Some(turn),
                 writer: self,
                 wake,
+                undo,
+                marked: false,
             },
-            undo,
-            marked: false,
             queued: false,
         })
     }
@@ -275,10 +276,6 @@ impl Group {
 #[derive(Debug)]
 pub(crate) struct WriteTx {
     part: Part,
-    undo: Undo,
-    /// With [`Undo::Group`]: whether this write may have left something in the transaction
-    /// (kept by [`Exec::Marked`]).
-    marked: bool,
     /// Whether a delivery was queued (set by `store::events`).
     pub(super) queued: bool,
 }
@@ -293,6 +290,10 @@ enum Part {
         turn: Option<OwnedMutexGuard<()>>,
         writer: Arc<Writer>,
         wake: Arc<Notify>,
+        undo: Undo,
+        /// With [`Undo::Group`]: whether this write may have left something in the transaction
+        /// (kept by [`Exec::Marked`]).
+        marked: bool,
     },
     /// A direct write (`super::direct_writes`): the write connection, lent for the write's
     /// statements, which commit with the direct group that took them.
@@ -308,6 +309,7 @@ impl WriteTx {
             turn,
             writer,
             wake,
+            ..
         } = &mut self.part
         else {
             return Err(ended("a direct write committed by hand"));
@@ -328,12 +330,12 @@ impl WriteTx {
     /// Where this write's statements run; the shared record machinery (`records.rs`) and the
     /// audit log write through this, so they serve direct and pooled writes alike.
     pub(super) fn exec(&mut self) -> Exec<'_> {
-        let WriteTx {
-            part, undo, marked, ..
-        } = self;
-        match part {
+        match &mut self.part {
             Part::Pooled {
-                group: Some(group), ..
+                group: Some(group),
+                undo,
+                marked,
+                ..
             } => match undo {
                 Undo::Group => Exec::Marked(&mut group.tx, marked),
                 Undo::Savepoint => Exec::Sqlx(&mut group.tx),
@@ -347,8 +349,6 @@ impl WriteTx {
     pub(super) fn direct(conn: rusqlite::Connection) -> WriteTx {
         WriteTx {
             part: Part::Direct(Some(conn)),
-            undo: Undo::Savepoint,
-            marked: false,
             queued: false,
         }
     }
@@ -458,6 +458,8 @@ impl Drop for WriteTx {
             group,
             turn,
             writer,
+            undo,
+            marked,
             ..
         } = &mut self.part
         else {
@@ -470,7 +472,7 @@ impl Drop for WriteTx {
             return;
         };
         let writer = writer.clone();
-        let (undo, marked) = (self.undo, self.marked);
+        let (undo, marked) = (*undo, *marked);
         runtime.spawn(async move {
             let mut group = group;
             let undone = match undo {
@@ -505,7 +507,9 @@ impl std::ops::Deref for WriteTx {
     fn deref(&self) -> &sqlx::AnyConnection {
         match &self.part {
             // Statements there would escape its mark (`Exec::Marked`).
-            Part::Pooled { .. } if self.undo == Undo::Group => panic!("{UNMARKED}"),
+            Part::Pooled {
+                undo: Undo::Group, ..
+            } => panic!("{UNMARKED}"),
             Part::Pooled {
                 group: Some(group), ..
             } => &group.tx,
@@ -518,7 +522,9 @@ impl std::ops::DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
         match &mut self.part {
             // Statements there would escape its mark (`Exec::Marked`).
-            Part::Pooled { .. } if self.undo == Undo::Group => panic!("{UNMARKED}"),
+            Part::Pooled {
+                undo: Undo::Group, ..
+            } => panic!("{UNMARKED}"),
             Part::Pooled {
                 group: Some(group), ..
             } => &mut group.tx,
