@@ -148,10 +148,15 @@ async fn operation_id(request: Request, next: Next) -> Response {
         work.await
     } else {
         use tracing::Instrument as _;
-        let task = tokio::spawn(work.instrument(tracing::Span::current()));
-        // A panic goes on as it would have in the connection's task.
-        task.await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        match tokio::spawn(work.instrument(tracing::Span::current())).await {
+            Ok(response) => response,
+            // A panic goes on as it would have in the connection's task.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down under it.
+            Err(e) => OPERATION_ID.sync_scope(id.clone(), || {
+                ApiError::Internal(anyhow::anyhow!("the request's task ended: {e}")).into_response()
+            }),
+        }
     };
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(OPERATION_ID_HEADER, value);

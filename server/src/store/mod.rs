@@ -397,14 +397,13 @@ impl Store {
     ///
     /// The writes queued meanwhile commit together (`writer.rs`): one commit for many.
     async fn write_tx(&self) -> Result<WriteTx> {
-        self.writer
-            .begin(
-                &self.pool,
-                self.dialect,
-                &self.deliveries_queued,
-                writer::Undo::Savepoint,
-            )
-            .await
+        self.write_tx_undone(writer::Undo::Savepoint).await
+    }
+
+    /// [`Store::write_tx`], undone as `undo` says when it ends uncommitted.
+    async fn write_tx_undone(&self, undo: writer::Undo) -> Result<WriteTx> {
+        let wake = &self.deliveries_queued;
+        (self.writer.begin(&self.pool, self.dialect, wake, undo)).await
     }
 
     /// Runs `work`, a write of `R`'s table, in a write transaction and commits it: `work`'s
@@ -412,11 +411,11 @@ impl Store {
     /// and the audit log), never its sqlx connection, and wait for nothing else. On a SQLite file
     /// it runs on the request's thread, in a group of direct writes (`direct_writes.rs`), unless
     /// `R`'s rows need another table's ([`Record::COMPLETES`]), which only a sqlx connection
-    /// reads; elsewhere in a write transaction of [`Store::write_tx`]. Returns `work`'s value
-    /// once committed. `work` refuses (returns an error) before it changes anything: neither a
-    /// direct write nor a pooled one of a table that needs no other's has a savepoint of its
-    /// own (on PostgreSQL that saves a round trip a write, inside the write turn), so one that
-    /// fails after a change fails its group (`writer.rs`, `Undo::Group`).
+    /// reads; elsewhere in a pooled write transaction ([`Store::write_tx_undone`]). Returns
+    /// `work`'s value once committed. `work` refuses (returns an error) before it changes
+    /// anything: neither a direct write nor a pooled one of a table that needs no other's has a
+    /// savepoint of its own (on PostgreSQL that saves a round trip a write, inside the write
+    /// turn), so one that fails after a change fails its group (`writer.rs`, `Undo::Group`).
     async fn write<R: Record, T>(
         &self,
         work: impl AsyncFnOnce(&mut WriteTx) -> Result<T>,
@@ -434,10 +433,7 @@ impl Store {
         } else {
             writer::Undo::Group
         };
-        let mut tx = self
-            .writer
-            .begin(&self.pool, self.dialect, &self.deliveries_queued, undo)
-            .await?;
+        let mut tx = self.write_tx_undone(undo).await?;
         let value = work(&mut tx).await?;
         tx.commit().await?;
         Ok(value)

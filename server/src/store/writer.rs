@@ -570,10 +570,7 @@ mod tests {
 
     /// A write without a savepoint of its own, as `Store::write` begins one.
     async fn marked_write(store: &Store) -> super::WriteTx {
-        let wake = &store.deliveries_queued;
-        let undo = super::Undo::Group;
-        let begun = store.writer.begin(&store.pool, store.dialect, wake, undo);
-        begun.await.unwrap()
+        store.write_tx_undone(super::Undo::Group).await.unwrap()
     }
 
     async fn put(tx: &mut super::WriteTx, sql: &str, n: i64) -> super::Result<u64> {
