@@ -551,6 +551,18 @@ pub fn shared_cluster() -> Option<String> {
         .filter(|url| !url.trim().is_empty())
 }
 
+/// A PostgreSQL server for one test, as its admin URL: the run's shared cluster
+/// ([`shared_cluster`]), or else one of the test's own, started here and stopped when the
+/// returned cluster drops (keep it as long as the test).
+pub fn shared_or_own_cluster() -> Result<(Option<Cluster>, String)> {
+    if let Some(admin) = shared_cluster() {
+        return Ok((None, admin));
+    }
+    let cluster = Cluster::start().context("starting PostgreSQL")?;
+    let admin = cluster.admin_url();
+    Ok((Some(cluster), admin))
+}
+
 /// The database one test runs on, as the run's environment decides ([`TEST_POSTGRES_ENV`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestDatabase {

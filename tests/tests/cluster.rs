@@ -30,7 +30,9 @@ use tunnel_e2e::api::{Api, id};
 use tunnel_e2e::harness::{
     ADMIN_KEY, ProcessGuard, WebhookReceiver, binary, free_port, workspace_root,
 };
-use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, query, shared_cluster};
+use tunnel_testkit::postgres::{
+    Cluster, TEST_SERVER_KEY, fresh_database, query, shared_or_own_cluster,
+};
 
 /// The secret the nodes of every test authenticate each other with.
 const CLUSTER_SECRET: &str = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
@@ -45,13 +47,7 @@ struct Database {
 
 impl Database {
     fn new() -> Result<Database> {
-        let (admin, own) = match shared_cluster() {
-            Some(admin) => (admin, None),
-            None => {
-                let cluster = Cluster::start().context("starting PostgreSQL")?;
-                (cluster.admin_url(), Some(cluster))
-            }
-        };
+        let (own, admin) = shared_or_own_cluster()?;
         Ok(Database {
             url: fresh_database(&admin)?,
             _own: own,

@@ -289,17 +289,9 @@ mod tests {
 
     #[tokio::test]
     async fn row_reads_find_columns_by_name_on_a_real_database() {
-        use tunnel_testkit::postgres::{Cluster, shared_cluster};
         // The run's cluster when it has one (its admin database: nothing here makes a table),
         // else one of this test's own.
-        let (_cluster, url) = match shared_cluster() {
-            Some(url) => (None, url),
-            None => {
-                let cluster = Cluster::start().unwrap();
-                let url = cluster.admin_url();
-                (Some(cluster), url)
-            }
-        };
+        let (_cluster, url) = tunnel_testkit::postgres::shared_or_own_cluster().unwrap();
         let reads: PgReads<sqlx::PgConnection> = PgReads::new(&url, Duration::from_secs(60), 1);
         let sql = "SELECT $1::text AS label, 7::bigint AS n, NULL::text AS other";
         // In the statement's order, out of it, and the same column twice; NULL as `None`.

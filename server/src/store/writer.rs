@@ -555,15 +555,8 @@ mod tests {
     /// A store on a fresh database of the run's PostgreSQL cluster, or of a cluster of the
     /// test's own (returned, so it lives as long as the test).
     async fn postgres_store() -> (Option<tunnel_testkit::postgres::Cluster>, Store) {
-        use tunnel_testkit::postgres::{Cluster, fresh_database, shared_cluster};
-        let (cluster, admin) = match shared_cluster() {
-            Some(admin) => (None, admin),
-            None => {
-                let cluster = Cluster::start().unwrap();
-                let admin = cluster.admin_url();
-                (Some(cluster), admin)
-            }
-        };
+        use tunnel_testkit::postgres::{fresh_database, shared_or_own_cluster};
+        let (cluster, admin) = shared_or_own_cluster().unwrap();
         let url = DatabaseUrl::parse(&fresh_database(&admin).unwrap()).unwrap();
         (cluster, with_scratch(Store::open(&url).await).await)
     }

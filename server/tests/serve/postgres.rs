@@ -9,7 +9,9 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tunnel_testkit::postgres::{Cluster, TEST_SERVER_KEY, fresh_database, query, shared_cluster};
+use tunnel_testkit::postgres::{
+    Cluster, TEST_SERVER_KEY, fresh_database, query, shared_or_own_cluster,
+};
 
 const BOOTSTRAP: &str = "postgres-test-bootstrap-key-0123456789";
 const PUBLIC_URL: &str = "http://tunnel.test/api";
@@ -17,14 +19,7 @@ const PUBLIC_URL: &str = "http://tunnel.test/api";
 /// A PostgreSQL server for one test: the run's shared cluster, or one of its own (kept alive
 /// by the returned guard).
 fn postgres() -> (Option<Cluster>, String) {
-    match shared_cluster() {
-        Some(admin) => (None, admin),
-        None => {
-            let cluster = Cluster::start().expect("start PostgreSQL");
-            let admin = cluster.admin_url();
-            (Some(cluster), admin)
-        }
-    }
+    shared_or_own_cluster().expect("start PostgreSQL")
 }
 
 /// `tunnel-server <args>` to completion (killed after a minute, e.g. a `serve` that should
