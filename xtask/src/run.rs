@@ -111,8 +111,8 @@ pub fn run(listen: &str, database: &str) -> Result<()> {
     if std::env::var_os("RUST_LOG").is_none() {
         command.env("RUST_LOG", "info");
     }
-    // The server takes this process's place (cargo runs the xtask in its own), so stopping
-    // `cargo xtask run` in any way stops the server and frees the port.
+    // The server takes this process's place, as the xtask took cargo's (`cargo run` execs on
+    // Unix), so stopping `cargo xtask run` in any way stops the server and frees the port.
     exec_replace(command)
 }
 

@@ -125,14 +125,14 @@ impl Writer {
         // only for other processes.
         let turn = self.turn.clone().lock_owned().await;
         let mut parked = self.parked().take();
-        // Each step is one round trip: its statements go as one text.
+        // Each step is one round trip (or none): its statements go as one text.
         let group = loop {
             let joining = parked.is_some();
             let (mut group, opening) = match parked.take() {
                 // Nothing to send: this write runs in the savepoint the group holds open.
-                Some(group) if group.held && undo == Undo::Group => (group, Cow::Borrowed("")),
-                Some(group) if group.held => (group, Cow::Borrowed(NEXT_SAVEPOINT)),
-                Some(group) => (group, Cow::Borrowed(SAVEPOINT)),
+                Some(group) if group.held && undo == Undo::Group => (group, None),
+                Some(group) if group.held => (group, Some(Cow::Borrowed(NEXT_SAVEPOINT))),
+                Some(group) => (group, Some(Cow::Borrowed(SAVEPOINT))),
                 None => {
                     let tx = pool.begin_with(dialect.begin_write()).await?;
                     // Bounded like SQLite's busy timeout: a lock held elsewhere (another
@@ -147,13 +147,12 @@ impl Writer {
                         queued: false,
                         held: false,
                     };
-                    (group, opening)
+                    (group, Some(opening))
                 }
             };
-            let opened = if opening.is_empty() {
-                Ok(())
-            } else {
-                run(&mut group.tx, opening).await
+            let opened = match opening {
+                Some(opening) => run(&mut group.tx, opening).await,
+                None => Ok(()),
             };
             match opened {
                 Ok(()) => {
@@ -566,16 +565,14 @@ mod tests {
         store.write_tx_undone(super::Undo::Group).await.unwrap()
     }
 
+    const INSERT: &str = "INSERT INTO scratch (n) VALUES ($1)";
+
     async fn put(tx: &mut super::WriteTx, sql: &str, n: i64) -> super::Result<u64> {
         tx.exec().execute(sql, &[Value::Integer(n)]).await
     }
 
     async fn insert(tx: &mut super::WriteTx, n: i64) {
-        sqlx::query("INSERT INTO scratch (n) VALUES ($1)")
-            .bind(n)
-            .execute(&mut **tx)
-            .await
-            .unwrap();
+        put(tx, INSERT, n).await.unwrap();
     }
 
     async fn rows(store: &Store) -> Vec<i64> {
@@ -695,7 +692,6 @@ mod tests {
     /// whose statement failed, and then ended without committing fails the whole group, and
     /// nothing of that group is committed; the writer after it begins a new one.
     async fn writes_without_a_savepoint_are_undone_with_their_group(store: Store) {
-        const INSERT: &str = "INSERT INTO scratch (n) VALUES ($1)";
         let holder = async |n: i64| {
             let mut tx = store.write_tx().await.unwrap();
             insert(&mut tx, n).await;
