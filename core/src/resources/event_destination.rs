@@ -25,13 +25,65 @@ pub struct EventDestination {
     pub signing_secret: Option<String>,
 }
 
-/// Exactly one kind of target.
+/// Exactly one kind of target: a webhook.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<WebhookTarget>,
+    // The other kinds of the official clients' `EventTarget`, which those clients send as
+    // `null` whatever is set ([`UNSUPPORTED_TARGETS`]): accepted as `null` or absent, refused
+    // by name otherwise (kept as sent only for that), so never stored nor answered back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
+    pub firehose: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
+    pub kinesis: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
+    pub cloudwatch_logs: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
+    pub datadog: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
+    pub azure_logs_ingestion: Option<serde_json::Value>,
+}
+
+/// The target kinds the official clients send (as `null`) that this server does not deliver to.
+pub const UNSUPPORTED_TARGETS: [&str; 5] = [
+    "firehose",
+    "kinesis",
+    "cloudwatch_logs",
+    "datadog",
+    "azure_logs_ingestion",
+];
+
+impl EventTarget {
+    /// A webhook target.
+    pub fn webhook(url: impl Into<String>) -> Self {
+        Self {
+            webhook: Some(WebhookTarget { url: url.into() }),
+            ..Self::default()
+        }
+    }
+
+    /// The names of the unsupported kinds given a value other than `null`.
+    fn unsupported(&self) -> impl Iterator<Item = &'static str> {
+        let given = [
+            self.firehose.is_some(),
+            self.kinesis.is_some(),
+            self.cloudwatch_logs.is_some(),
+            self.datadog.is_some(),
+            self.azure_logs_ingestion.is_some(),
+        ];
+        UNSUPPORTED_TARGETS
+            .into_iter()
+            .zip(given)
+            .filter_map(|(name, given)| given.then_some(name))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,7 +119,8 @@ impl Validate for EventDestinationCreate {
 }
 
 fn check_format(format: &Option<String>, errors: &mut Vec<FieldError>) {
-    if let Some(format) = super::given(format).filter(|f| *f != "json") {
+    // Any case: the official clients' documentation writes it `JSON`; it is stored as `json`.
+    if let Some(format) = super::given(format).filter(|f| !f.eq_ignore_ascii_case("json")) {
         errors.push(FieldError::new(
             "format",
             format!("`{format}` is not a format; the only format is `json`"),
@@ -79,6 +132,14 @@ fn check_format(format: &Option<String>, errors: &mut Vec<FieldError>) {
 const MAX_WEBHOOK_URL_BYTES: usize = 2048;
 
 fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
+    for name in target.unsupported() {
+        errors.push(FieldError::new(
+            format!("target.{name}"),
+            format!(
+                "`{name}` targets are not supported by this server (only `webhook`): send `null` or leave it out"
+            ),
+        ));
+    }
     match &target.webhook {
         None => errors.push(FieldError::new(
             "target",
@@ -213,11 +274,7 @@ mod tests {
 
     fn url_errors(url: &str) -> Vec<String> {
         let create = EventDestinationCreate {
-            target: EventTarget {
-                webhook: Some(WebhookTarget {
-                    url: url.to_owned(),
-                }),
-            },
+            target: EventTarget::webhook(url),
             ..Default::default()
         };
         create
@@ -239,5 +296,47 @@ mod tests {
         assert!(url_errors("https://example.com/a b")[0].contains("whitespace"));
         assert!(url_errors("ftp://example.com/")[0].contains("http:// or https://"));
         assert!(url_errors("https://")[0].contains("http:// or https://"));
+    }
+
+    #[test_case]
+    fn the_format_is_json_in_any_case() {
+        let create = |format: &str| EventDestinationCreate {
+            format: Some(format.to_owned()),
+            target: EventTarget::webhook("https://example.com/h"),
+            ..Default::default()
+        };
+        for format in ["json", "JSON", "Json", ""] {
+            assert!(create(format).field_errors().is_empty(), "{format}");
+        }
+        let errors = create("xml").field_errors();
+        assert_eq!(errors[0].field, "format");
+        assert!(errors[0].message.contains("only format is `json`"));
+    }
+
+    #[test_case]
+    fn the_official_clients_null_target_kinds_are_accepted_and_others_refused_by_name() {
+        // What the official Python client sends for a webhook: every other kind as `null`.
+        let sent = serde_json::json!({"target": {"webhook": {"url": "https://example.com/h"},
+            "firehose": null, "kinesis": null, "cloudwatch_logs": null, "datadog": null,
+            "azure_logs_ingestion": null}});
+        let create: EventDestinationCreate = serde_json::from_value(sent).unwrap();
+        assert!(
+            create.field_errors().is_empty(),
+            "{:?}",
+            create.field_errors()
+        );
+        assert_eq!(create.target, EventTarget::webhook("https://example.com/h"));
+        // Nothing of them is written back.
+        assert_eq!(
+            serde_json::to_value(&create.target).unwrap(),
+            serde_json::json!({"webhook": {"url": "https://example.com/h"}})
+        );
+
+        let sent = serde_json::json!({"target": {"datadog": {"api_key": "k"}}});
+        let create: EventDestinationCreate = serde_json::from_value(sent).unwrap();
+        let fields: Vec<_> = create.field_errors().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["target.datadog", "target"]);
+        let sent = serde_json::json!({"target": {"sqs": null}});
+        assert!(serde_json::from_value::<EventDestinationCreate>(sent).is_err());
     }
 }

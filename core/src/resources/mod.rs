@@ -28,8 +28,9 @@ fn null_schema(why: &str) -> utoipa::openapi::schema::Object {
         .build()
 }
 
-/// The TLS edge modules this server does not implement (`tls_edge::UNSUPPORTED_EDGE_MODULES`),
-/// which official clients send as `null`.
+/// The TLS edge modules and event target kinds this server does not implement
+/// (`tls_edge::UNSUPPORTED_EDGE_MODULES`, `event_destination::UNSUPPORTED_TARGETS`), which
+/// official clients send as `null`.
 #[cfg(feature = "openapi")]
 fn null_only() -> utoipa::openapi::schema::Object {
     null_schema(

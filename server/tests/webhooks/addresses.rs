@@ -8,7 +8,7 @@ use crate::{credential, deliveries_until, started};
 use serde_json::json;
 use std::time::Duration;
 use tunnel_core::ids::IdKind;
-use tunnel_core::resources::event_destination::{EventTarget, WebhookTarget};
+use tunnel_core::resources::event_destination::EventTarget;
 use tunnel_server::store::{Audit, Cause, DestinationRow};
 
 #[tokio::test]
@@ -73,15 +73,7 @@ async fn a_host_resolving_to_loopback_at_send_time_gets_nothing() {
             &minted.0,
         )
         .unwrap();
-    let row = DestinationRow::new(
-        minted,
-        "",
-        "",
-        "json".into(),
-        EventTarget {
-            webhook: Some(WebhookTarget { url }),
-        },
-    );
+    let row = DestinationRow::new(minted, "", "", "json".into(), EventTarget::webhook(url));
     let cause = Cause::system();
     let audit = Audit::new(&cause, |_: &DestinationRow| json!({}));
     let row = store

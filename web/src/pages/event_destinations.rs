@@ -29,7 +29,7 @@ use tunnel_core::paths;
 use tunnel_core::resources::event_destination::{
     DeliveryAttempt, DeliveryState, DestinationTest, EventDelivery, EventDeliveryList,
     EventDestination, EventDestinationCreate, EventDestinationList, EventDestinationUpdate,
-    EventTarget, WebhookTarget,
+    EventTarget,
 };
 
 /// The webhook URL of a destination (empty for another kind of target).
@@ -48,11 +48,7 @@ fn create_request(description: String, metadata: String, url: String) -> EventDe
         description: non_empty(description),
         metadata: non_empty(metadata),
         format: Some("json".to_owned()),
-        target: EventTarget {
-            webhook: Some(WebhookTarget {
-                url: url.trim().to_owned(),
-            }),
-        },
+        target: EventTarget::webhook(url.trim()),
     }
 }
 
@@ -330,9 +326,7 @@ fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl In
                 description: Some(description.get()).filter(|d| *d != o.description),
                 metadata: Some(metadata.get()).filter(|m| *m != o.metadata),
                 format: None,
-                target: (new_url != webhook_url(o)).then_some(EventTarget {
-                    webhook: Some(WebhookTarget { url: new_url }),
-                }),
+                target: (new_url != webhook_url(o)).then(|| EventTarget::webhook(new_url)),
             }
         })
     });
@@ -492,11 +486,7 @@ fn NewWebhook(
         description: None,
         metadata: None,
         format: Some("json".to_owned()),
-        target: EventTarget {
-            webhook: Some(WebhookTarget {
-                url: url.get().trim().to_owned(),
-            }),
-        },
+        target: EventTarget::webhook(url.get().trim()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     // The new destination's signing secret, shown once over the subscription form.
