@@ -1,6 +1,7 @@
 //! The keyboard shortcuts, used as a keyboard user does: `j` / `k` move between the rows and
 //! Enter opens one, `g` then a letter goes to a section, `/` focuses the search (where letters
-//! are typed, not taken as shortcuts), `n` opens the create page, `?` lists them all, and they
+//! are typed, not taken as shortcuts), `n` opens the create page, `x` and `b` select a row and
+//! go to the selection's actions, `?` lists them all, and they
 //! can be turned off there, which a reload keeps. A row keeps the focus when the sessions list
 //! brings new rows.
 
@@ -64,6 +65,16 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     pages::press(client, "g").await?;
     pages::press(client, "c").await?;
     wait_path(client, "/credentials").await?;
+
+    // The selection's actions follow the whole table in the tab order: `x` selects the
+    // focused row, `b` goes to the selection bar's first action.
+    pages::wait_for_text(client, "kb alpha").await?;
+    pages::blur(client).await?;
+    pages::press(client, "j").await?;
+    pages::press(client, "x").await?;
+    pages::press(client, "b").await?;
+    pages::wait_for_focus(client, "button.danger \"Delete\"").await?;
+    pages::click_button(client, "Clear selection").await?;
 
     // Search: `/` focuses it, and letters typed there are text, not shortcuts.
     lists::row_ids(client).await?;

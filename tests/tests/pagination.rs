@@ -1,5 +1,6 @@
 //! Flow 8: with 250 credentials created through the API, the console pages through all of them,
-//! newest first, with no duplicates and no gaps; "Previous" goes back. The page is in the URL:
+//! newest first, with no duplicates and no gaps; "Previous" goes back, the focus on the first row
+//! of the page it shows. The page is in the URL:
 //! a reload shows the same page (offering "First page", since the pages before it are not
 //! known), and back / forward step through the pages.
 
@@ -45,6 +46,15 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
     })
     .await?;
     pages::wait_for_text(client, "Page 2").await?;
+    // The focus is on that page's first row (so the view shows it), not left on the pager at
+    // the bottom of the page.
+    let first_row = client
+        .execute(
+            "return document.querySelector('main tbody a.name').innerText.trim();",
+            vec![],
+        )
+        .await?;
+    pages::wait_for_focus(client, &format!("a.name {first_row}")).await?;
 
     // The page is in the URL: a reload shows the same rows.
     let url = client.current_url().await?.to_string();

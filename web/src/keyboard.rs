@@ -1,6 +1,6 @@
 //! Keyboard shortcuts (docs/console.md, keyboard): `/` search, `n` new, `g` then a letter to a
 //! section, `j` / `k` to move between the rows of a list (Enter opens the focused one), `x` to
-//! select the focused row (on a list with bulk actions), `?`
+//! select the focused row (on a list with bulk actions), `b` to the selection's actions, `?`
 //! the list of shortcuts. They are single characters, so they are ignored while the user types
 //! in a field, while a dialog is open, and with Ctrl, Alt or Meta held; and the user can turn
 //! them off (kept in `localStorage`), since a speech-input user may trigger them by accident.
@@ -34,7 +34,7 @@ const GO: [(&str, &str); 10] = [
 ];
 
 /// Every shortcut as the list shows it: (keys, what it does).
-pub const SHORTCUTS: [(&str, &str); 16] = [
+pub const SHORTCUTS: [(&str, &str); 17] = [
     ("/", "Search the list"),
     (
         "n",
@@ -43,6 +43,7 @@ pub const SHORTCUTS: [(&str, &str); 16] = [
     ("j / k", "Next / previous row of the list"),
     ("Enter", "Open the focused row"),
     ("x", "Select or unselect the focused row"),
+    ("b", "To the actions on the selected rows"),
     ("g c", "Go to Credentials"),
     ("g h", "Go to SSH CAs"),
     ("g s", "Go to Sessions"),
@@ -187,6 +188,11 @@ pub fn Shortcuts(open: RwSignal<bool>) -> impl IntoView {
                 true
             }
             "x" => toggle_focused_row(),
+            // The selection bar comes after the whole table in the tab order (a page of 100
+            // rows is hundreds of Tabs away); its first action.
+            "b" => query("main .bulk-bar button")
+                .map(|el| el.focus())
+                .is_some(),
             "g" => {
                 pending_g.set_value(Some(now));
                 true

@@ -85,6 +85,21 @@ impl AppState {
         self.auth.set(None);
     }
 
+    /// Whether `api_key_id` is the key this console is signed in with (untracked).
+    pub fn is_own_key(&self, api_key_id: &str) -> bool {
+        self.me
+            .with_untracked(|me| me.as_ref().is_some_and(|me| me.api_key_id == api_key_id))
+    }
+
+    /// Signs out after the user deleted the key this console was signed in with, saying so:
+    /// the next request would be refused with a 401 that says only "unknown or revoked".
+    pub fn sign_out_own_key_deleted(&self) {
+        self.sign_out(Some(
+            "You deleted the API key this console was signed in with. Sign in with another key."
+                .into(),
+        ));
+    }
+
     /// Shows a toast for a few seconds; the same text already showing is not shown twice.
     pub fn toast(&self, text: impl Into<String>, error: bool) {
         let text = text.into();

@@ -2,7 +2,7 @@
 //! webhooks for now. Each destination has its own signing secret, shown once; and its
 //! deliveries (one per event sent to it) with every attempt made.
 
-use super::{Validate, check_text, list_page};
+use super::{Unsupported, Validate, check_text, list_page};
 use crate::errors::FieldError;
 use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
 use serde::{Deserialize, Serialize};
@@ -37,19 +37,19 @@ pub struct EventTarget {
     // by name otherwise (kept as sent only for that), so never stored nor answered back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub firehose: Option<serde_json::Value>,
+    pub firehose: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub kinesis: Option<serde_json::Value>,
+    pub kinesis: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub cloudwatch_logs: Option<serde_json::Value>,
+    pub cloudwatch_logs: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub datadog: Option<serde_json::Value>,
+    pub datadog: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub azure_logs_ingestion: Option<serde_json::Value>,
+    pub azure_logs_ingestion: Option<Unsupported>,
 }
 
 /// The target kinds the official clients send (as `null`) that this server does not deliver to.

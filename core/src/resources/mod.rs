@@ -19,6 +19,26 @@ pub mod user;
 use crate::errors::{Error, FieldError, collect};
 use serde::{Deserialize, Serialize};
 
+/// A request field accepted only as `null` or absent: what the official clients send for the
+/// things this server does not implement (TLS edge modules, event target kinds). `Some` when a
+/// value was given, which validation refuses naming the field; nothing of the value is kept
+/// (read as `IgnoredAny`, so no JSON value's code is in the console).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unsupported;
+
+impl<'de> Deserialize<'de> for Unsupported {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Unsupported)
+    }
+}
+
+impl Serialize for Unsupported {
+    /// Only a refused request holds one; it is written as `null`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_unit()
+    }
+}
+
 /// The schema of a request field accepted only as `null`, saying why.
 #[cfg(feature = "openapi")]
 fn null_schema(why: &str) -> utoipa::openapi::schema::Object {

@@ -58,16 +58,16 @@ pub struct TlsEdgeCreate {
     // non-null value can be refused by name rather than as a type error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub ip_restriction: Option<serde_json::Value>,
+    pub ip_restriction: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub mutual_tls: Option<serde_json::Value>,
+    pub mutual_tls: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub tls_termination: Option<serde_json::Value>,
+    pub tls_termination: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub traffic_policy: Option<serde_json::Value>,
+    pub traffic_policy: Option<super::Unsupported>,
 }
 
 impl TlsEdgeCreate {
@@ -143,19 +143,19 @@ pub struct TlsEdgeUpdate {
     pub hostports: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_backend))]
-    pub backend: Option<serde_json::Value>,
+    pub backend: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub ip_restriction: Option<serde_json::Value>,
+    pub ip_restriction: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub mutual_tls: Option<serde_json::Value>,
+    pub mutual_tls: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub tls_termination: Option<serde_json::Value>,
+    pub tls_termination: Option<super::Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub traffic_policy: Option<serde_json::Value>,
+    pub traffic_policy: Option<super::Unsupported>,
 }
 
 impl Validate for TlsEdgeUpdate {
@@ -165,10 +165,10 @@ impl Validate for TlsEdgeUpdate {
             metadata: self.metadata.clone(),
             hostports: self.hostports.clone(),
             backend: None,
-            ip_restriction: self.ip_restriction.clone(),
-            mutual_tls: self.mutual_tls.clone(),
-            tls_termination: self.tls_termination.clone(),
-            traffic_policy: self.traffic_policy.clone(),
+            ip_restriction: self.ip_restriction,
+            mutual_tls: self.mutual_tls,
+            tls_termination: self.tls_termination,
+            traffic_policy: self.traffic_policy,
         };
         let mut errors = create.field_errors();
         if self.backend.is_some() {

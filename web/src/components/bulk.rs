@@ -364,6 +364,11 @@ pub fn BulkBar(
             .iter()
             .filter(|(_, _, o)| *o == Outcome::Done)
             .collect();
+        if succeeded.iter().any(|(id, _, _)| app.is_own_key(id)) {
+            run.set(None);
+            app.sign_out_own_key_deleted();
+            return;
+        }
         for (id, _, _) in &succeeded {
             selection.set(id, false);
         }
@@ -415,14 +420,10 @@ fn own_key_last(
     rows: Vec<(String, String, Outcome)>,
     app: AppState,
 ) -> Vec<(String, String, Outcome)> {
-    let own = app
-        .me
-        .with_untracked(|me| me.as_ref().map(|me| me.api_key_id.clone()));
     // A partition, not a sort (whose code is large in the WASM): the others keep the list's
     // order.
-    let (own, mut others): (Vec<_>, Vec<_>) = rows
-        .into_iter()
-        .partition(|(id, _, _)| own.as_deref() == Some(id.as_str()));
+    let (own, mut others): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|(id, _, _)| app.is_own_key(id));
     others.extend(own);
     others
 }

@@ -5,6 +5,7 @@
 //! number; a page opened from a link does not know the pages before it, and offers "First
 //! page" instead.
 
+use super::keep_focus_on;
 use crate::api::page_query;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
@@ -167,6 +168,24 @@ impl Default for Pager {
     }
 }
 
+/// Where the focus goes once another page is shown: the first row of the new page (the view
+/// then shows it), or, in a list whose rows have no name link, the pager's enabled button.
+const AFTER_PAGING: &str =
+    "main table tbody tr td.name-cell a.name, main .pager button:not([disabled])";
+
+/// Leaves the focus on nothing, for [`keep_focus_on`] to put it on the new page's first row:
+/// kept on the pager's button, it would stay at the bottom of the new page, or drop to the top
+/// of the document when the button is disabled there (the last page, the first).
+fn focus_the_new_page() {
+    if let Some(active) = document()
+        .active_element()
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+    {
+        let _ = active.blur();
+    }
+    keep_focus_on(AFTER_PAGING);
+}
+
 #[component]
 pub fn PagerNav(pager: Pager, #[prop(into)] next: Signal<Option<String>>) -> impl IntoView {
     let label = move || match pager.number() {
@@ -182,12 +201,18 @@ pub fn PagerNav(pager: Pager, #[prop(into)] next: Signal<Option<String>>) -> imp
     };
     view! {
         <nav class="pager" aria-label="Pages">
-            <button type="button" disabled=move || !pager.has_previous() on:click=move |_| pager.previous()>
+            <button type="button" disabled=move || !pager.has_previous()
+                on:click=move |_| { pager.previous(); focus_the_new_page() }>
                 {previous_label}
             </button>
             <span>{label}</span>
             <button type="button" disabled=move || next.with(Option::is_none)
-                on:click=move |_| { if let Some(uri) = next.get_untracked() { pager.next(&uri) } }>
+                on:click=move |_| {
+                    if let Some(uri) = next.get_untracked() {
+                        pager.next(&uri);
+                        focus_the_new_page();
+                    }
+                }>
                 "Next →"
             </button>
         </nav>

@@ -141,11 +141,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
     let deleted_id = id.clone();
     let delete = ConfirmedDelete::new(paths::api_key(&id), move || {
         if this_console.get_untracked() {
-            // The next request with it would be a 401 anyway: sign out now, saying why.
-            app.sign_out(Some(
-                "You deleted the API key this console was signed in with. Sign in with another key."
-                    .into(),
-            ));
+            app.sign_out_own_key_deleted();
         } else {
             app.toast(
                 format!("API key {deleted_id} deleted; requests made with it now fail."),

@@ -216,14 +216,19 @@ fn SigningSecret(id: String) -> impl IntoView {
         rotate.send(serde_json::json!({}));
     });
     let cancel = Callback::new(move |_| asked.set(false));
-    let close = Callback::new(move |_| secret.set(None));
+    // The dialog's opener was the page itself: "Rotate secret" is disabled while the request
+    // runs, which took the focus from it.
+    let close = Callback::new(move |_| {
+        secret.set(None);
+        keep_focus_on("#rotate-secret");
+    });
     view! {
         <section class="card" aria-labelledby="secret-title">
             <h2 id="secret-title">"Signing secret"</h2>
             <p class="hint">"Every webhook is signed with this destination's secret, so the receiver can check that it came from here. The secret is shown only once: when the destination is created and when it is rotated."</p>
             {rotate.failure("The secret was not rotated")}
             <div class="actions">
-                <button type="button" disabled=move || rotate.busy() on:click=move |_| asked.set(true)>
+                <button type="button" id="rotate-secret" disabled=move || rotate.busy() on:click=move |_| asked.set(true)>
                     {move || if rotate.busy() { "Rotating…" } else { "Rotate secret" }}
                 </button>
             </div>

@@ -11,6 +11,7 @@ use crate::api::Method;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, list_message_for, message_for};
+use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::names::RefName;
@@ -163,13 +164,17 @@ fn BackendModule(
         module: None,
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
+    // The reload rebuilds this section, taking the focused button with it: the focus goes back
+    // to the button after a replace, and to the (now empty) picker after a delete.
     let save = Submit::request(Method::PUT, path.clone(), move |m: &TlsEdgeBackend| {
         app.toast(format!("Backend module set to {}.", m.backend.id), false);
         reload.try_update(|r| *r += 1);
+        keep_focus_on("#replace-module");
     });
     let delete = ConfirmedDelete::new(path, move || {
         app.toast("Backend module deleted.", false);
         reload.try_update(|r| *r += 1);
+        keep_focus_on("#field-backend_id");
     });
     // The form shows the error of the last replace or delete, whichever failed.
     let error = move || save.error().or_else(|| delete.error());
@@ -225,7 +230,7 @@ fn BackendModule(
                 </label>
                 {move || error().map(|e| view! { <ErrorView error=e /> })}
                 <div class="actions">
-                    <button type="submit" class="primary" disabled=move || save.busy() || !valid()>"Replace backend module"</button>
+                    <button type="submit" id="replace-module" class="primary" disabled=move || save.busy() || !valid()>"Replace backend module"</button>
                     {has_module.then(|| view! {
                         {delete.button("Delete module")}
                     })}
