@@ -494,15 +494,13 @@ fn RunDialog(
                         ),
                         Outcome::Skipped => ("failed", "not done: stopped".to_owned()),
                     };
-                    let shown = if name.is_empty() {
-                        id.clone()
-                    } else {
-                        name.clone()
-                    };
+                    // A row without a name is its id alone (not the id twice).
+                    let name = (!name.is_empty())
+                        .then(|| view! { <span class="bulk-name">{name.clone()}</span> " " });
                     view! {
                         <li class=class data-id=id.clone()>
-                            <span class="bulk-name">{shown}</span>
-                            " " <code class="id">{id.clone()}</code>
+                            {name}
+                            <code class="id">{id.clone()}</code>
                             <span class="bulk-outcome">{text}</span>
                         </li>
                     }
