@@ -34,7 +34,7 @@ pub struct EventTarget {
     pub webhook: Option<WebhookTarget>,
     // The other kinds of the official clients' `EventTarget`, which those clients send as
     // `null` whatever is set ([`UNSUPPORTED_TARGETS`]): accepted as `null` or absent, refused
-    // by name otherwise (kept as sent only for that), so never stored nor answered back.
+    // by name otherwise (read as [`Unsupported`]), so never stored nor answered back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
     pub firehose: Option<Unsupported>,
@@ -72,17 +72,16 @@ impl EventTarget {
 
     /// The names of the unsupported kinds given a value other than `null`.
     fn unsupported(&self) -> impl Iterator<Item = &'static str> {
-        let given = [
-            self.firehose.is_some(),
-            self.kinesis.is_some(),
-            self.cloudwatch_logs.is_some(),
-            self.datadog.is_some(),
-            self.azure_logs_ingestion.is_some(),
-        ];
-        UNSUPPORTED_TARGETS
-            .into_iter()
-            .zip(given)
-            .filter_map(|(name, given)| given.then_some(name))
+        Unsupported::given(
+            UNSUPPORTED_TARGETS,
+            [
+                self.firehose,
+                self.kinesis,
+                self.cloudwatch_logs,
+                self.datadog,
+                self.azure_logs_ingestion,
+            ],
+        )
     }
 }
 

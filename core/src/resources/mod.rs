@@ -39,6 +39,19 @@ impl Serialize for Unsupported {
     }
 }
 
+impl Unsupported {
+    /// The names of the fields (`names[i]` for `fields[i]`) given a value other than `null`.
+    fn given<const N: usize>(
+        names: [&'static str; N],
+        fields: [Option<Unsupported>; N],
+    ) -> impl Iterator<Item = &'static str> {
+        names
+            .into_iter()
+            .zip(fields)
+            .filter_map(|(name, field)| field.map(|_| name))
+    }
+}
+
 /// The schema of a request field accepted only as `null`, saying why.
 #[cfg(feature = "openapi")]
 fn null_schema(why: &str) -> utoipa::openapi::schema::Object {

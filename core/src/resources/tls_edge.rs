@@ -11,7 +11,7 @@
 //!   (applied with the rules of the PUT when given, so a client can create an edge with its
 //!   backend in one request) and [`UNSUPPORTED_EDGE_MODULES`], accepted only as `null`.
 
-use super::{Ref, Validate, check_id, check_text, list_page};
+use super::{Ref, Unsupported, Validate, check_id, check_text, list_page};
 use crate::errors::FieldError;
 use crate::ids::IdKind;
 use crate::limits::{OTHER_DESCRIPTION, OTHER_METADATA};
@@ -54,35 +54,34 @@ pub struct TlsEdgeCreate {
     /// The backend module to create the edge with; `null` or absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<TlsEdgeBackendModule>,
-    // Not implemented (see [`UNSUPPORTED_EDGE_MODULES`]): kept as sent only so that a
-    // non-null value can be refused by name rather than as a type error.
+    // Not implemented (see [`UNSUPPORTED_EDGE_MODULES`]): read as [`Unsupported`], so that a
+    // non-null value is refused by name rather than as a type error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub ip_restriction: Option<super::Unsupported>,
+    pub ip_restriction: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub mutual_tls: Option<super::Unsupported>,
+    pub mutual_tls: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub tls_termination: Option<super::Unsupported>,
+    pub tls_termination: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub traffic_policy: Option<super::Unsupported>,
+    pub traffic_policy: Option<Unsupported>,
 }
 
 impl TlsEdgeCreate {
     /// The names of the unsupported modules given a value other than `null`.
     fn unsupported_modules(&self) -> impl Iterator<Item = &'static str> {
-        let given = [
-            self.ip_restriction.is_some(),
-            self.mutual_tls.is_some(),
-            self.tls_termination.is_some(),
-            self.traffic_policy.is_some(),
-        ];
-        UNSUPPORTED_EDGE_MODULES
-            .into_iter()
-            .zip(given)
-            .filter_map(|(name, given)| given.then_some(name))
+        Unsupported::given(
+            UNSUPPORTED_EDGE_MODULES,
+            [
+                self.ip_restriction,
+                self.mutual_tls,
+                self.tls_termination,
+                self.traffic_policy,
+            ],
+        )
     }
 }
 
@@ -143,19 +142,19 @@ pub struct TlsEdgeUpdate {
     pub hostports: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_backend))]
-    pub backend: Option<super::Unsupported>,
+    pub backend: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub ip_restriction: Option<super::Unsupported>,
+    pub ip_restriction: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub mutual_tls: Option<super::Unsupported>,
+    pub mutual_tls: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub tls_termination: Option<super::Unsupported>,
+    pub tls_termination: Option<Unsupported>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = super::null_only))]
-    pub traffic_policy: Option<super::Unsupported>,
+    pub traffic_policy: Option<Unsupported>,
 }
 
 impl Validate for TlsEdgeUpdate {
