@@ -167,7 +167,14 @@ async fn a_bulk_delete_revokes_the_consoles_own_key_last() -> anyhow::Result<()>
 
     bulk::click_row_box(client, &listed[0], false).await?;
     bulk::click_row_box(client, &listed[1], false).await?;
-    bulk::act(client, "Delete", "Delete 2 API keys?", "Delete 2 API keys").await?;
+    // The confirmation says that the console's own key is one of them (said only when it is).
+    bulk::act(
+        client,
+        "Delete",
+        "The API key this console is signed in with is one of them",
+        "Delete 2 API keys",
+    )
+    .await?;
     // Sent in the list's order but for the console's own key, which goes last: revoking it
     // first would have refused the other delete.
     let results = bulk::results(client).await?;

@@ -405,8 +405,14 @@ pub fn BulkBar(
         </Show>
         {move || asked.get().map(|a| {
             let what = noun.count(selection.count());
+            // Said only when it is so: the console's own API key is among the rows.
+            let own_key = if selection.chosen().iter().any(|(id, _)| app.is_own_key(id)) {
+                " The API key this console is signed in with is one of them: you will be signed out."
+            } else {
+                ""
+            };
             view! {
-                <ConfirmDialog title=format!("{} {what}?", a.label) message=format!("{} {}", capitalised(&what), a.warning)
+                <ConfirmDialog title=format!("{} {what}?", a.label) message=format!("{} {}{own_key}", capitalised(&what), a.warning)
                     confirm_label=format!("{} {what}", a.label) safe=!a.danger on_confirm=confirm on_cancel=cancel />
             }
         })}

@@ -25,7 +25,7 @@ use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList as Page, 
 /// What the list does to selected rows.
 const BULK: &[BulkAction] = &[BulkAction::delete(
     paths::api_key,
-    "will be revoked at once: the next request with any of them is refused. Revoking this console's own key signs you out. This cannot be undone.",
+    "will be revoked at once: requests made with them are refused from then on. This cannot be undone.",
 )];
 
 #[component]
