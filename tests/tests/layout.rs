@@ -1,7 +1,7 @@
 //! Long valid values (and a long ACL rule being typed) never make a page scroll sideways (at
 //! 1280 px and at 375 px), the desktop header is one row (for a named user too), referenced
-//! resources are shown by name, the phone header is one row with a menu, and the credential
-//! list does not shift when its table arrives.
+//! resources are shown by name, the phone header is one row with a menu, the credential list
+//! does not shift when its table arrives, and a toast never covers the field a user is in.
 
 use fantoccini::Client;
 use serde_json::json;
@@ -287,6 +287,76 @@ async fn the_credential_list_does_not_shift_when_its_rows_arrive() -> anyhow::Re
         .await?;
     let shift = shift.as_f64().unwrap_or(f64::MAX);
     assert!(shift < 0.1, "cumulative layout shift {shift}");
+    Ok(())
+}
+
+/// Whether the toasts cover the focused element, and a description of both boxes.
+async fn toast_covers_focus(client: &Client) -> anyhow::Result<(bool, String)> {
+    let value = client
+        .execute(
+            "const a = document.activeElement.getBoundingClientRect();
+             const t = document.querySelector('.toasts').getBoundingClientRect();
+             const covered = t.height > 0 && a.bottom > t.top && a.top < t.bottom
+               && a.right > t.left && a.left < t.right;
+             return [covered, `focus ${a.top}-${a.bottom}, toasts ${t.top}-${t.bottom}`];",
+            vec![],
+        )
+        .await?;
+    Ok((
+        value[0].as_bool().unwrap_or(true),
+        value[1].as_str().unwrap_or_default().to_owned(),
+    ))
+}
+
+#[tokio::test]
+async fn a_toast_never_covers_the_field_just_used() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    // Enough edges that the create form is below the window's fold, as on a real account.
+    for i in 0..12 {
+        stack
+            .api
+            .create(
+                "/edges/tls",
+                json!({"description": format!("edge {i}"), "hostports": [format!("e{i}.example.com:443")]}),
+            )
+            .await?;
+    }
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    for (n, (width, height)) in [(375, 800), (1280, 800)].into_iter().enumerate() {
+        pages::set_viewport(client, width, height).await?;
+        client
+            .goto(&format!("{}/tls-edges", stack.server.url()))
+            .await?;
+        pages::wait_for_text(client, "edge 11").await?;
+        pages::fill(client, "Description", &format!("new {n}")).await?;
+        pages::fill(client, "Host:ports", &format!("new{n}.example.com:443")).await?;
+        // Enter in the field, as a user submits: the focus stays there, at the window's
+        // bottom, where the toast appears.
+        pages::press(client, fantoccini::key::Key::Enter).await?;
+        pages::wait_for_text(client, &format!("new{n}.example.com:443")).await?;
+        // The list reloads above the form after the toast shows: look once that has settled.
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        assert!(
+            pages::focused(client)
+                .await?
+                .starts_with("input#field-hostports"),
+            "{}",
+            pages::focused(client).await?
+        );
+        let (covered, boxes) = toast_covers_focus(client).await?;
+        browser
+            .screenshot(&format!("toast-clear-of-focus-{width}"))
+            .await?;
+        assert!(
+            !covered,
+            "at {width} px the toast covers the focused field: {boxes}"
+        );
+        assert!(
+            pages::page_text(client).await?.contains("created."),
+            "the toast is still up"
+        );
+    }
     Ok(())
 }
 

@@ -79,26 +79,7 @@ pub fn focus_next_frame(id: String) {
 /// focus put anywhere else is left alone, and the user's next key or pointer press ends it:
 /// what they do next wins (a click on the page's background leaves the focus on nothing).
 pub fn keep_focus_on(selector: &'static str) {
-    use std::cell::Cell;
-    use std::rc::Rc;
-    let acted = Rc::new(Cell::new(false));
-    let (by_key, by_pointer) = (acted.clone(), acted.clone());
-    let listeners = [
-        window_event_listener(leptos::ev::keydown, move |_| by_key.set(true)),
-        window_event_listener(leptos::ev::pointerdown, move |_| by_pointer.set(true)),
-    ];
-    fn check(
-        selector: &'static str,
-        left: u32,
-        acted: Rc<std::cell::Cell<bool>>,
-        listeners: [WindowListenerHandle; 2],
-    ) {
-        if acted.get() || left == 0 {
-            for listener in listeners {
-                listener.remove();
-            }
-            return;
-        }
+    until_the_user_acts(40, move || {
         let doc = document();
         let on_nothing = doc.active_element().is_none_or(|active| {
             doc.body()
@@ -113,10 +94,45 @@ pub fn keep_focus_on(selector: &'static str) {
         {
             let _ = el.focus();
         }
+    });
+}
+
+/// Runs `step` on the next frame and then every 50 ms, `times` times in all, until the user
+/// presses a key or a pointer, or scrolls: a fix-up of the view after an action (the focus, the
+/// scroll) must not fight what the user does next.
+pub fn until_the_user_acts(times: u32, step: impl Fn() + 'static) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let acted = Rc::new(Cell::new(false));
+    let flag = |acted: &Rc<Cell<bool>>| {
+        let acted = acted.clone();
+        move || acted.set(true)
+    };
+    let (key, pointer, wheel, touch) = (flag(&acted), flag(&acted), flag(&acted), flag(&acted));
+    let listeners = [
+        window_event_listener(leptos::ev::keydown, move |_| key()),
+        window_event_listener(leptos::ev::pointerdown, move |_| pointer()),
+        window_event_listener(leptos::ev::wheel, move |_| wheel()),
+        window_event_listener(leptos::ev::touchstart, move |_| touch()),
+    ];
+    fn check(
+        left: u32,
+        step: Rc<dyn Fn()>,
+        acted: Rc<Cell<bool>>,
+        listeners: [WindowListenerHandle; 4],
+    ) {
+        if acted.get() || left == 0 {
+            for listener in listeners {
+                listener.remove();
+            }
+            return;
+        }
+        step();
         set_timeout(
-            move || check(selector, left - 1, acted, listeners),
+            move || check(left - 1, step, acted, listeners),
             std::time::Duration::from_millis(50),
         );
     }
-    check(selector, 40, acted, listeners);
+    let step: Rc<dyn Fn()> = Rc::new(step);
+    request_animation_frame(move || check(times, step, acted, listeners));
 }
