@@ -345,7 +345,15 @@ impl Acl {
                 continue;
             }
             match AclRule::parse(rule) {
-                Ok(r) => parsed.push((rule.to_owned(), r)),
+                // Written differently, meaning the same (`bind:A.com` and `bind:a.com.`): a
+                // second copy would only hide which one the tester reports.
+                Ok(r) => match parsed.iter().find(|(_, earlier)| *earlier == r) {
+                    Some((earlier, _)) => errors.push(FieldError::new(
+                        format!("acl[{i}]"),
+                        format!("`{rule}` is the same rule as `{earlier}`"),
+                    )),
+                    None => parsed.push((rule.to_owned(), r)),
+                },
                 Err(message) => errors.push(FieldError::new(format!("acl[{i}]"), message)),
             }
         }
@@ -354,6 +362,21 @@ impl Acl {
         } else {
             Err(errors)
         }
+    }
+
+    /// A credential's stored ACL, as the server and the tester apply it: every rule must parse
+    /// (`None` otherwise), and a rule meaning the same as an earlier one is kept, not refused.
+    /// ACLs written before [`Acl::parse`] refused such a rule hold some, and they must keep
+    /// permitting what they did.
+    pub fn stored<S: AsRef<str>>(rules: &[S]) -> Option<Acl> {
+        let rules = rules
+            .iter()
+            .map(|rule| {
+                let rule = rule.as_ref();
+                AclRule::parse(rule).ok().map(|r| (rule.to_owned(), r))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Acl { rules })
     }
 
     pub fn is_unrestricted(&self) -> bool {
@@ -587,6 +610,49 @@ mod tests {
             "one error for the whole list, not one per rule"
         );
         assert_eq!(errors[0].field, "acl");
+    }
+
+    #[test_case]
+    fn a_rule_written_differently_but_meaning_the_same_is_a_duplicate() {
+        let errors = Acl::parse(&[
+            "bind:a.com",
+            "bind:A.com",
+            "bind:a.com.",
+            "bind:*.EX.com",
+            "bind:*.ex.com",
+            "bind:Host.com:80",
+            "bind:host.com.:80",
+            "bind:env=Prod",
+        ])
+        .unwrap_err();
+        let found: Vec<(&str, &str)> = errors
+            .iter()
+            .map(|e| (e.field.as_str(), e.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("acl[1]", "`bind:A.com` is the same rule as `bind:a.com`"),
+                ("acl[2]", "`bind:a.com.` is the same rule as `bind:a.com`"),
+                (
+                    "acl[4]",
+                    "`bind:*.ex.com` is the same rule as `bind:*.EX.com`"
+                ),
+                (
+                    "acl[6]",
+                    "`bind:host.com.:80` is the same rule as `bind:Host.com:80`"
+                ),
+            ]
+        );
+        // Labels are case-sensitive: these are two rules.
+        assert!(Acl::parse(&["bind:env=prod", "bind:env=Prod"]).is_ok());
+        // An ACL stored before such twins were refused keeps permitting what it did.
+        let stored = Acl::stored(&["bind:A.com", "bind:a.com."]).expect("every rule parses");
+        assert_eq!(
+            stored.check(&Bind::parse("a.com").unwrap()),
+            Permission::AllowedBy("bind:A.com".into())
+        );
+        assert_eq!(Acl::stored(&["bind:a.com", "nope"]), None);
     }
 
     #[test_case]

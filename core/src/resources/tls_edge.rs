@@ -90,16 +90,24 @@ impl Validate for TlsEdgeCreate {
         let mut errors = Vec::new();
         check_text(OTHER_DESCRIPTION, &self.description, &mut errors);
         check_text(OTHER_METADATA, &self.metadata, &mut errors);
-        // Hosts compare without case, as DNS does: `A.example.com:443` is `a.example.com:443`.
-        let mut seen = std::collections::HashSet::new();
+        // Addresses compare as parsed, as DNS does: `A.example.com.:443` is `a.example.com:443`.
+        let mut seen: Vec<(&str, crate::acl::Bind)> = Vec::new();
         for (i, hostport) in self.hostports.iter().flatten().enumerate() {
             let problem = match crate::acl::Bind::parse(hostport) {
-                Ok(crate::acl::Bind::Address(..))
-                    if !seen.insert(hostport.to_ascii_lowercase()) =>
-                {
-                    Some(format!("`{hostport}` is listed twice"))
+                Ok(bind @ crate::acl::Bind::Address(..)) => {
+                    match seen.iter().find(|(_, earlier)| *earlier == bind) {
+                        Some((earlier, _)) if *earlier == hostport => {
+                            Some(format!("`{hostport}` is listed twice"))
+                        }
+                        Some((earlier, _)) => {
+                            Some(format!("`{hostport}` is the same address as `{earlier}`"))
+                        }
+                        None => {
+                            seen.push((hostport, bind));
+                            None
+                        }
+                    }
                 }
-                Ok(crate::acl::Bind::Address(..)) => None,
                 // A port out of range and the like: the parser says what is wrong.
                 Err(message) if hostport.contains(':') => Some(message),
                 _ => Some(format!("`{hostport}` is not of the form `host:port`")),
@@ -302,16 +310,29 @@ mod tests {
                 "a.example.com:443".into(),
                 "A.example.com:443".into(),
                 "b.example.com:99999".into(),
+                "a.example.com.:443".into(),
+                "a.example.com:443".into(),
+                "a.example.com:8443".into(),
             ]),
             ..Default::default()
         };
         let errors = edge.field_errors();
-        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors.len(), 4, "{errors:?}");
         assert_eq!(errors[0].field, "hostports[1]");
-        assert!(errors[0].message.contains("listed twice"), "{errors:?}");
+        assert_eq!(
+            errors[0].message,
+            "`A.example.com:443` is the same address as `a.example.com:443`"
+        );
         assert_eq!(errors[1].field, "hostports[2]");
         assert!(errors[1].message.contains("99999"), "{errors:?}");
         assert!(!errors[1].message.contains("form"), "{errors:?}");
+        assert_eq!(
+            errors[2].field, "hostports[3]",
+            "a trailing dot changes nothing"
+        );
+        assert!(errors[2].message.contains("same address"), "{errors:?}");
+        assert_eq!(errors[3].field, "hostports[4]");
+        assert!(errors[3].message.contains("listed twice"), "{errors:?}");
     }
 
     #[test_case]

@@ -10,7 +10,7 @@ use tunnel_core::errors::ErrorCode;
 /// its session. `None` when every bind is permitted (an agent that binds nothing always is).
 pub fn acl_refusal(rules: &[String], binds: &[Bind]) -> Option<(ErrorCode, String)> {
     // A stored ACL was validated when it was written; one that no longer parses permits nothing.
-    let acl = Acl::parse(rules).ok();
+    let acl = Acl::stored(rules);
     let refused = binds
         .iter()
         .find(|bind| !acl.as_ref().is_some_and(|acl| acl.check(bind).is_allowed()))?;
@@ -59,5 +59,8 @@ mod tests {
         let broken = rules(&["bind:a*.example.com"]);
         assert!(acl_refusal(&broken, &binds(&["a.example.com"])).is_some());
         assert_eq!(acl_refusal(&broken, &[]), None);
+        // One stored before spellings were compared, with a rule twice, still admits.
+        let twins = rules(&["bind:a.example.com", "bind:A.example.com."]);
+        assert_eq!(acl_refusal(&twins, &binds(&["a.example.com"])), None);
     }
 }

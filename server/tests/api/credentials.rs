@@ -201,4 +201,21 @@ async fn bad_acl_rules_are_reported_each_with_its_field() {
         .send(&app)
         .await;
     r.error_at(400, "ERR_TUNNEL_114", "acl[0]");
+    // One rule twice in two spellings: the second is named, with the first.
+    let r = app
+        .patch(
+            &format!("/credentials/{}", c.id),
+            json!({"acl": ["bind:a.example.com", "bind:A.example.com."]}),
+        )
+        .send(&app)
+        .await;
+    let error = r.error(400, "ERR_TUNNEL_114");
+    assert_eq!(error.details.errors.len(), 1, "{error:?}");
+    assert_eq!(error.details.errors[0].field, "acl[1]");
+    assert!(
+        error.details.errors[0]
+            .message
+            .contains("the same rule as `bind:a.example.com`"),
+        "{error:?}"
+    );
 }

@@ -138,8 +138,8 @@ pub fn test_bind(rules: &[String], bind: &str) -> Result<String, String> {
     if bind.is_empty() {
         return Err("Type a domain, host:port or key=value.".to_owned());
     }
-    let acl = Acl::parse(rules)
-        .map_err(|_| "The saved rules do not parse; fix them first.".to_owned())?;
+    let acl = Acl::stored(rules)
+        .ok_or_else(|| "The saved rules do not parse; fix them first.".to_owned())?;
     let parsed = Bind::parse(bind)?;
     Ok(match acl.check(&parsed) {
         Permission::Unrestricted => {
