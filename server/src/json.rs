@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tunnel_core::errors::ErrorCode;
+use tunnel_core::errors::FieldError;
 use tunnel_core::limits::MAX_BODY_BYTES;
 
 /// A JSON request body of type `T`.
@@ -92,23 +93,37 @@ fn holds_nul(bytes: &[u8]) -> bool {
     false
 }
 
-/// The path of the first string holding NUL in `value` (`description`, `acl[2]`, …).
-fn nul_path(value: &serde_json::Value, at: String) -> Option<String> {
+/// Every text holding NUL in `value`, each as the problem of its field: a string value
+/// (`description`, `acl[2]`) or a key of an object (one of `labels`' keys, reported on
+/// `labels`, as the key itself cannot be shown).
+fn nul_errors(value: &serde_json::Value, at: &str, found: &mut Vec<FieldError>) {
+    let message = |what: &str| {
+        format!("{what} contains the NUL character (\\u0000), which no text may hold.")
+    };
     match value {
-        serde_json::Value::String(s) if s.contains('\0') => Some(at),
-        serde_json::Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| nul_path(v, format!("{at}[{i}]"))),
-        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let field = if at.is_empty() {
-                k.clone()
-            } else {
-                format!("{at}.{k}")
-            };
-            nul_path(v, field)
-        }),
-        _ => None,
+        serde_json::Value::String(s) if s.contains('\0') => {
+            found.push(FieldError::new(at, message(&format!("`{at}`"))));
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                nul_errors(v, &format!("{at}[{i}]"), found);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            // The body's own field names are checked as names (an unknown field).
+            if !at.is_empty() && map.keys().any(|k| k.contains('\0')) {
+                found.push(FieldError::new(at, message(&format!("A key of `{at}`"))));
+            }
+            for (k, v) in map.iter().filter(|(k, _)| !k.contains('\0')) {
+                let field = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                nul_errors(v, &field, found);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -121,15 +136,12 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiErro
     let tree = (nul || bytes.contains(&b'['))
         .then(|| serde_json::from_slice::<Value>(bytes).ok())
         .flatten();
-    if nul
-        && let Some(tree) = &tree
-        && let Some(field) = nul_path(tree, String::new())
-    {
-        return Err(ApiError::new(
-            ErrorCode::InvalidField,
-            format!("`{field}` contains the NUL character (\\u0000), which no text may hold."),
-        )
-        .with_field(field));
+    if nul && let Some(tree) = &tree {
+        let mut found = Vec::new();
+        nul_errors(tree, "", &mut found);
+        if !found.is_empty() {
+            return Err(ApiError::Invalid(found));
+        }
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {

@@ -282,6 +282,49 @@ async fn the_nul_character_is_refused_in_bodies_queries_and_ids() {
         r.error(400, "ERR_TUNNEL_114");
         assert_eq!(r.field(), field, "{}", r.text);
     }
+    // Every text holding NUL is named, as validation names every problem: a label's key
+    // (reported on its map, where the key itself cannot be shown) as well as values.
+    let r = app
+        .post(
+            "/backends/tunnel_group",
+            json!({"description": "\u{0}", "labels": {"k\u{0}": "v", "env": "a\u{0}"}}),
+        )
+        .send(&app)
+        .await;
+    let error = r.error(400, "ERR_TUNNEL_114");
+    let mut fields: Vec<&str> = error
+        .details
+        .errors
+        .iter()
+        .map(|e| e.field.as_str())
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        ["description", "labels", "labels.env"],
+        "{}",
+        r.text
+    );
+    assert!(
+        error
+            .details
+            .errors
+            .iter()
+            .any(|e| e.message.starts_with("A key of `labels`")),
+        "{}",
+        r.text
+    );
+    let patched = app
+        .created::<serde_json::Value>("/backends/tunnel_group", json!({}))
+        .await;
+    let r = app
+        .patch(
+            &format!("/backends/tunnel_group/{}", patched["id"].as_str().unwrap()),
+            json!({"labels": {"a\u{0}b": "c"}}),
+        )
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_114", "labels");
     // A backslash followed by `u0000` is text, not NUL.
     let kept: Credential = app
         .created("/credentials", json!({"description": "a\\u0000b"}))
