@@ -455,6 +455,14 @@ async fn restart_is_refused_on_windows() {
     let id = agent.session().await;
     let (status, body) = server.command(&id, "restart", &key).await;
     assert_error(status, &body, ErrorCode::RestartUnsupported);
+    // Refused by the server before anything was sent: the audit log records nothing.
+    let (_, log) = server
+        .get(
+            &format!("/events?type=tunnel_session_restart_requested.v0&object_id={id}"),
+            &key,
+        )
+        .await;
+    assert_eq!(log["events"], serde_json::json!([]), "{log}");
     // Still the same session; stop works.
     let (status, s) = server.get(&format!("/tunnel_sessions/{id}"), &key).await;
     assert_eq!(status, StatusCode::OK);

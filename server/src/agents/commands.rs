@@ -44,12 +44,21 @@ pub enum Undelivered {
         refusal: Refusal,
         os: String,
         agent_version: String,
+        /// Whether the agent refused it: the audit log records a command that reached the
+        /// agent, not one this server refused before sending anything. A node of an older
+        /// version does not say, and only ever sent refusals from agents.
+        #[serde(default = "by_the_agent")]
+        by_agent: bool,
     },
     /// A restart must wait: an update is being applied or finished too recently.
     MustWait(RestartWait),
     /// The node holding the session did not answer (or the directory could not be read): the
     /// command may or may not have reached the agent.
     Unreachable,
+}
+
+fn by_the_agent() -> bool {
+    true
 }
 
 fn now_ms() -> i64 {
@@ -67,15 +76,16 @@ pub async fn deliver(
     let Some(session) = registry.get(account_id, id).map(|live| live.session) else {
         return Err(Undelivered::NotFound);
     };
-    let refused = |refusal| Undelivered::Refused {
+    let refused = |refusal, by_agent| Undelivered::Refused {
         refusal,
         os: session.os.clone(),
         agent_version: session.agent_version.clone(),
+        by_agent,
     };
     // The agent refuses this itself; checking here too keeps the answer right for any agent
     // that reports Windows, without a round trip.
     if command == AgentCommand::Restart && is_windows(&session.os) {
-        return Err(refused(Refusal::RestartUnsupported));
+        return Err(refused(Refusal::RestartUnsupported, false));
     }
     if command == AgentCommand::Restart
         && let Some(wait) = registry.restart_wait(account_id, id, now_ms())
@@ -104,7 +114,7 @@ pub async fn deliver(
                         secs: 1,
                     }),
             ),
-            CommandError::Refused(refusal) => refused(refusal),
+            CommandError::Refused(refusal) => refused(refusal, true),
         })
 }
 

@@ -122,11 +122,21 @@ fn recorded_result(
     match outcome {
         Ok(()) if command != AgentCommand::Update => None,
         Ok(()) => Some(("accepted", None)),
-        Err(Undelivered::Refused { refusal, .. }) => Some(("refused", Some(refusal.code()))),
+        Err(Undelivered::Refused {
+            refusal,
+            by_agent: true,
+            ..
+        }) => Some(("refused", Some(refusal.code()))),
         // Whether it reached the agent is unknown, as after a timeout.
         Err(Undelivered::Timeout(_) | Undelivered::Unreachable) => Some(("timed_out", None)),
         Err(Undelivered::Ended) => Some(("ended", None)),
-        Err(Undelivered::NotFound | Undelivered::MustWait(_)) => None,
+        Err(
+            Undelivered::NotFound
+            | Undelivered::MustWait(_)
+            | Undelivered::Refused {
+                by_agent: false, ..
+            },
+        ) => None,
     }
 }
 
@@ -182,6 +192,7 @@ fn undelivered(id: &str, command: AgentCommand, why: Undelivered, wait_secs: u64
             refusal,
             os,
             agent_version,
+            ..
         } => ApiError::new(
             refusal.code(),
             refusal_message(refusal, &os, &agent_version),
