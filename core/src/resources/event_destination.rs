@@ -154,19 +154,70 @@ fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
                 ))
             } else if url.chars().any(char::is_whitespace) {
                 Some("the webhook url contains whitespace; remove it".to_owned())
-            } else if !(url.starts_with("https://") || url.starts_with("http://"))
+            } else if !(has_prefix(url, "https://") || has_prefix(url, "http://"))
                 || url
                     .split_once("://")
                     .is_some_and(|(_, rest)| rest.is_empty())
             {
                 Some("the webhook url must be an http:// or https:// URL".to_owned())
             } else {
-                None
+                authority_problem(url)
             };
             if let Some(message) = problem {
                 errors.push(FieldError::new("target.webhook.url", message));
             }
         }
+    }
+}
+
+/// Whether `text` starts with `prefix`, in any case (URL schemes are case-insensitive).
+fn has_prefix(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+}
+
+/// What is wrong with the host and port of an `http(s)://` URL, if anything: the mistakes a
+/// person makes typing one (no host, a port out of range, an unclosed IPv6 bracket). A full URL
+/// parser would cost the console's WASM its Unicode tables; the server parses the URL fully as
+/// well before storing it.
+fn authority_problem(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if let Some(inner) = host_port.strip_prefix('[') {
+        let Some((ip, after)) = inner.split_once(']') else {
+            return Some("the webhook url's IPv6 host has no closing `]`".to_owned());
+        };
+        if ip.parse::<std::net::Ipv6Addr>().is_err() {
+            return Some(format!("`[{ip}]` is not an IPv6 address"));
+        }
+        match after.strip_prefix(':') {
+            Some(port) => (ip, Some(port)),
+            None if after.is_empty() => (ip, None),
+            None => return Some(format!("`{after}` after the IPv6 host is not a `:port`")),
+        }
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() {
+        return Some("the webhook url has no host".to_owned());
+    }
+    if let Some(c) = host
+        .chars()
+        .find(|c| c.is_control() || "%<>\"^`{|}[]\\".contains(*c))
+    {
+        return Some(format!(
+            "the webhook url's host `{host}` holds `{c}`, which no host name may"
+        ));
+    }
+    match port {
+        Some(port) if !port.is_empty() && port.parse::<u16>().is_err() => Some(format!(
+            "the webhook url's port `{port}` is not a number from 0 to 65535"
+        )),
+        _ => None,
     }
 }
 
@@ -295,6 +346,26 @@ mod tests {
         assert!(url_errors("https://example.com/a b")[0].contains("whitespace"));
         assert!(url_errors("ftp://example.com/")[0].contains("http:// or https://"));
         assert!(url_errors("https://")[0].contains("http:// or https://"));
+        // Schemes in any case, as URLs have them.
+        assert!(url_errors("HTTPS://EXAMPLE.COM/hook").is_empty());
+        assert!(url_errors("Http://[::1]:8080/").is_empty());
+        assert!(url_errors("https://user:pw@example.com:8443/x?y#z").is_empty());
+        for (url, said) in [
+            ("https://example.com:99999/", "port `99999`"),
+            ("https://example.com:8o/", "port `8o`"),
+            ("http://[::1", "no closing `]`"),
+            ("http://[nope]/", "not an IPv6 address"),
+            ("http://[::1]x/", "not a `:port`"),
+            ("http://:80/", "no host"),
+            ("http://@/", "no host"),
+            ("https://ex%00ample.com/", "holds `%`"),
+        ] {
+            let errors = url_errors(url);
+            assert!(
+                errors.len() == 1 && errors[0].contains(said),
+                "{url}: {errors:?}"
+            );
+        }
     }
 
     #[test_case]

@@ -23,7 +23,7 @@ use axum::extract::{RawQuery, State};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use tunnel_core::errors::ErrorCode;
+use tunnel_core::errors::{ErrorCode, FieldError};
 use tunnel_core::event_types::PING;
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths;
@@ -80,11 +80,19 @@ pub fn spawn_deliveries(state: &AppState) -> tokio::task::JoinHandle<()> {
 #[serde(deny_unknown_fields)]
 struct NoInput {}
 
-/// Refuses a webhook URL webhooks may not reach (unless the server allows private addresses).
+/// Refuses a webhook URL that does not parse (400 `ERR_TUNNEL_114`, as validation: the shared
+/// validation checks only what a person mistypes) or that webhooks may not reach (117, unless
+/// the server allows private addresses).
 async fn check_reachable(state: &AppState, target: &EventTarget) -> ApiResult<()> {
     let Some(hook) = &target.webhook else {
         return Ok(());
     };
+    if let Err(e) = url::Url::parse(&hook.url) {
+        return Err(ApiError::Invalid(vec![FieldError::new(
+            "target.webhook.url",
+            format!("the webhook url is invalid: {e}"),
+        )]));
+    }
     if state.config.webhooks.allow_private {
         return Ok(());
     }

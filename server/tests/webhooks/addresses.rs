@@ -55,6 +55,44 @@ async fn private_targets_are_refused_without_the_flag() {
     .error_at(400, "ERR_TUNNEL_117", "target.webhook.url");
 }
 
+/// A URL that is no URL is a validation error (114, with the body's other problems), with or
+/// without the flag: the address rule's 117 is for hosts it refuses.
+#[tokio::test]
+async fn a_malformed_url_is_a_validation_error_with_or_without_the_flag() {
+    for allow_private in [false, true] {
+        let mut config = test_config();
+        config.webhooks.allow_private = allow_private;
+        let app = started(config).await;
+        let resp = app
+            .post(
+                "/event_destinations",
+                json!({"format": "xml", "target": {"webhook": {"url": "https://example.com:99999/"}}}),
+            )
+            .send(&app)
+            .await;
+        let body = resp.error(400, "ERR_TUNNEL_114");
+        let fields: Vec<&str> = body
+            .details
+            .errors
+            .iter()
+            .map(|e| e.field.as_str())
+            .collect();
+        assert_eq!(fields, ["format", "target.webhook.url"], "{}", resp.text);
+        // One the shared check lets through, which the full parse refuses.
+        let resp = app
+            .post(
+                "/event_destinations",
+                json!({"target": {"webhook": {"url": "http://256.1.1.1/h"}}}),
+            )
+            .send(&app)
+            .await;
+        let body = resp.error_at(400, "ERR_TUNNEL_114", "target.webhook.url");
+        assert!(body.msg.contains("is invalid"), "{}", body.msg);
+        let list: serde_json::Value = app.get("/event_destinations").send(&app).await.body();
+        assert_eq!(list["event_destinations"], json!([]), "nothing stored");
+    }
+}
+
 #[tokio::test]
 async fn a_host_resolving_to_loopback_at_send_time_gets_nothing() {
     let mut config = test_config();
