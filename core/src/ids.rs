@@ -119,19 +119,18 @@ impl IdKind {
     }
 }
 
-/// Whether `value` has the form of an id of some kind: letters, digits and `_`, at most 64
-/// bytes. What the audit log's `object_id` and `actor_id` filters accept (an event may name a
-/// resource of any kind), checked by the server and by the console before it asks.
+/// Whether `value` is a well-formed id of some kind (its prefix, then 27 letters and digits).
+/// What the audit log's `object_id` and `actor_id` filters accept (an event may name a resource
+/// of any kind), checked by the server and by the console before it asks: a value no id can
+/// have would only ever find nothing.
 pub fn check_id_form(value: &str) -> Result<(), String> {
-    let id_like = !value.is_empty()
-        && value.len() <= 64
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if id_like {
-        Ok(())
-    } else {
-        Err("must be an id, such as `cr_…` or `usr_…`".to_owned())
+    match IdKind::of(value) {
+        Some(kind) => parse_id(kind, value).map_err(|e| e.to_string()),
+        None if value.is_empty() => Err("must be an id, such as `cr_…` or `usr_…`".to_owned()),
+        None => Err(format!(
+            "`{}` is not an id: ids start with a kind's prefix, such as `cr_` or `usr_`",
+            shorten(value)
+        )),
     }
 }
 

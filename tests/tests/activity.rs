@@ -139,7 +139,7 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
     activity::row_text(client, &event_id).await?;
     pages::fill(client, "Object ID", "not an id").await?;
     pages::press(client, Key::Enter).await?;
-    pages::wait_for_text(client, "The object ID must be an id").await?;
+    pages::wait_for_text(client, "is not an id: ids start with a kind's prefix").await?;
     assert!(!client.current_url().await?.as_str().contains("object_id="));
     assert!(!pages::page_text(client).await?.contains("Could not load"));
 

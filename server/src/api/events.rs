@@ -123,18 +123,30 @@ mod tests {
     #[test]
     fn filters_are_checked_and_kept() {
         let (f, kept) = filter(Some(
-            "type=credential_created.v0&object_id=cr_1&after=2026-01-01T00:00:00Z&limit=5",
+            "type=credential_created.v0&object_id=cr_0ERs00000000000000000000001&after=2026-01-01T00:00:00Z&limit=5",
         ))
         .unwrap();
         assert_eq!(f.event_type.as_deref(), Some("credential_created.v0"));
-        assert_eq!(f.object_id.as_deref(), Some("cr_1"));
+        assert_eq!(
+            f.object_id.as_deref(),
+            Some("cr_0ERs00000000000000000000001")
+        );
         assert_eq!(f.after_ms, Some(1_767_225_600_000));
         assert_eq!(
             kept,
-            "type=credential_created.v0&object_id=cr_1&after=2026-01-01T00%3A00%3A00Z"
+            "type=credential_created.v0&object_id=cr_0ERs00000000000000000000001&after=2026-01-01T00%3A00%3A00Z"
         );
         assert!(filter(Some("type=nope")).is_err());
         assert!(filter(Some("after=yesterday")).is_err());
         assert!(filter(Some("actor_id=a%20b")).is_err());
+        // Only what an id can be: a kind's prefix and its 27 letters and digits.
+        for bad in [
+            "object_id=garbage",
+            "object_id=cr_x",
+            "actor_id=xx_0ERs000000000000000000000001",
+            "object_id=",
+        ] {
+            assert!(filter(Some(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -158,13 +158,13 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
                 <label for="filter-object">"Object ID"</label>
                 <input id="filter-object" type="text" class="mono" placeholder="cr_…" bind:value=object_id
                     aria-invalid=move || object_error.with(Option::is_some).to_string() aria-describedby="filter-object-error" />
-                {move || object_error.get().map(|m| view! { <p id="filter-object-error" class="error" role="alert">{message(&format!("The object ID {m}"))}</p> })}
+                {move || object_error.get().map(|m| view! { <p id="filter-object-error" class="error" role="alert">{message(&m)}</p> })}
             </div>
             <div class="field" class:invalid=move || actor_error.with(Option::is_some)>
                 <label for="filter-actor">"Actor ID"</label>
                 <input id="filter-actor" type="text" class="mono" placeholder="usr_…, bot_… or cr_…" bind:value=actor_id
                     aria-invalid=move || actor_error.with(Option::is_some).to_string() aria-describedby="filter-actor-error" />
-                {move || actor_error.get().map(|m| view! { <p id="filter-actor-error" class="error" role="alert">{message(&format!("The actor ID {m}"))}</p> })}
+                {move || actor_error.get().map(|m| view! { <p id="filter-actor-error" class="error" role="alert">{message(&m)}</p> })}
             </div>
             <div class="field">
                 <label for="filter-after">"From (local time)"</label>

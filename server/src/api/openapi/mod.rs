@@ -141,7 +141,8 @@ fn parameters(op: &Operation) -> Vec<Value> {
             parameters.push(order);
         }
         if op.path == tunnel_core::paths::EVENTS {
-            let id = json!({"type": "string", "pattern": "^[0-9A-Za-z_]{1,64}$"});
+            // An id of any kind: what `tunnel_core::ids::check_id_form` accepts.
+            let id = json!({"type": "string", "pattern": id_pattern(&IdKind::ALL)});
             let time = json!({"type": "string", "format": "date-time"});
             parameters.extend([
                 query(
@@ -157,7 +158,7 @@ fn parameters(op: &Operation) -> Vec<Value> {
                 ),
                 query(
                     "after",
-                    "Only events that occurred after this time (RFC 3339).",
+                    "Only events that occurred at or after this time (RFC 3339).",
                     time.clone(),
                 ),
                 query(
