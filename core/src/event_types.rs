@@ -72,6 +72,11 @@ pub fn event_type(kind: IdKind, verb: &str) -> String {
 /// Checks the form `<name>.v<digits>`: a lower-case name of letters, digits and `_`, starting
 /// with a letter, then `.v` and a version number.
 pub fn check_form(event_type: &str) -> Result<(), String> {
+    if event_type.is_empty() {
+        return Err(
+            "the event type is missing: write one, like `credential_created.v0`".to_owned(),
+        );
+    }
     let bad = || {
         format!(
             "`{event_type}` is not an event type: write a name and a version, like `credential_created.v0`"

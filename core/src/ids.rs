@@ -141,6 +141,24 @@ pub enum IdError {
     WrongPrefix { expected: IdKind, got: String },
     #[error("`{got}` is not a valid {noun} id: expected `{prefix}` followed by 27 letters and digits", noun = .expected.noun(), prefix = .expected.prefix())]
     Malformed { expected: IdKind, got: String },
+    #[error("`{got}` is not {article} {one} or {other} id: they start with `{p1}` or `{p2}`", article = .expected[0].article(), one = .expected[0].noun(), other = .expected[1].noun(), p1 = .expected[0].prefix(), p2 = .expected[1].prefix())]
+    WrongPrefixOfTwo { expected: [IdKind; 2], got: String },
+}
+
+/// Checks that `id` is a well-formed id of one of `kinds` (the users' list and `owner_id` take
+/// users and bots): as the kind its prefix names; with no such prefix, the error names the
+/// first kind, or both kinds when there are two.
+pub fn parse_id_of(kinds: &[IdKind], id: &str) -> Result<(), IdError> {
+    match kinds.iter().find(|k| id.starts_with(k.prefix())) {
+        Some(kind) => parse_id(*kind, id),
+        None => match kinds {
+            [first, second] => Err(IdError::WrongPrefixOfTwo {
+                expected: [*first, *second],
+                got: shorten(id),
+            }),
+            _ => parse_id(kinds.first().copied().unwrap_or(IdKind::Credential), id),
+        },
+    }
 }
 
 /// Checks that `id` is a well-formed id of `kind`.
@@ -373,6 +391,22 @@ mod tests {
         assert!(matches!(err, IdError::Malformed { .. }));
         let err = parse_id(IdKind::Credential, "cr_!!!!!!!!!!!!!!!!!!!!!!!!!!!").unwrap_err();
         assert!(matches!(err, IdError::Malformed { .. }));
+        // A field taking users and bots names both.
+        let principals = [IdKind::User, IdKind::Bot];
+        let bot = make_id(IdKind::Bot, 1, [1; 14]);
+        assert_eq!(parse_id_of(&principals, &bot), Ok(()));
+        let err = parse_id_of(&principals, &id).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("`{id}` is not a user or bot id: they start with `usr_` or `bot_`")
+        );
+        assert!(matches!(
+            parse_id_of(&principals, "bot_short"),
+            Err(IdError::Malformed {
+                expected: IdKind::Bot,
+                ..
+            })
+        ));
     }
 
     /// Digit by digit, dividing the bytes by 62 once per digit: the plain definition.

@@ -240,6 +240,13 @@ impl IntoResponse for ApiError {
                 .headers_mut()
                 .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(secs));
         }
+        // HTTP requires a 401 to say how to authenticate (RFC 9110, 11.6.1).
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
+        }
         response
     }
 }

@@ -183,6 +183,7 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiErro
             .with_detail("accepted_fields", accepted);
         }
         if inner.is_data() {
+            let text = in_json_terms(&text);
             let error = ApiError::new(
                 ErrorCode::MalformedJson,
                 format!("The request body does not have the expected shape: {text}."),
@@ -225,6 +226,35 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiErro
         });
     }
     Ok(value)
+}
+
+/// serde's words for a wrong type in JSON's: "expected struct CredentialCreate" names a type of
+/// this server's code, "expected i64" a machine integer; a client knows objects, lists and
+/// whole numbers.
+fn in_json_terms(text: &str) -> String {
+    let mut out = text
+        .replace("invalid type: map", "invalid type: an object")
+        .replace("invalid type: sequence", "invalid type: a list")
+        .replace("expected a map", "expected an object")
+        .replace("expected a sequence", "expected a list");
+    while let Some(at) = out.find("expected struct ") {
+        let name_start = at + "expected struct ".len();
+        let name_len = out[name_start..]
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .unwrap_or(out.len() - name_start);
+        out.replace_range(at..name_start + name_len, "expected an object");
+    }
+    for int in [
+        "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "isize",
+    ] {
+        let word = format!("expected {int}");
+        if let Some(at) = out.find(&word)
+            && !out[at + word.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        {
+            out.replace_range(at..at + word.len(), "expected a whole number");
+        }
+    }
+    out
 }
 
 /// The path of the first place where the body `given` has an array and what was `read` from it
@@ -278,6 +308,34 @@ mod tests {
             ApiError::Coded { code, field, .. } => (code, field),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn wrong_types_are_said_in_json_terms() {
+        let said = |body: &[u8]| parse::<CredentialCreate>(body).unwrap_err().to_string();
+        for (body, expected) in [
+            (&b"null"[..], "invalid type: null, expected an object"),
+            (
+                br#"{"acl": {}}"#,
+                "invalid type: an object, expected a list",
+            ),
+            (br#"{"acl": "x"}"#, "expected a list"),
+        ] {
+            let said = said(body);
+            assert!(said.contains(expected), "{said}");
+            assert!(
+                !said.contains("struct") && !said.contains("sequence"),
+                "{said}"
+            );
+        }
+        assert_eq!(
+            in_json_terms("invalid type: string \"x\", expected i64"),
+            "invalid type: string \"x\", expected a whole number"
+        );
+        assert_eq!(
+            in_json_terms("expected struct EventTarget or u32"),
+            "expected an object or u32"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::store::PageQuery;
 use tunnel_core::errors::ErrorCode;
-use tunnel_core::ids::{IdKind, parse_id};
+use tunnel_core::ids::{IdKind, parse_id_of};
 use tunnel_core::limits::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use tunnel_core::paths;
 
@@ -89,13 +89,7 @@ pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiErro
                     })?;
             }
             "before_id" => {
-                // Checked as the kind its prefix names, else as the list's first (for the error).
-                let kind = kinds
-                    .iter()
-                    .copied()
-                    .find(|k| value.starts_with(k.prefix()))
-                    .unwrap_or(kinds[0]);
-                parse_id(kind, &value).map_err(|e| {
+                parse_id_of(kinds, &value).map_err(|e| {
                     ApiError::new(ErrorCode::InvalidQueryParameter, format!("before_id: {e}"))
                         .with_field("before_id")
                 })?;

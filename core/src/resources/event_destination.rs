@@ -89,6 +89,8 @@ impl EventTarget {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WebhookTarget {
+    #[serde(default, deserialize_with = "super::null_is_default")]
+    #[cfg_attr(feature = "openapi", schema(required = true, max_length = 2048))]
     pub url: String,
 }
 
@@ -102,7 +104,9 @@ pub struct EventDestinationCreate {
     pub metadata: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    #[serde(default)]
+    /// `null` is absent, as for every field: the missing target is then said by validation.
+    #[serde(default, deserialize_with = "super::null_is_default")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub target: EventTarget,
 }
 
@@ -147,7 +151,9 @@ fn check_target(target: &EventTarget, errors: &mut Vec<FieldError>) {
         Some(hook) => {
             let url = &hook.url;
             // Each problem said as itself: a long URL told it is no URL would be a puzzle.
-            let problem = if url.len() > MAX_WEBHOOK_URL_BYTES {
+            let problem = if url.is_empty() {
+                Some("the webhook url is missing: give an http:// or https:// URL".to_owned())
+            } else if url.len() > MAX_WEBHOOK_URL_BYTES {
                 Some(format!(
                     "the webhook url is {} bytes long; at most {MAX_WEBHOOK_URL_BYTES} are allowed",
                     url.len()

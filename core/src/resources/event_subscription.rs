@@ -36,7 +36,10 @@ pub struct EventSource {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSourceReplace {
-    #[serde(rename = "type")]
+    // Absent is "" and reported by validation under its name, as every required field is
+    // (docs/api/README.md, "Bodies"); documented as required all the same.
+    #[serde(rename = "type", default, deserialize_with = "super::null_is_default")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub event_type: String,
 }
 
@@ -48,7 +51,8 @@ pub struct EventSourceReplace {
 pub struct EventSourceCreate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscription_id: Option<String>,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default, deserialize_with = "super::null_is_default")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub event_type: String,
 }
 

@@ -94,13 +94,19 @@ fn forbidden_name(host: &str) -> bool {
 }
 
 fn refusal(host: &str, ip: Option<IpAddr>, why: &str) -> String {
+    // "an unspecified address", "a private address"
+    let a = if why.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     match ip {
         // A host given as an address is not said twice ("`127.0.0.1` is 127.0.0.1").
         Some(ip) if host.trim_matches(['[', ']']) == ip.to_string() => format!(
-            "refused: the webhook host `{host}` is a {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
+            "refused: the webhook host `{host}` is {a} {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
         ),
         Some(ip) => format!(
-            "refused: the webhook host `{host}` is {ip}, a {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
+            "refused: the webhook host `{host}` is {ip}, {a} {why} address; webhooks may only reach public addresses (unless the server runs with {FLAG})"
         ),
         None => format!(
             "refused: the webhook host `{host}` is {why}; webhooks may only reach public addresses (unless the server runs with {FLAG})"
@@ -230,6 +236,10 @@ mod tests {
     #[test]
     fn literal_hosts_and_names() {
         assert!(check_literal("http://127.0.0.1:9/h").is_err());
+        let said = check_literal("http://0.0.0.0/h").unwrap_err();
+        assert!(said.contains("is an unspecified address"), "{said}");
+        let said = check_literal("http://10.0.0.1/h").unwrap_err();
+        assert!(said.contains("is a private address"), "{said}");
         assert!(check_literal("http://[::ffff:7f00:1]/h").is_err());
         assert!(check_literal("http://169.254.169.254/latest").is_err());
         assert!(check_literal("http://metadata.google.internal/x").is_err());

@@ -11,10 +11,13 @@ use tunnel_core::resources::credential::Credential;
 #[tokio::test]
 async fn authentication_errors() {
     let app = TestApp::new().await;
-    app.get("/credentials")
+    let missing = app
+        .get("/credentials")
         .without("authorization")
         .fails(&app, 401, "ERR_TUNNEL_102")
         .await;
+    // Every 401 says how to authenticate, as HTTP requires.
+    assert_eq!(missing.headers["www-authenticate"], "Bearer");
     app.get("/credentials")
         .header("authorization", "Basic dXNlcjpwYXNz")
         .fails(&app, 401, "ERR_TUNNEL_103")
@@ -23,10 +26,12 @@ async fn authentication_errors() {
         .header("authorization", "Bearer")
         .fails(&app, 401, "ERR_TUNNEL_103")
         .await;
-    app.get("/credentials")
+    let unknown = app
+        .get("/credentials")
         .key("not-a-key-at-all-1234567")
         .fails(&app, 401, "ERR_TUNNEL_104")
         .await;
+    assert_eq!(unknown.headers["www-authenticate"], "Bearer");
     // Right lookup, wrong secret.
     let lookup = app.admin_key.split('_').next().unwrap();
     app.get("/credentials")

@@ -78,3 +78,51 @@ async fn event_destinations_take_the_official_clients_shapes() {
         .await;
     r.error_at(400, "ERR_TUNNEL_114", "target.datadog");
 }
+
+/// A missing required part, absent, `null` or `{}`, is reported by validation under its name
+/// (docs/api/README.md, "Bodies"), never as a body of the wrong shape.
+#[tokio::test]
+async fn missing_parts_are_named_by_validation() {
+    let app = TestApp::new().await;
+    for (body, field) in [
+        (json!({}), "target"),
+        (json!({"target": null}), "target"),
+        (json!({"target": {}}), "target"),
+        (json!({"target": {"webhook": null}}), "target"),
+        (json!({"target": {"webhook": {}}}), "target.webhook.url"),
+        (
+            json!({"target": {"webhook": {"url": null}}}),
+            "target.webhook.url",
+        ),
+    ] {
+        let r = app
+            .post("/event_destinations", body.clone())
+            .send(&app)
+            .await;
+        let error = r.error(400, "ERR_TUNNEL_114");
+        assert_eq!(
+            error.details.field.as_deref(),
+            Some(field),
+            "{body}: {}",
+            r.text
+        );
+    }
+    let sub: serde_json::Value = app.created("/event_subscriptions", json!({})).await;
+    let sources = format!(
+        "/event_subscriptions/{}/sources",
+        sub["id"].as_str().unwrap()
+    );
+    let r = app.post(&sources, json!({})).send(&app).await;
+    let error = r.error(400, "ERR_TUNNEL_114");
+    assert_eq!(error.details.field.as_deref(), Some("type"), "{}", r.text);
+    assert!(
+        error.msg.contains("the event type is missing"),
+        "{}",
+        r.text
+    );
+    let r = app
+        .post("/event_subscriptions", json!({"sources": [{}]}))
+        .send(&app)
+        .await;
+    r.error_at(400, "ERR_TUNNEL_114", "sources[0].type");
+}
