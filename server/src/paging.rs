@@ -33,6 +33,22 @@ pub fn takes_search(list_path: &str) -> bool {
 
 /// Refuses any query parameter not in `accepted` (the first unknown one is named).
 pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
+    // A value that is not UTF-8 once decoded (`q=%FF`) would be read with U+FFFD in its place
+    // and quietly match nothing: refused, naming its parameter.
+    for pair in query.unwrap_or_default().split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if percent_encoding::percent_decode_str(value).decode_utf8().is_err() {
+            let name: String = form_urlencoded::parse(name.as_bytes())
+                .next()
+                .map(|(name, _)| name.chars().take(64).collect())
+                .unwrap_or_default();
+            return Err(ApiError::new(
+                ErrorCode::InvalidQueryParameter,
+                format!("{name}: is not UTF-8 text once decoded."),
+            )
+            .with_field(name));
+        }
+    }
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         // No text the API stores or looks up may hold NUL (PostgreSQL cannot store it): refused
         // here, the same on every database.

@@ -355,6 +355,9 @@ async fn the_nul_character_is_refused_in_bodies_queries_and_ids() {
         ("/events?type=%00", "type"),
         ("/events?object_id=a%00", "object_id"),
         ("/credentials?before_id=%00", "before_id"),
+        // Not NUL, but no text either: bytes that are not UTF-8.
+        ("/credentials?q=%FF", "q"),
+        ("/events?type=a%C3", "type"),
     ] {
         let r = app.get(path).send(&app).await;
         r.error(400, "ERR_TUNNEL_116");
