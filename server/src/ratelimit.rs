@@ -297,19 +297,23 @@ impl Limits {
     }
 
     /// An API key from `ip` was unknown: one failure taken from its bucket, and the address
-    /// locked out once the bucket is empty.
+    /// locked out by the failure that empties it, so a guesser gets exactly the burst's tries
+    /// (the next key is not looked up) until the bucket has room again.
     pub fn authentication_failed(&self, ip: IpAddr) {
         let Some(bucket) = &self.auth_failures else {
             return;
         };
-        if let Err(refusal) = bucket.check(&ip, Scope::AuthFailures) {
-            let until = Instant::now() + Duration::from_secs(refusal.retry_after_secs);
-            let mut locked = self.locked.lock().unwrap_or_else(|e| e.into_inner());
-            let now = Instant::now();
-            locked.retain(|_, until| *until > now);
-            locked.insert(ip, until);
-            self.locked_count.store(locked.len(), Ordering::Release);
-        }
+        let wait = match bucket.check(&ip, Scope::AuthFailures) {
+            Ok(standing) if standing.remaining == 0 => bucket.rate.period,
+            Ok(_) => return,
+            // Failures racing the one that emptied it.
+            Err(refusal) => Duration::from_secs(refusal.retry_after_secs),
+        };
+        let mut locked = self.locked.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        locked.retain(|_, until| *until > now);
+        locked.insert(ip, now + wait);
+        self.locked_count.store(locked.len(), Ordering::Release);
     }
 }
 
@@ -361,11 +365,9 @@ mod tests {
         });
         let ip: IpAddr = [192, 0, 2, 1].into();
         let other: IpAddr = [192, 0, 2, 2].into();
-        for _ in 0..2 {
-            assert!(limits.may_authenticate(ip).is_ok());
-            limits.authentication_failed(ip);
-        }
-        // The third failure finds the bucket empty: locked from then on.
+        assert!(limits.may_authenticate(ip).is_ok());
+        limits.authentication_failed(ip);
+        // The second failure empties the bucket: a third key is not tried.
         assert!(limits.may_authenticate(ip).is_ok());
         limits.authentication_failed(ip);
         let refusal = limits.may_authenticate(ip).unwrap_err();
