@@ -37,7 +37,10 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
     // and quietly match nothing: refused, naming its parameter.
     for pair in query.unwrap_or_default().split('&') {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if percent_encoding::percent_decode_str(value).decode_utf8().is_err() {
+        if percent_encoding::percent_decode_str(value)
+            .decode_utf8()
+            .is_err()
+        {
             let name: String = form_urlencoded::parse(name.as_bytes())
                 .next()
                 .map(|(name, _)| name.chars().take(64).collect())

@@ -82,10 +82,20 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     assert_eq!(done.get_untracked(), [AgentCommand::Update]);
     assert!(find(&root, "[role=alertdialog]").is_none());
 
-    // Accepted: the agent is applying the update, so restart is held back at once.
+    // Accepted: the agent is applying the update, so restart is held back at once, and so is
+    // a second update (the agent would refuse it).
     assert!(is_disabled(&root, ".cmd-restart"));
     assert_eq!(text(&root, ".cmd-restart"), "Restart (updating)");
+    assert!(is_disabled(&root, ".cmd-update"));
     assert!(text(&root, ".countdown").contains("Agent is updating to 3.4.1"));
+    // The focus, given back to the now disabled Update, goes to what the page says instead.
+    sleep_ms(200).await;
+    let focused = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.active_element())
+        .map(|e| e.class_name())
+        .unwrap_or_default();
+    assert_eq!(focused, "countdown");
 
     // The server says the update finished: its 10 s are counted down here.
     server_state.set(updated(10));
@@ -107,13 +117,18 @@ async fn after_an_update_restart_waits_with_a_visible_countdown() {
     tick().await;
     assert_eq!(text(&root, ".cmd-restart"), "Restart (3 s)");
 
-    // When the wait is over, restart is enabled again and the countdown disappears.
+    // When the wait is over, restart is enabled again, and the page says it is what runs the
+    // new version; update stays disabled until the agent restarts.
     server_state.set(updated(0));
     sleep_ms(300).await;
     tick().await;
     assert!(!is_disabled(&root, ".cmd-restart"));
     assert_eq!(text(&root, ".cmd-restart"), "Restart");
-    assert_eq!(text(&root, ".countdown"), "");
+    assert_eq!(
+        text(&root, ".countdown"),
+        "Agent updated to 3.4.1. Restart it to run the new version."
+    );
+    assert!(is_disabled(&root, ".cmd-update"));
 }
 
 #[wasm_bindgen_test]

@@ -6,6 +6,7 @@ use super::UpdateStatus;
 use crate::api::{Api, ApiError};
 use crate::components::confirm::ConfirmDialog;
 use crate::components::error_view::ErrorView;
+use crate::components::keep_focus_on;
 use crate::components::submit::Submit;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
@@ -191,13 +192,28 @@ pub fn SessionActions(
         confirm.set(None);
         sent.set(Some(cmd));
         command.send(cmd);
+        // The dialog gives the focus back to the command's button, which is disabled while the
+        // command runs (and, after an update, until the agent restarts): the focus would drop
+        // to the page. It goes back to the button once enabled (a failed command), else to what
+        // the page says of the update. A restart or stop leaves for the list, which focuses its
+        // heading.
+        keep_focus_on(match cmd {
+            AgentCommand::Restart => ".session-actions .cmd-restart:enabled",
+            AgentCommand::Update => {
+                ".session-actions .cmd-update:enabled, .session-actions .countdown:not(:empty)"
+            }
+            AgentCommand::Stop => ".session-actions .cmd-stop:enabled",
+        });
     };
+    // An update the agent is applying, or has applied and waits for a restart to run: another
+    // would be refused (409), so Update waits for the restart too.
+    let updated = Memo::new(move |_| known.with(|(state, _)| state.is_some()));
     let button = move |cmd: AgentCommand| {
         let disabled = move || {
             command.busy()
                 || match cmd {
                     AgentCommand::Restart => windows || hold.get().is_some(),
-                    AgentCommand::Update => target.with_value(Option::is_none),
+                    AgentCommand::Update => target.with_value(Option::is_none) || updated.get(),
                     AgentCommand::Stop => false,
                 }
         };
@@ -241,13 +257,19 @@ pub fn SessionActions(
             </div>
             {windows.then(|| view! { <p class="note">"Restart is not supported for agents on Windows; stop it and start it again on the host instead."</p> })}
             <p class="note">"Update moves the agent to the latest version of its own major version only; a new major version is a manual install."</p>
-            <p class="countdown" role="timer" aria-live="polite">
-                {move || hold.get().map(|hold| match hold {
-                    RestartHold::Wait(left) => format!(
-                        "Agent updated. Restart is available in {left} s, so that the agent can start the new code."),
-                    RestartHold::Updating(target) => format!(
-                        "Agent is updating to {target}. Restart is available {UPDATE_RESTART_WAIT_SECS} s after the update has finished."),
-                })}
+            <p class="countdown" role="timer" aria-live="polite" tabindex="-1">
+                {move || match hold.get() {
+                    Some(RestartHold::Wait(left)) => Some(format!(
+                        "Agent updated. Restart is available in {left} s, so that the agent can start the new code.")),
+                    Some(RestartHold::Updating(target)) => Some(format!(
+                        "Agent is updating to {target}. Restart is available {UPDATE_RESTART_WAIT_SECS} s after the update has finished.")),
+                    // The wait is over: the new version runs once the agent restarts.
+                    None => known.with(|(state, _)| match state {
+                        Some(AgentUpdateState::Updated { version, .. }) => Some(format!(
+                            "Agent updated to {version}. Restart it to run the new version.")),
+                        _ => None,
+                    }),
+                }}
             </p>
             {move || command.error().map(|e| if is_restart_wait(&e) {
                 view! { <p class="note restart-wait" role="status">{e.message}</p> }.into_any()
