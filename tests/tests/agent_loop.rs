@@ -88,13 +88,19 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         !tunnel_sessions::button_enabled(client, "Restart").await?,
         "restart is still disabled after a reload"
     );
-    // A second update is refused by the agent (updating, or updated and not restarted).
-    tunnel_sessions::command(client, "Update").await?;
-    pages::wait_for_text(client, "The agent command failed").await?;
-    let text = pages::page_text(client).await?;
+    // A second update would be refused by the agent (updating, or updated and not restarted):
+    // the console does not offer it, and the API answers it with the agent's refusal.
     assert!(
-        text.contains("ERR_TUNNEL_143") || text.contains("ERR_TUNNEL_144"),
-        "the refusal's code is shown: {text}"
+        !tunnel_sessions::button_enabled(client, "Update").await?,
+        "update is disabled until the agent restarts"
+    );
+    let (status, body): (u16, Value) = api
+        .post(&format!("/tunnel_sessions/{second}/update"), json!({}))
+        .await?;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        ["ERR_TUNNEL_143", "ERR_TUNNEL_144"].contains(&body["error_code"].as_str().unwrap_or("")),
+        "{body}"
     );
     // After the wait, restart is available again, and brings the agent up on the new version.
     eventually("restart to be enabled again after 10 s", || async {
@@ -122,6 +128,32 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         let (status, _): (u16, Value) = api.get(&format!("/tunnel_sessions/{gone}")).await?;
         assert_eq!(status, 404);
     }
+
+    // A session that ends while its page is open: the page says so, the focus (here in the
+    // stop confirmation the ending takes away) goes to that sentence, and the page stops
+    // asking for a session that cannot come back.
+    let mut last = Agent::start(server, token, &["--bind", "app.example.com"])?;
+    let fourth = one_session_other_than(api, Some(&third)).await?;
+    pages::wait_for_text(client, &fourth).await?;
+    tunnel_sessions::open(client, &fourth).await?;
+    pages::click_button(client, "Stop").await?;
+    pages::wait_focus_in_dialog(client, "the stop confirmation").await?;
+    let (status, _): (u16, Value) = api
+        .post(&format!("/tunnel_sessions/{fourth}/stop"), json!({}))
+        .await?;
+    assert_eq!(status, 204);
+    last.process.wait_exit(Duration::from_secs(15))?;
+    pages::wait_for_text(client, "This session is no longer online").await?;
+    pages::wait_for_focus(client, "p.empty.session-ended").await?;
+    let asked = "return performance.getEntriesByType('resource')
+                   .filter(e => e.name.endsWith(arguments[0])).length;";
+    let before = client.execute(asked, vec![json!(fourth)]).await?;
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let after = client.execute(asked, vec![json!(fourth)]).await?;
+    assert_eq!(
+        before, after,
+        "no request for the ended session in 7 s (refresh every 3 s)"
+    );
     browser.close().await?;
     Ok(())
 }

@@ -17,6 +17,7 @@ use crate::api::use_api;
 use crate::components::activity::RecentActivity;
 use crate::components::bulk::BulkAction;
 use crate::components::copy::CopyValue;
+use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, render_load};
 use crate::components::names::RefName;
@@ -46,19 +47,21 @@ fn page_visible() -> bool {
         .is_none_or(|d| d.visibility_state() == web_sys::VisibilityState::Visible)
 }
 
-/// Bumps `reload` every [`REFRESH`] while the page is visible, and at once when it becomes
-/// visible again (a hidden tab makes no requests).
-fn refresh_while_visible(reload: RwSignal<u32>) {
+/// Bumps `reload` every [`REFRESH`] while the page is visible and `wanted` says so, and at once
+/// when it becomes visible again (a hidden tab makes no requests; an ended session's page has
+/// nothing left to refresh).
+fn refresh_while_visible(reload: RwSignal<u32>, wanted: impl Fn() -> bool + Clone + 'static) {
+    let again = wanted.clone();
     let interval = set_interval_with_handle(
         move || {
-            if page_visible() {
+            if page_visible() && wanted() {
                 reload.try_update(|r| *r += 1);
             }
         },
         REFRESH,
     );
     let visibility = window_event_listener_untyped("visibilitychange", move |_| {
-        if page_visible() {
+        if page_visible() && again() {
             reload.try_update(|r| *r += 1);
         }
     });
@@ -98,7 +101,7 @@ const BULK: &[BulkAction] = &[
 #[component]
 pub fn TunnelSessionList() -> impl IntoView {
     let reload = RwSignal::new(0);
-    refresh_while_visible(reload);
+    refresh_while_visible(reload, || true);
     let columns = &[
         "Tunnel session",
         "Credential",
@@ -135,13 +138,28 @@ pub fn TunnelSessionList() -> impl IntoView {
 #[component]
 pub fn TunnelSessionDetail() -> impl IntoView {
     let reload = RwSignal::new(0);
-    refresh_while_visible(reload);
     let (id, session) = use_detail::<TunnelSession>(paths::tunnel_session, reload);
+    // A session that is not found has ended for good (a reconnecting agent gets a new id):
+    // asking again every few seconds would only be answered 404 again.
+    let ended =
+        Memo::new(move |_| session.with(|s| matches!(s, Load::Failed(e) if e.status == 404)));
+    refresh_while_visible(reload, move || !ended.get_untracked());
+    // The session ending under the user's eyes takes its commands (and an open confirmation)
+    // away: the focus goes to the sentence saying so rather than to nothing.
+    Effect::new(move |_| {
+        if ended.get() {
+            keep_focus_on(".session-ended");
+        }
+    });
     let navigate = use_navigate();
     let api = use_api();
+    let activity_reload = RwSignal::new(0);
     let on_done = Callback::new(move |cmd: AgentCommand| {
         if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
             navigate(routes::TUNNEL_SESSIONS, NavigateOptions::default());
+        } else {
+            // The command's event is recorded before the answer: show it now.
+            activity_reload.try_update(|r| *r += 1);
         }
     });
     // Keep the actions mounted across refreshes (their countdown and dialogs live there); only
@@ -158,12 +176,11 @@ pub fn TunnelSessionDetail() -> impl IntoView {
     let update_state =
         Memo::new(move |_| session.with(|s| s.ready().and_then(|s| s.agent_update_state.clone())));
     let online = Memo::new(move |_| session.with(|s| s.ready().is_some()));
-    let activity_reload = RwSignal::new(0);
     view! {
         {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
             Load::Failed(e) if e.status == 404 => view! {
-                <p class="empty">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
+                <p class="empty session-ended" role="status" tabindex="-1">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
             }.into_any(),
             other => render_load(other, reload, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
         }}
@@ -171,7 +188,8 @@ pub fn TunnelSessionDetail() -> impl IntoView {
             let runner = api_runner(api, s.id.clone());
             view! { <SessionActions session=s update_state=update_state runner=runner on_done=on_done /> }
         })}
-        // Not on the 3-second refresh: the activity is fetched once per session shown.
+        // Not on the 3-second refresh: the activity is fetched once per session shown, and
+        // again after a command that leaves the session in place.
         {move || online.get().then(|| view! { <RecentActivity object_id=id.get() reload=activity_reload /> })}
     }
 }
