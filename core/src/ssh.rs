@@ -71,6 +71,15 @@ impl EllipticCurve {
     pub fn parse(s: &str) -> Option<EllipticCurve> {
         EllipticCurve::ALL.into_iter().find(|c| c.as_str() == s)
     }
+
+    /// The curve's usual name: `P-256`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            EllipticCurve::P256 => "P-256",
+            EllipticCurve::P384 => "P-384",
+            EllipticCurve::P521 => "P-521",
+        }
+    }
 }
 
 /// Accepted RSA key sizes in bits.
@@ -102,6 +111,38 @@ impl KeySpec {
             KeySpec::Ecdsa(EllipticCurve::P384) => "ecdsa-sha2-nistp384",
             KeySpec::Ecdsa(EllipticCurve::P521) => "ecdsa-sha2-nistp521",
             KeySpec::Rsa(_) => "ssh-rsa",
+        }
+    }
+
+    /// The key of an OpenSSH public key line this server wrote (`<algorithm> <base64> …`):
+    /// what the API's `key_type` alone does not say, the curve or the RSA size. The RSA size is
+    /// read from the blob's length: `string "ssh-rsa"`, `mpint e`, `mpint n`, each with its
+    /// 4-byte length, `e` being 65537 (3 bytes) and `n` carrying a leading zero byte, as every
+    /// key the server generates has; another `e` makes it `None` rather than a wrong size.
+    pub fn of_public_key(line: &str) -> Option<KeySpec> {
+        let mut parts = line.split_whitespace();
+        let algorithm = parts.next()?;
+        [KeySpec::Ed25519]
+            .into_iter()
+            .chain(EllipticCurve::ALL.map(KeySpec::Ecdsa))
+            .find(|k| k.ssh_algorithm() == algorithm)
+            .or_else(|| {
+                let blob = parts.next()?;
+                let padding = blob.bytes().rev().take_while(|b| *b == b'=').count();
+                let bytes = (blob.len() / 4 * 3).checked_sub(padding)?;
+                let modulus = bytes.checked_sub(4 + 7 + 4 + 3 + 4 + 1)?;
+                let bits = u32::try_from(modulus * 8).ok()?;
+                (algorithm == "ssh-rsa" && RSA_KEY_SIZES.contains(&bits))
+                    .then_some(KeySpec::Rsa(bits))
+            })
+    }
+
+    /// How the console names the key: `Ed25519`, `ECDSA P-384`, `RSA 4096`.
+    pub fn label(self) -> String {
+        match self {
+            KeySpec::Ed25519 => "Ed25519".to_owned(),
+            KeySpec::Ecdsa(curve) => format!("ECDSA {}", curve.label()),
+            KeySpec::Rsa(bits) => format!("RSA {bits}"),
         }
     }
 
@@ -256,5 +297,30 @@ mod tests {
             "ecdsa-sha2-nistp384"
         );
         assert_eq!(KeySpec::Rsa(2048).key_type().as_str(), "rsa");
+    }
+
+    #[test_case]
+    fn a_public_key_line_says_its_curve_or_size() {
+        // The lengths of the base64 blobs the server writes (RSA 4096 ends in `==`).
+        let rsa =
+            |chars: usize, padding: &str| format!("ssh-rsa {}{padding} ca", "A".repeat(chars));
+        let cases = [
+            ("ssh-ed25519 AAAA".to_owned(), Some("Ed25519")),
+            ("ecdsa-sha2-nistp256 AAAA".to_owned(), Some("ECDSA P-256")),
+            ("ecdsa-sha2-nistp521 AAAA".to_owned(), Some("ECDSA P-521")),
+            (rsa(372, ""), Some("RSA 2048")),
+            (rsa(714, "=="), Some("RSA 4096")),
+            // An exponent other than 65537, or a size this server does not make: not guessed.
+            (rsa(376, ""), None),
+            ("ssh-dss AAAA".to_owned(), None),
+            (String::new(), None),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(
+                KeySpec::of_public_key(&line).map(KeySpec::label).as_deref(),
+                expected,
+                "{line}"
+            );
+        }
     }
 }

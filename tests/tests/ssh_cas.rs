@@ -35,13 +35,15 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
             None,
             "256",
             "(ED25519)",
+            "Ed25519",
         ),
         (
             "e2e ecdsa",
             "ECDSA",
-            Some(("Elliptic curve", "P384")),
+            Some(("Elliptic curve", "P-384")),
             "384",
             "(ECDSA)",
+            "ECDSA P-384",
         ),
         (
             "e2e rsa",
@@ -49,15 +51,18 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
             Some(("Key size", "2048 bits")),
             "2048",
             "(RSA)",
+            "RSA 2048",
         ),
     ];
-    for (description, key_type, second, bits, kind) in cases {
+    for (description, key_type, second, bits, kind, shown) in cases {
         let public_key = ssh_cas::create(client, description, key_type, second).await?;
         let print = fingerprint(&public_key)?;
         assert!(
             print.starts_with(&format!("{bits} ")) && print.trim_end().ends_with(kind),
             "{description}: {print}"
         );
+        // The page names the key as ssh-keygen does: its curve or size, not only its type.
+        pages::wait_for_text(client, shown).await?;
     }
     browser.screenshot("ssh-ca-detail").await?;
 
@@ -65,6 +70,8 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
     pages::fill(client, "Description", "e2e rsa (renamed)").await?;
     pages::click_button(client, "Save changes").await?;
     pages::wait_for_text(client, "SSH CA saved.").await?;
+    // "Save changes" is disabled once saved: the focus goes back to the form, not to nothing.
+    pages::wait_for_focus(client, "input#field-description").await?;
     let (_, list) = api.get("/ssh_certificate_authorities").await?;
     let newest = &list["ssh_certificate_authorities"][0];
     assert_eq!(newest["description"], "e2e rsa (renamed)");
@@ -74,6 +81,7 @@ async fn create_three_key_types_edit_and_delete() -> anyhow::Result<()> {
     pages::wait_for_text(client, "deleted").await?;
     ssh_cas::open_list(client).await?;
     pages::wait_for_text(client, "e2e ecdsa").await?;
+    pages::wait_for_text(client, "ECDSA P-384").await?;
     browser.screenshot("ssh-cas-list").await?;
     let (_, list) = api.get("/ssh_certificate_authorities").await?;
     let descriptions: Vec<_> = list["ssh_certificate_authorities"]

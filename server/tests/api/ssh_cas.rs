@@ -87,6 +87,16 @@ async fn ssh_ca_key_types_are_real_keys() {
             fingerprint.starts_with(&format!("{bits} SHA256:")),
             "{fingerprint}"
         );
+        // What the console shows of it: the curve or the size ssh-keygen reads too.
+        let label = tunnel_core::ssh::KeySpec::of_public_key(&public)
+            .map(tunnel_core::ssh::KeySpec::label)
+            .unwrap_or_default();
+        let expected = match key_type {
+            "ed25519" => "Ed25519".to_owned(),
+            "ecdsa" => format!("ECDSA P-{bits}"),
+            _ => format!("RSA {bits}"),
+        };
+        assert_eq!(label, expected);
         // The sealed private key opens with the server key and matches the public key.
         let sealed = app
             .state

@@ -343,6 +343,8 @@ fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl In
     let save = Submit::patch(path, move |_: &EventDestination| {
         app.toast("Event destination saved.", false);
         reload.try_update(|r| *r += 1);
+        // As on the SSH CA page: the disabled "Save changes" hands the focus to the form.
+        keep_focus_on("form[aria-label='Edit destination'] input");
     });
     let valid = move || live.with(Vec::is_empty);
     view! {

@@ -9,6 +9,7 @@ use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy_then;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
+use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
@@ -45,7 +46,7 @@ pub fn SshCaList() -> impl IntoView {
         .empty("No SSH certificate authorities yet.")
         .untitled("Untitled SSH CA")
         .rows::<Page, _, _>(|c: Ca| {
-            let cells = view! { <td>{c.key_type}</td><td><RelativeTime ts=c.created_at /></td> };
+            let cells = view! { <td>{key_label(&c)}</td><td><RelativeTime ts=c.created_at /></td> };
             (RowName::new(c.id, c.description), cells)
         })
 }
@@ -128,7 +129,7 @@ pub fn SshCaForm(
                         if let Some(c) = EllipticCurve::parse(&event_target_value(&ev)) { curve.set(c) }
                     }>
                         {EllipticCurve::ALL.iter().map(|c| view! {
-                            <option value=c.as_str() selected=move || curve.get() == *c>{c.as_str().to_uppercase()}</option>
+                            <option value=c.as_str() selected=move || curve.get() == *c>{c.label()}</option>
                         }).collect_view()}
                     </select>
                     <p class="error" role="alert">{msg("elliptic_curve")}</p>
@@ -172,12 +173,21 @@ pub fn SshCaForm(
             })}
             <div class="actions">
                 <A href=routes::SSH_CAS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || busy.get() || !live.with(Vec::is_empty)>
+                // While the key is generated (seconds for RSA) the button stays focusable, so the
+                // focus does not drop to the page: `aria-disabled`, and `submit` sends once.
+                <button type="submit" class="primary" disabled=move || !live.with(Vec::is_empty)
+                    aria-disabled=move || busy.get().to_string()>
                     {move || if busy.get() { "Generating…" } else { "Create SSH CA" }}
                 </button>
             </div>
         </form>
     }
+}
+
+/// The CA's key as people name it (`ECDSA P-384`, `RSA 4096`), read from its public key; the
+/// API's `key_type` when the line is not one this server writes.
+fn key_label(ca: &Ca) -> String {
+    KeySpec::of_public_key(&ca.public_key).map_or_else(|| ca.key_type.clone(), KeySpec::label)
 }
 
 fn key_type_label(k: KeyType) -> &'static str {
@@ -234,6 +244,9 @@ fn ssh_ca_view(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     let save = Submit::patch(path.clone(), move |_: &Ca| {
         app.toast("SSH CA saved.", false);
         reload.try_update(|r| *r += 1);
+        // Saved, "Save changes" is disabled until the next change: the focus goes back to the
+        // form's first field rather than to nothing.
+        keep_focus_on("form[aria-label='Edit SSH CA'] input");
     });
     let valid = move || live.with(Vec::is_empty);
     let id = ca.id.clone();
@@ -263,7 +276,7 @@ fn ssh_ca_view(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
         </div>
         <dl class="props card">
             {identity_props(ca.id.clone(), ca.uri.clone(), &ca.created_at)}
-            <dt>"Key type"</dt><dd>{ca.key_type.clone()}</dd>
+            <dt>"Key type"</dt><dd>{key_label(&ca)}</dd>
         </dl>
         <section class="card">
             <h2><label for="public-key">"Public key"</label></h2>

@@ -55,12 +55,24 @@ async fn ssh_form_offers_only_valid_curve_or_size_choices() {
         (Some("rsa"), None, Some(4096))
     );
 
-    // While an RSA 4096 key is generated the form says so and cannot be sent twice.
+    // While an RSA 4096 key is generated the form says so and cannot be sent twice; its button
+    // keeps the focus it has (`aria-disabled`, not `disabled`, which would drop it).
     busy.set(true);
     tick().await;
     assert!(text(&root, ".progress").contains("4096-bit RSA key"));
     assert!(find(&root, ".progress progress").is_some());
-    assert!(is_disabled(&root, "button[type=submit]"));
+    let button = get(&root, "button[type=submit]");
+    assert_eq!(
+        button.get_attribute("aria-disabled").as_deref(),
+        Some("true")
+    );
+    assert!(!is_disabled(&root, "button[type=submit]"));
+    submitted.set(None);
+    click(&root, "button[type=submit]").await;
+    assert!(
+        submitted.get_untracked().is_none(),
+        "not sent again while busy"
+    );
 
     // Live validation: a too-long description blocks the submit with core's message.
     busy.set(false);
