@@ -143,6 +143,71 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
     assert!(!client.current_url().await?.as_str().contains("object_id="));
     assert!(!pages::page_text(client).await?.contains("Could not load"));
 
+    // So is a time range whose Until is not after its From.
+    client
+        .goto(&format!("{}/activity", stack.server.url()))
+        .await?;
+    activity::row_text(client, &event_id).await?;
+    client
+        .execute(
+            "for (const [id, v] of [['filter-after', '2030-12-31T10:00'], ['filter-before', '2020-01-01T10:00']]) {
+               const input = document.getElementById(id);
+               input.value = v;
+               input.dispatchEvent(new Event('input', {bubbles: true}));
+             }",
+            vec![],
+        )
+        .await?;
+    pages::click_button(client, "Apply filters").await?;
+    pages::wait_for_text(client, "Until must be later than From").await?;
+    pages::wait_for_focus(client, "input#filter-before").await?;
+    assert!(!client.current_url().await?.as_str().contains("after="));
+
+    // The types walked with the arrow keys apply once the choice rests, as one history entry.
+    client
+        .goto(&format!("{}/activity", stack.server.url()))
+        .await?;
+    activity::row_text(client, &event_id).await?;
+    let entries = "return history.length;";
+    let before = client.execute(entries, vec![]).await?;
+    client
+        .execute("document.getElementById('filter-type').focus();", vec![])
+        .await?;
+    for _ in 0..4 {
+        pages::press(client, Key::Down).await?;
+    }
+    let chosen = client
+        .execute(
+            "return document.getElementById('filter-type').value;",
+            vec![],
+        )
+        .await?;
+    let chosen = chosen.as_str().unwrap_or_default().to_owned();
+    // Four steps down from "Any type": four `change`s, each of which used to apply.
+    let fourth = client
+        .execute(
+            "return document.getElementById('filter-type').options[4].value;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(fourth.as_str(), Some(chosen.as_str()));
+    activity::wait_for_query(client, &format!("type={chosen}")).await?;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let after = client.execute(entries, vec![]).await?;
+    assert_eq!(
+        after.as_u64(),
+        before.as_u64().map(|n| n + 1),
+        "one entry for the walk"
+    );
+    // Clear filters is a button (not a link to the page itself) and leaves the focus on the
+    // filters.
+    pages::click_button(client, "Clear filters").await?;
+    pages::eventually("the filters cleared", || async {
+        Ok((!client.current_url().await?.as_str().contains("type=")).then_some(()))
+    })
+    .await?;
+    pages::wait_for_focus(client, "select#filter-type").await?;
+
     // One event in full, from its row.
     client
         .goto(&format!(

@@ -15,6 +15,7 @@
 use super::confirm::ConfirmDialog;
 use super::dialog::Modal;
 use super::keep_focus_on;
+use super::text::with_code_spans;
 use crate::api::{ApiError, use_api};
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
@@ -507,7 +508,7 @@ fn RunDialog(
                         <li class=class data-id=id.clone()>
                             {name}
                             <code class="id">{id.clone()}</code>
-                            <span class="bulk-outcome">{text}</span>
+                            <span class="bulk-outcome">{with_code_spans(&text)}</span>
                         </li>
                     }
                 })

@@ -8,10 +8,10 @@
 use super::{crumbs, detail_load, use_detail, when};
 use crate::components::activity::{actor_view, changes_view, object_view};
 use crate::components::copy::{CopyButton, CopyValue};
-use crate::components::focus_by_id;
 use crate::components::list::{ListPage, RowName};
 use crate::components::text::message;
 use crate::components::time::{RelativeTime, from_local_input, to_local_input};
+use crate::components::{focus_by_id, keep_focus_on};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
@@ -47,6 +47,11 @@ pub fn ActivityPage() -> impl IntoView {
         }
     });
     let filtered = move || current.with(|f| f.iter().any(|v| !v.is_empty()));
+    let navigate = use_navigate();
+    let clear = Callback::new(move |()| {
+        navigate(routes::ACTIVITY, NavigateOptions::default());
+        keep_focus_on("#filter-type");
+    });
     let list = ListPage::at(api_path, routes::activity_event)
         .noun("event", "events")
         .export("events")
@@ -66,7 +71,9 @@ pub fn ActivityPage() -> impl IntoView {
         <div class="page-head">
             <h1>"Activity"</h1>
             <Show when=filtered>
-                <A href=routes::ACTIVITY attr:class="button">"Clear filters"</A>
+                // A button, not a link: it goes to this very page (a link to it would be
+                // announced as the current page), and the focus it held goes to the filters.
+                <button type="button" on:click=move |_| clear.run(())>"Clear filters"</button>
             </Show>
         </div>
         <p class="lead">"Every change to the account, newest first: who made it, to what, and what changed."</p>
@@ -77,7 +84,10 @@ pub fn ActivityPage() -> impl IntoView {
 
 /// The filter form. Its fields follow the URL (a back / forward shows the filters of that
 /// entry); Enter in a field or Apply puts them in the URL (a new history entry), and choosing a
-/// type applies at once.
+/// type applies once the choice rests (a keyboard user walks the types with the arrow keys,
+/// each a `change`): a new entry when no type was chosen, else in place of the last one.
+/// A time range is checked before it is applied: a time the browser could not read (part of a
+/// date typed) or an Until that is not after From is said at its field.
 #[component]
 fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
     let navigate = use_navigate();
@@ -89,6 +99,8 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
     // An id filter that is no id is said at its field (the API would refuse the whole list).
     let object_error = RwSignal::new(None::<String>);
     let actor_error = RwSignal::new(None::<String>);
+    let after_error = RwSignal::new(None::<String>);
+    let before_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let [t, o, a, from, to] = current.get();
         event_type.set(t);
@@ -97,41 +109,83 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
         after.set(to_local_input(&from));
         before.set(to_local_input(&to));
     });
-    let apply = move || {
+    let apply = move |replace: bool| {
         let read = |s: RwSignal<String>| s.get_untracked().trim().to_owned();
-        let mut first_bad = None;
-        for (value, error, id) in [
-            (object_id, object_error, "filter-object"),
-            (actor_id, actor_error, "filter-actor"),
-        ] {
+        let time = |s: RwSignal<String>| from_local_input(&s.get_untracked()).unwrap_or_default();
+        let (from, until) = (time(after), time(before));
+        let mut problems = Vec::new();
+        for (value, error) in [(object_id, object_error), (actor_id, actor_error)] {
             let value = read(value);
-            let problem = (!value.is_empty())
-                .then(|| tunnel_core::ids::check_id_form(&value).err())
-                .flatten();
-            if problem.is_some() && first_bad.is_none() {
-                first_bad = Some(id);
-            }
+            problems.push((
+                error,
+                (!value.is_empty())
+                    .then(|| tunnel_core::ids::check_id_form(&value).err())
+                    .flatten(),
+            ));
+        }
+        let unreadable =
+            |id: &str| half_typed(id).then(|| "the date and time are not complete".to_owned());
+        problems.push((after_error, unreadable("filter-after")));
+        // RFC 3339 in UTC, so comparing the texts compares the times.
+        let reversed = !from.is_empty() && !until.is_empty() && until <= from;
+        problems.push((
+            before_error,
+            unreadable("filter-before")
+                .or_else(|| reversed.then(|| "Until must be later than From".to_owned())),
+        ));
+        let ids = [
+            "filter-object",
+            "filter-actor",
+            "filter-after",
+            "filter-before",
+        ];
+        let first_bad = ids
+            .into_iter()
+            .zip(&problems)
+            .find_map(|(id, (_, problem))| problem.is_some().then_some(id));
+        for (error, problem) in problems {
             error.set(problem);
         }
         if let Some(id) = first_bad {
             focus_by_id(id);
             return;
         }
-        let time = |s: RwSignal<String>| from_local_input(&s.get_untracked()).unwrap_or_default();
         let filters: Filters = [
             read(event_type),
             read(object_id),
             read(actor_id),
-            time(after),
-            time(before),
+            from,
+            until,
         ];
         let href = routes::activity_filtered(&pairs(&filters));
-        navigate(&href, NavigateOptions::default());
+        navigate(
+            &href,
+            NavigateOptions {
+                replace,
+                ..NavigateOptions::default()
+            },
+        );
     };
-    let apply_type = apply.clone();
+    // The type applies 300 ms after the last change, in place of the entry that already has a
+    // type (the arrow keys would otherwise leave one entry, and one request, per type passed).
+    let choice = StoredValue::new(0_u32);
+    let apply_later = apply.clone();
+    let apply_type = move || {
+        let this = choice.get_value() + 1;
+        choice.set_value(this);
+        let apply = apply_later.clone();
+        set_timeout(
+            move || {
+                if choice.try_get_value() == Some(this) {
+                    apply(current.with_untracked(|f| !f[0].is_empty()));
+                }
+            },
+            std::time::Duration::from_millis(300),
+        );
+    };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        apply();
+        apply(false);
     };
     // A type in the URL that is not in the catalogue (`ping.v0`) is still shown as chosen.
     let extra = move || {
@@ -166,19 +220,32 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
                     aria-invalid=move || actor_error.with(Option::is_some).to_string() aria-describedby="filter-actor-error" />
                 {move || actor_error.get().map(|m| view! { <p id="filter-actor-error" class="error" role="alert">{message(&m)}</p> })}
             </div>
-            <div class="field">
+            <div class="field" class:invalid=move || after_error.with(Option::is_some)>
                 <label for="filter-after">"From (local time)"</label>
-                <input id="filter-after" type="datetime-local" bind:value=after />
+                <input id="filter-after" type="datetime-local" bind:value=after
+                    aria-invalid=move || after_error.with(Option::is_some).to_string() aria-describedby="filter-after-error" />
+                {move || after_error.get().map(|m| view! { <p id="filter-after-error" class="error" role="alert">{message(&m)}</p> })}
             </div>
-            <div class="field">
+            <div class="field" class:invalid=move || before_error.with(Option::is_some)>
                 <label for="filter-before">"Until (local time)"</label>
-                <input id="filter-before" type="datetime-local" bind:value=before />
+                <input id="filter-before" type="datetime-local" bind:value=before
+                    aria-invalid=move || before_error.with(Option::is_some).to_string() aria-describedby="filter-before-error" />
+                {move || before_error.get().map(|m| view! { <p id="filter-before-error" class="error" role="alert">{message(&m)}</p> })}
             </div>
             <div class="actions">
                 <button type="submit" class="primary">"Apply filters"</button>
             </div>
         </form>
     }
+}
+
+/// Whether the date-time field `id` holds something the browser cannot read as a time yet (part
+/// of a date typed): its value is then empty, and only its validity tells.
+fn half_typed(id: &str) -> bool {
+    document()
+        .get_element_by_id(id)
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok())
+        .is_some_and(|input| input.validity().bad_input())
 }
 
 /// One event: what the Activity row shows, in full, then the whole event as JSON.

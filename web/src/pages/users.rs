@@ -19,7 +19,7 @@ pub fn UserList() -> impl IntoView {
         .noun("user", "users")
         .export("users")
         .title("Users")
-        .lead("The people and bots of this account, who own credentials and API keys. The server's operator adds and names them (tunnel-server user create, user rename).")
+        .lead("The people and bots of this account, who own credentials and API keys. The server's operator adds and names them (tunnel-server user create, user rename). Listed users first, then bots, each newest first (Oldest first reverses both).")
         .columns(&["User", "Kind", "Role", "Created"])
         .empty("No users match.")
         .untitled("Unnamed")
