@@ -171,8 +171,18 @@ impl From<store::Error> for ApiError {
                 )
                 .with_field(field)
             }
-            store::Error::InUse { kind, id, by } => {
-                ApiError::new(ErrorCode::InUse, format!("{} `{id}` is {by}.", kind.noun()))
+            store::Error::InUse {
+                kind,
+                id,
+                by,
+                users,
+            } => {
+                let named: Vec<String> = users.iter().map(|u| format!("`{u}`")).collect();
+                ApiError::new(
+                    ErrorCode::InUse,
+                    format!("{} `{id}` is {by} ({}).", kind.noun(), named.join(", ")),
+                )
+                .with_detail("used_by", users)
             }
             store::Error::Database(e) => ApiError::Internal(e.into()),
         }

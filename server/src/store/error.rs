@@ -27,6 +27,8 @@ pub enum Error {
         kind: IdKind,
         id: String,
         by: &'static str,
+        /// What references it (the first ten ids).
+        users: Vec<String>,
     },
     /// The database failed, or holds a row that does not decode: an internal error.
     #[error(transparent)]

@@ -28,7 +28,9 @@ enum RowReads<'s> {
 /// [`Error::InUse`]).
 #[derive(Debug, Clone, Copy)]
 pub struct UsedBy {
-    pub count: &'static str,
+    /// The ids of the rows referencing the row `$1` (as `user_id`), the first ten: named in
+    /// the refusal, so the caller knows what to change.
+    pub ids: &'static str,
     pub by: &'static str,
 }
 
@@ -301,15 +303,19 @@ impl Store {
         self.write::<R, _>(async |tx| {
             let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
             if let Some(used_by) = R::USED_BY {
-                let counted = tx
+                let users: Vec<String> = tx
                     .exec()
-                    .fetch(used_by.count, &[id.into()], |row| row.integer("n"))
-                    .await?;
-                if counted.into_iter().flatten().sum::<i64>() > 0 {
+                    .fetch(used_by.ids, &[id.into()], |row| row.text("user_id"))
+                    .await?
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                if !users.is_empty() {
                     return Err(Error::InUse {
                         kind: R::KIND,
                         id: id.to_owned(),
                         by: used_by.by,
+                        users,
                     });
                 }
             }

@@ -80,10 +80,18 @@ async fn event_subscription_crud_and_partial_updates() {
     let list: EventSubscriptionList = app.get("/event_subscriptions").send(&app).await.body();
     assert_eq!(list.event_subscriptions[0], r);
 
-    // A destination in use cannot be deleted.
-    app.delete(&format!("/event_destinations/{d1}"))
+    // A destination in use cannot be deleted; the answer names what uses it.
+    let refused = app
+        .delete(&format!("/event_destinations/{d1}"))
         .fails(&app, 409, "ERR_TUNNEL_122")
         .await;
+    assert_eq!(
+        refused.json["details"]["used_by"],
+        json!([r.id]),
+        "{}",
+        refused.text
+    );
+    assert!(refused.text.contains(&r.id), "{}", refused.text);
     let r = app
         .patch(&path, json!({"destination_ids": []}))
         .send(&app)

@@ -75,10 +75,18 @@ async fn tls_edge_backend_module() {
         .await;
     assert!(r.body::<TlsEdgeBackend>().enabled);
 
-    // Errors: backend in use, missing backend, wrong kind, unknown edge.
-    app.delete(&format!("/backends/tunnel_group/{bid}"))
+    // Errors: backend in use (the answer names the edge), missing backend, wrong kind,
+    // unknown edge.
+    let refused = app
+        .delete(&format!("/backends/tunnel_group/{bid}"))
         .fails(&app, 409, "ERR_TUNNEL_122")
         .await;
+    assert_eq!(
+        refused.json["details"]["used_by"],
+        json!([eid]),
+        "{}",
+        refused.text
+    );
     let r = app
         .put(
             &module_path,
