@@ -136,13 +136,13 @@ async fn read_source(
 }
 
 fn no_source(id: &str, event_type: &str) -> ApiError {
+    let shown: String = event_type.chars().take(64).collect();
     ApiError::new(
         ErrorCode::NotFound,
-        format!(
-            "event subscription `{id}` has no source `{}`",
-            event_type.chars().take(64).collect::<String>()
-        ),
+        format!("event subscription `{id}` has no source `{shown}`"),
     )
+    .with_detail("id", id.to_owned())
+    .with_detail("type", shown)
 }
 
 async fn list_sources(

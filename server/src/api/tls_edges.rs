@@ -103,6 +103,7 @@ fn no_module(id: &str) -> ApiError {
         ErrorCode::NotFound,
         format!("TLS edge `{id}` has no backend module; PUT one to set it."),
     )
+    .with_detail("id", id.to_owned())
 }
 
 async fn read_backend(

@@ -195,8 +195,12 @@ async fn subscriptions_without_sources_are_valid_everywhere() {
     let emptied: EventSubscription = app.patched(&path, json!({"sources": []})).await;
     assert!(emptied.sources.is_empty());
     assert_eq!(app.fetch::<EventSubscription>(&path).await, emptied);
-    app.gone(&format!("{path}/sources/credential_created.v0"))
+    let none = app
+        .get(&format!("{path}/sources/credential_created.v0"))
+        .fails(&app, 404, "ERR_TUNNEL_120")
         .await;
+    assert_eq!(none.json["details"]["id"], json!(full.id), "{}", none.text);
+    assert_eq!(none.json["details"]["type"], "credential_created.v0");
 
     // The list shows them as they are, newest first.
     let list: EventSubscriptionList = app.fetch("/event_subscriptions").await;

@@ -112,9 +112,12 @@ async fn tls_edge_backend_module() {
 
     app.deleted(&module_path).await;
     app.gone(&module_path).await;
-    app.delete(&module_path)
+    let none = app
+        .delete(&module_path)
         .fails(&app, 404, "ERR_TUNNEL_120")
         .await;
+    // Named like every 404: the edge's id in `details.id`.
+    assert_eq!(none.json["details"]["id"], json!(eid), "{}", none.text);
     app.deleted(&format!("/backends/tunnel_group/{bid}")).await;
     let list: TlsEdgeList = app.get("/edges/tls").send(&app).await.body();
     assert_eq!(list.tls_edges[0].id, eid);
