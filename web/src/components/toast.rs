@@ -48,9 +48,18 @@ fn scroll_focus_clear_of_toasts() {
     ) else {
         return;
     };
-    if doc
-        .body()
-        .is_some_and(|b| b.is_same_node(Some(active.as_ref())))
+    // Nothing focused; or what scrolling cannot move (the header, the selection bar stuck to the
+    // window's bottom) or what sits above the toasts anyway (a dialog, a toast's own button):
+    // scrolling for it would only move the page under it, again at every check.
+    let fixed = active
+        .closest("dialog, header, .bulk-bar, .toasts")
+        .ok()
+        .flatten()
+        .is_some();
+    if fixed
+        || doc
+            .body()
+            .is_some_and(|b| b.is_same_node(Some(active.as_ref())))
     {
         return;
     }
