@@ -67,10 +67,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(leave_on_shutdown(state.clone()))
     .await?;
-    // The listener is closed and `leave` ended this node's sessions: close the agents'
-    // connections now (they reconnect, through another node of a cluster), and let their tasks
-    // finish before the pool closes, so none writes to a closed pool.
-    state.node.end_connections();
+    // The requests still running have finished: let the agents' connection tasks (told to end
+    // at the signal) finish before the pool closes, so none writes to a closed pool.
     if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
         tracing::warn!("some agent connections did not close in time");
     }
@@ -83,13 +81,15 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
 /// frame, bounded by the channel's send time limit, so this is reached only by a stuck peer.
 const AGENTS_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Waits for Ctrl-C / SIGTERM, then leaves the cluster before the connections close: this
+/// Waits for Ctrl-C / SIGTERM, then leaves the cluster and closes the agents' connections: this
 /// node's sessions leave every list at once rather than when its lease would end, and its
-/// agents, whose connections are closed next (`serve`), reconnect through another node
-/// (docs/cluster.md).
+/// agents reconnect through another node (docs/cluster.md) at once, not once the requests
+/// still running (a webhook test waiting for a slow receiver) have finished, which the
+/// graceful shutdown then waits for.
 async fn leave_on_shutdown(state: crate::state::AppState) {
     shutdown_signal().await;
     state.node.leave(&state.store).await;
+    state.node.end_connections();
 }
 
 /// docs/accounts.md: with a bootstrap key, make sure an admin holds exactly it; otherwise, on an empty

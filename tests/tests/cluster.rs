@@ -512,6 +512,60 @@ async fn a_node_stopped_cleanly_removes_its_sessions_at_once() -> Result<()> {
     Ok(())
 }
 
+/// A request still running when the node is told to stop (here a webhook test waiting for a
+/// receiver that never answers) does not hold its agents: they are sent away at once, and the
+/// request is answered before the node exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_node_sends_its_agents_away_before_its_last_requests_end() -> Result<()> {
+    let database = Database::new()?;
+    let slow = [
+        ("TUNNEL_ALLOW_PRIVATE_WEBHOOKS", "true"),
+        ("TUNNEL_WEBHOOK_TIMEOUT", "8s"),
+    ];
+    let mut a = Node::start(&database, "node-a", &slow).await?;
+    let b = Node::start(&database, "node-b", &[]).await?;
+    // Accepts connections and never answers: the test request waits its 8 s.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let silent_url = format!("http://{}/hook", silent.local_addr()?);
+    let held = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            kept.push(conn);
+        }
+    });
+    let destination = a
+        .api
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": silent_url}}}),
+        )
+        .await?;
+    let (_, token) = credential(&b, &[]).await?;
+    let _agent = agent(&[&a, &b], &token, &[])?;
+    let first = one_session_everywhere(&[&a, &b], None).await?;
+    let api = a.api.clone();
+    let test_path = format!("/event_destinations/{}/test", id(&destination));
+    let pending = tokio::spawn(async move { api.post(&test_path, json!({})).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.process.terminate();
+    let stopped = Instant::now();
+    one_session_everywhere(&[&b], Some(&first)).await?;
+    let back = stopped.elapsed();
+    assert!(
+        back < Duration::from_secs(4),
+        "the agent came back through B after {back:?}"
+    );
+    assert!(
+        !pending.is_finished(),
+        "the test request is still waiting for the receiver"
+    );
+    let (status, body): (u16, Value) = pending.await??;
+    assert_eq!(status, 200, "answered before the node exits: {body}");
+    a.process.wait_exit(Duration::from_secs(10))?;
+    held.abort();
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_node_delivers_webhooks_and_no_event_is_sent_twice() -> Result<()> {
     let database = Database::new()?;
