@@ -301,6 +301,13 @@ fn label_part(text: &str, what: &str, wildcard: bool) -> Result<Option<String>, 
     if text.contains('=') {
         return Err(format!("`{text}`: a label has exactly one `=`"));
     }
+    // No text the server stores may hold NUL (PostgreSQL cannot): an agent's hello is not JSON
+    // the API checked, so the label says it itself.
+    if text.contains('\0') {
+        return Err(format!(
+            "the label {what} contains the NUL character (\\u0000), which no label may hold"
+        ));
+    }
     if text.len() > 255 {
         return Err(format!("the label {what} is longer than 255 bytes"));
     }

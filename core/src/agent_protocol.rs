@@ -95,6 +95,16 @@ impl Validate for Hello {
         }
         errors.extend(HELLO_OS.check(&self.os));
         errors.extend(HELLO_METADATA.check(&self.metadata));
+        // Stored with the session (PostgreSQL cannot hold NUL) and shown by the API, which
+        // refuses NUL in every text it is sent.
+        for (field, text) in [("os", &self.os), ("metadata", &self.metadata)] {
+            if text.contains('\0') {
+                errors.push(FieldError::new(
+                    field,
+                    format!("{field} contains the NUL character (\\u0000), which no text may hold"),
+                ));
+            }
+        }
         if self.binds.len() > MAX_HELLO_BINDS {
             errors.push(FieldError::new(
                 "binds",
@@ -271,5 +281,14 @@ mod tests {
         h = good_hello();
         h.authtoken.clear();
         assert!(fields(&h).is_empty());
+        // NUL, which nothing stored may hold, in any text of the hello.
+        let mut h = good_hello();
+        h.os = "li\0nux".into();
+        h.metadata = "m\0eta".into();
+        h.binds = vec!["k\0=v".into(), "k=v\0".into(), "a\0.example.com".into()];
+        assert_eq!(
+            fields(&h),
+            ["os", "metadata", "binds[0]", "binds[1]", "binds[2]"]
+        );
     }
 }
