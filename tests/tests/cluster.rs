@@ -64,6 +64,16 @@ struct Node {
 
 impl Node {
     async fn start(database: &Database, name: &str, extra: &[(&str, &str)]) -> Result<Node> {
+        Node::start_to(database, name, extra, Stdio::inherit()).await
+    }
+
+    /// [`Node::start`], what it logs going to `stderr`.
+    async fn start_to(
+        database: &Database,
+        name: &str,
+        extra: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> Result<Node> {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()?).parse()?;
         let mut command = Command::new(binary("tunnel-server")?);
         command
@@ -75,7 +85,8 @@ impl Node {
             .env("TUNNEL_CLUSTER_SECRET", CLUSTER_SECRET)
             .env("TUNNEL_CONSOLE_DIR", workspace_root().join("dist"))
             .env("RUST_LOG", "warn")
-            .stdout(Stdio::null());
+            .stdout(Stdio::null())
+            .stderr(stderr);
         for (key, value) in extra {
             command.env(key, value);
         }
@@ -509,6 +520,31 @@ async fn a_node_stopped_cleanly_removes_its_sessions_at_once() -> Result<()> {
         "{lines}"
     );
     one_session_everywhere(&[&b], Some(&first)).await?;
+    Ok(())
+}
+
+/// A second server started with a running node's `--node-id` takes the membership over; the
+/// first, at its next heartbeat, finds the id held, ends its connections and stops with an
+/// error saying why, instead of taking agents it cannot keep and retrying for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_id_another_server_takes_stops_saying_why() -> Result<()> {
+    let database = Database::new()?;
+    let log = tempfile::NamedTempFile::new()?;
+    let mut first = Node::start_to(&database, "node-a", &[], Stdio::from(log.reopen()?)).await?;
+    let second = Node::start(&database, "node-a", &[]).await?;
+    let exit = first.process.wait_exit(LEASE)?;
+    assert!(!exit.success(), "{exit}");
+    let logged = std::fs::read_to_string(log.path())?;
+    assert!(
+        logged.contains("another server joined the cluster as --node-id node-a"),
+        "{logged}"
+    );
+    // The one that took the id over carries on, its membership intact.
+    let (_, token) = credential(&second, &[]).await?;
+    let _agent = agent(&[&second], &token, &[])?;
+    one_session_everywhere(&[&second], None).await?;
+    tokio::time::sleep(LEASE / 3 + Duration::from_secs(1)).await;
+    one_session_everywhere(&[&second], None).await?;
     Ok(())
 }
 

@@ -78,6 +78,8 @@ pub struct Node {
     membership: watch::Sender<u64>,
     /// Set once the node left (shutting down): the heartbeat must not join it again.
     left: AtomicBool,
+    /// Notified when another process took this node's id over: this server stops (`cli`).
+    displaced: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Node {
@@ -117,6 +119,7 @@ impl Node {
             peers,
             membership: watch::Sender::new(0),
             left: AtomicBool::new(false),
+            displaced: tokio::sync::Notify::new(),
         })
     }
 
@@ -138,11 +141,20 @@ impl Node {
 
     /// Joins the cluster at start (see the module comment).
     pub async fn join(&self, store: &Store) -> crate::store::Result<()> {
-        self.join_as(store, true).await
+        self.join_as(store, true).await.map(drop)
     }
 
-    async fn join_as(&self, store: &Store, starting: bool) -> crate::store::Result<()> {
-        let reaped = store
+    /// Resolves when another process took this node's id over (the heartbeat found its
+    /// membership ended and the id held): the server must stop, or it would keep taking agents
+    /// it cannot keep.
+    pub async fn displaced(&self) {
+        self.displaced.notified().await;
+    }
+
+    /// Joins; `false` when the id is held by another process (only when not `starting`: a
+    /// start takes the id over).
+    async fn join_as(&self, store: &Store, starting: bool) -> crate::store::Result<bool> {
+        let Some(reaped) = store
             .join_cluster(
                 &self.id,
                 &self.incarnation,
@@ -151,7 +163,10 @@ impl Node {
                 starting,
                 &ended_with_node,
             )
-            .await?;
+            .await?
+        else {
+            return Ok(false);
+        };
         if !reaped.is_empty() {
             tracing::info!(
                 sessions = reaped.len(),
@@ -159,7 +174,8 @@ impl Node {
             );
         }
         tracing::info!(node_id = %self.id, advertise_url = %self.advertise_url, "joined the cluster");
-        self.announce(store).await
+        self.announce(store).await?;
+        Ok(true)
     }
 
     /// Just joined: has every other live node stop keeping the rows it reads
@@ -188,13 +204,19 @@ impl Node {
     /// Leaves the cluster (a clean shutdown begins): this node's sessions leave every list at
     /// once. Its row stays until [`Node::depart`].
     pub async fn leave(&self, store: &Store) {
-        self.left.store(true, Ordering::SeqCst);
+        self.step_aside();
         match store.leave_cluster(&self.id, &ended_with_node).await {
             Ok(ended) => {
                 tracing::info!(node_id = %self.id, sessions = ended.len(), "left the cluster")
             }
             Err(e) => tracing::warn!("cannot leave the cluster cleanly: {e}"),
         }
+    }
+
+    /// Stops this node from joining again, without touching the cluster's rows: what a node
+    /// whose id another process took does (the sessions of that id are the other process's).
+    pub fn step_aside(&self) {
+        self.left.store(true, Ordering::SeqCst);
     }
 
     /// The last step of a clean shutdown, once this node has answered its last request:
@@ -207,8 +229,8 @@ impl Node {
     }
 
     /// Ends every agent connection of this node, as when it loses its membership: called once
-    /// it has left and stopped accepting connections, so the agents reconnect (to another node
-    /// of a cluster) while the server still runs, rather than when the process exits.
+    /// it has left (at the shutdown signal), so the agents reconnect (to another node of a
+    /// cluster) while the server still runs, rather than when the process exits.
     pub fn end_connections(&self) {
         self.membership.send_modify(|epoch| *epoch += 1);
     }
@@ -251,8 +273,19 @@ impl Node {
                 self.membership.send_modify(|epoch| *epoch += 1);
                 // Without removing the rows of this node's id: any there now were registered
                 // after the removal, by connections that are live.
-                if let Err(e) = self.join_as(store, false).await {
-                    tracing::warn!("cannot join the cluster again: {e}");
+                match self.join_as(store, false).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::error!(
+                            node_id = %self.id,
+                            "another server joined the cluster as --node-id {}: this one stops \
+                             (give each server its own --node-id)",
+                            self.id
+                        );
+                        // Stored if the server is not waiting yet: `notified` then returns.
+                        self.displaced.notify_one();
+                    }
+                    Err(e) => tracing::warn!("cannot join the cluster again: {e}"),
                 }
             }
             Err(e) => tracing::warn!("cannot renew this node's lease: {e}"),

@@ -74,7 +74,8 @@ impl Store {
     /// lease of `lease_ms`. At a process's start (`starting`), what a previous run of the same
     /// node left (sessions, delivery leases) is removed first; on SQLite, whose file one server
     /// alone uses, so is every other node's. A process joining again after it lost its
-    /// membership removes nothing: the rows of its id are its live connections.
+    /// membership removes nothing: the rows of its id are its live connections. `None` when the
+    /// id is taken: another process started as the same node and holds it.
     pub async fn join_cluster(
         &self,
         id: &str,
@@ -83,7 +84,7 @@ impl Store {
         lease_ms: i64,
         starting: bool,
         ended: EndedEvent<'_>,
-    ) -> Result<Vec<SessionRow>> {
+    ) -> Result<Option<Vec<SessionRow>>> {
         let mut tx = self.write_tx().await?;
         let gone: Vec<String> = if !starting {
             Vec::new()
@@ -98,21 +99,27 @@ impl Store {
         for node in gone {
             reaped.extend(self.remove_node(&mut tx, &node, ended).await?);
         }
+        // A row of this id still there (rejoining, not starting) belongs to another process
+        // that started as the same node: `None`, and nothing is written.
         let sql = format!(
             "INSERT INTO cluster_nodes (id, advertise_url, incarnation, joined_at, lease_until)
-             VALUES ($1, $2, $5, $3, {} + $4)",
+             VALUES ($1, $2, $5, $3, {} + $4) ON CONFLICT (id) DO NOTHING",
             self.dialect.now_ms()
         );
-        sqlx::query(&sql)
+        let inserted = sqlx::query(&sql)
             .bind(id)
             .bind(advertise_url)
             .bind(now_rfc3339())
             .bind(lease_ms)
             .bind(incarnation)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            .rows_affected();
+        if inserted == 0 {
+            return Ok(None);
+        }
         tx.commit().await?;
-        Ok(reaped)
+        Ok(Some(reaped))
     }
 
     /// Renews the lease of node `id` as `incarnation` joined it for `lease_ms`; `false` when
