@@ -454,6 +454,24 @@ async fn a_killed_node_s_sessions_leave_every_list_and_its_agent_comes_back_else
         },
     )
     .await?;
+    // A command to A's session meanwhile cannot reach A: a 504 saying it was not sent, and no
+    // event (the audit log records commands that reached an agent, or may have).
+    let (status, body) = b.command(&first, "update").await?;
+    assert_eq!(status, 504, "{body}");
+    assert!(
+        body["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("was not sent"),
+        "{body}"
+    );
+    assert!(
+        !event_types(&b, &first)
+            .await?
+            .iter()
+            .any(|t| t == "tunnel_session_update_requested.v0"),
+        "no command event for a command not sent"
+    );
     // A's session stays listed until A's lease ends, and not longer.
     wait_for(
         "A's session gone from B's list",

@@ -61,6 +61,9 @@ pub struct CloseOrder {
 pub struct Unanswered {
     url: String,
     why: String,
+    /// Whether the request may have reached the node: `false` when no connection to it could
+    /// be made (refused, no route), so it surely did not.
+    pub maybe_sent: bool,
 }
 
 /// This server as a node; shared (`Arc`) by the state, the channel and the heartbeat.
@@ -384,6 +387,7 @@ impl Node {
         let unanswered = |why: String| Unanswered {
             url: url.to_owned(),
             why,
+            maybe_sent: true,
         };
         let response = self
             .peers
@@ -393,7 +397,10 @@ impl Node {
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| unanswered(e.without_url().to_string()))?;
+            .map_err(|e| Unanswered {
+                maybe_sent: !e.is_connect(),
+                ..unanswered(e.without_url().to_string())
+            })?;
         let status = response.status();
         if !status.is_success() {
             return Err(unanswered(format!("HTTP {status}")));

@@ -52,9 +52,12 @@ pub enum Undelivered {
     },
     /// A restart must wait: an update is being applied or finished too recently.
     MustWait(RestartWait),
-    /// The node holding the session did not answer (or the directory could not be read): the
-    /// command may or may not have reached the agent.
+    /// The node holding the session did not answer: the command may or may not have reached
+    /// the agent.
     Unreachable,
+    /// The node holding the session could not be reached at all (no connection to it could be
+    /// made), or the directory could not be read: the command was not sent.
+    NotSent,
 }
 
 fn by_the_agent() -> bool {

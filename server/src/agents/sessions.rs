@@ -103,7 +103,7 @@ impl Sessions {
             Ok(None) => return Err(Undelivered::NotFound),
             Err(e) => {
                 tracing::error!(error = %e, "cannot look a session up");
-                return Err(Undelivered::Unreachable);
+                return Err(Undelivered::NotSent);
             }
         };
         if located.row.node_id == self.node.id {
@@ -120,7 +120,11 @@ impl Sessions {
             .await
             .unwrap_or_else(|e| {
                 tracing::warn!(node_id = %located.row.node_id, "{e}");
-                Err(Undelivered::Unreachable)
+                Err(if e.maybe_sent {
+                    Undelivered::Unreachable
+                } else {
+                    Undelivered::NotSent
+                })
             })
     }
 

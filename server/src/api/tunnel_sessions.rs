@@ -132,6 +132,7 @@ fn recorded_result(
         Err(Undelivered::Ended) => Some(("ended", None)),
         Err(
             Undelivered::NotFound
+            | Undelivered::NotSent
             | Undelivered::MustWait(_)
             | Undelivered::Refused {
                 by_agent: false, ..
@@ -185,6 +186,14 @@ fn undelivered(id: &str, command: AgentCommand, why: Undelivered, wait_secs: u64
             format!(
                 "The server node holding tunnel session `{shown}` did not answer; the {} command \
                  may not have reached the agent. Try again.",
+                command.as_str()
+            ),
+        ),
+        Undelivered::NotSent => ApiError::new(
+            ErrorCode::AgentTimeout,
+            format!(
+                "The server node holding tunnel session `{shown}` cannot be reached; the {} \
+                 command was not sent. Try again.",
                 command.as_str()
             ),
         ),
