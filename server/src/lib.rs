@@ -130,7 +130,14 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(move |request, next| {
             security::headers(console_csp.clone(), request, next)
         }))
-        .layer(TraceLayer::new_for_http())
+        // A 5xx is logged where it arises, with its operation id (an internal error at ERROR,
+        // an agent or node that did not answer at WARN): the trace layer's own line for it is a
+        // WARN, not a second ERROR without the id that alerts would count.
+        .layer(
+            TraceLayer::new_for_http().on_failure(
+                tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN),
+            ),
+        )
         .with_state(state)
 }
 
