@@ -52,7 +52,18 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
             .with_field(name));
         }
     }
+    let mut seen: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        // One value per parameter: a second would silently replace the first (`limit=1&limit=2`,
+        // two `type`s read as one), or be taken for an "or" the API does not do.
+        if accepted.contains(&name.as_ref()) && seen.contains(&name) {
+            return Err(ApiError::new(
+                ErrorCode::InvalidQueryParameter,
+                format!("{name}: is given more than once; give it once."),
+            )
+            .with_field(name.to_string()));
+        }
+        seen.push(name.clone());
         // No text the API stores or looks up may hold NUL (PostgreSQL cannot store it): refused
         // here, the same on every database.
         if value.contains('\0') && accepted.contains(&name.as_ref()) {

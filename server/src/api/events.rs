@@ -94,7 +94,10 @@ fn filter(query: Option<&str>) -> ApiResult<(EventFilter, String)> {
             }
             "after" | "before" => {
                 let ms = instant(&value).ok_or_else(|| {
-                    invalid("must be an RFC 3339 time, such as `2026-11-22T09:30:00Z`".into())
+                    invalid(
+                        "must be an RFC 3339 time from 1970 on, such as `2026-11-22T09:30:00Z`"
+                            .into(),
+                    )
                 })?;
                 match name.as_ref() {
                     "after" => filter.after_ms = Some(ms),
