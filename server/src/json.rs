@@ -145,13 +145,18 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiErro
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let path = err.path().to_string();
+        // A NUL in a field's name is shown escaped: no text the API answers holds NUL.
+        let path = err.path().to_string().replace('\0', "\\u0000");
         let inner = err.into_inner();
         let text = strip_position(&inner.to_string());
         let at_root = path.is_empty() || path == ".";
         if inner.is_data() && text.starts_with("unknown field `") {
             // "unknown field `x`, expected one of `a`, `b`": name the field, keep the list.
-            let name = text.split('`').nth(1).unwrap_or_default().to_owned();
+            let name = text
+                .split('`')
+                .nth(1)
+                .unwrap_or_default()
+                .replace('\0', "\\u0000");
             let field = if at_root {
                 name.clone()
             } else {
@@ -308,6 +313,14 @@ mod tests {
             ApiError::Coded { code, field, .. } => (code, field),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_unknown_field_with_nul_in_its_name_is_named_escaped() {
+        let e = parse::<CredentialCreate>(br#"{"a\u0000b": 1}"#).unwrap_err();
+        let (code, field) = code(e);
+        assert_eq!(code, ErrorCode::UnknownField);
+        assert_eq!(field.as_deref(), Some("a\\u0000b"));
     }
 
     #[test]

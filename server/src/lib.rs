@@ -134,9 +134,8 @@ pub fn app(state: AppState) -> Router {
         // an agent or node that did not answer at WARN): the trace layer's own line for it is a
         // WARN, not a second ERROR without the id that alerts would count.
         .layer(
-            TraceLayer::new_for_http().on_failure(
-                tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN),
-            ),
+            TraceLayer::new_for_http()
+                .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
         )
         .with_state(state)
 }

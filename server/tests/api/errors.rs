@@ -360,7 +360,10 @@ async fn the_nul_character_is_refused_in_bodies_queries_and_ids() {
         ("/events?type=a%C3", "type"),
         // Nor twice: the second would silently win.
         ("/credentials?limit=1&limit=2", "limit"),
-        ("/events?type=credential_created.v0&type=credential_deleted.v0", "type"),
+        (
+            "/events?type=credential_created.v0&type=credential_deleted.v0",
+            "type",
+        ),
     ] {
         let r = app.get(path).send(&app).await;
         r.error(400, "ERR_TUNNEL_116");
