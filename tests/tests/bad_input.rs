@@ -1,6 +1,6 @@
 //! Flow 7: bad input and safety: over-long descriptions in bytes (credentials) and in characters
 //! (event subscriptions), an unknown event type, and markup in a description shown as text with
-//! no script run.
+//! no script run; a destination sent without its URL says so at the field.
 
 use serde_json::json;
 use tunnel_e2e::api::id;
@@ -95,5 +95,29 @@ async fn limits_unknown_types_and_markup() -> anyhow::Result<()> {
     let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 200);
     browser.close().await?;
+    Ok(())
+}
+
+/// A destination sent without its URL says so at the URL field, which takes the focus: Enter in
+/// another field is not ignored by a disabled button, and nothing is created.
+#[tokio::test]
+async fn a_destination_without_its_url_says_so_at_the_field() -> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    client
+        .goto(&format!("{}/event-destinations/new", stack.server.url()))
+        .await?;
+    pages::fill(client, "Description", "no url yet").await?;
+    // Nothing said before the user tries to send it.
+    assert!(
+        !pages::page_text(client)
+            .await?
+            .contains("The webhook url is missing")
+    );
+    pages::press(client, fantoccini::key::Key::Enter).await?;
+    pages::wait_for_text(client, "The webhook url is missing").await?;
+    pages::wait_for_focus(client, "input#field-url").await?;
+    let (_, list) = api.get("/event_destinations").await?;
+    assert_eq!(list["event_destinations"], json!([]));
     Ok(())
 }

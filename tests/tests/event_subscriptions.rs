@@ -1,7 +1,9 @@
 //! Flow 6: event subscriptions: create with two sources (picker and free entry) and a webhook
 //! destination; edit only the description and see sources and destinations unchanged; delete.
-//! A subscription without sources is created as it is, with a note that nothing is delivered.
+//! A subscription without sources is created as it is, with a note that nothing is delivered;
+//! the catalogue picker, walked with the keyboard, adds only what Enter picks.
 
+use fantoccini::key::Key;
 use serde_json::json;
 use tunnel_e2e::api::id;
 use tunnel_e2e::harness::Stack;
@@ -111,12 +113,36 @@ async fn enter_in_the_webhook_field_adds_the_webhook_and_nothing_typed_is_droppe
     Ok(())
 }
 
+/// How many event types the form's sources list holds.
+async fn chips(client: &fantoccini::Client) -> anyhow::Result<usize> {
+    let n = client
+        .execute(
+            "return document.querySelectorAll('.sources .chip').length;",
+            vec![],
+        )
+        .await?;
+    Ok(n.as_u64().unwrap_or(0) as usize)
+}
+
 #[tokio::test]
 async fn a_subscription_without_sources_is_created_with_a_note() -> anyhow::Result<()> {
     const NOTE: &str = "No event types yet: nothing is delivered until you add one.";
     let (stack, browser) = Stack::signed_in(&[]).await?;
     let (api, client) = (&stack.api, &browser.client);
     event_subscriptions::start_new(client).await?;
+    // The keyboard walks the catalogue without adding what it passes; Enter adds the one chosen,
+    // and removing it (the last chip) leaves the focus on the picker.
+    client
+        .execute("document.getElementById('source-picker').focus();", vec![])
+        .await?;
+    pages::press(client, Key::Down).await?;
+    pages::press(client, Key::Down).await?;
+    assert_eq!(chips(client).await?, 0, "nothing added by walking");
+    pages::press(client, Key::Enter).await?;
+    assert_eq!(chips(client).await?, 1, "Enter adds the type chosen");
+    pages::click_button(client, "×").await?;
+    assert_eq!(chips(client).await?, 0);
+    pages::wait_for_focus(client, "select#source-picker").await?;
     pages::fill(client, "Description", "no sources yet").await?;
     // The form says so calmly and does not hold the save.
     pages::wait_for_text(client, NOTE).await?;

@@ -75,6 +75,28 @@ async fn the_console_is_driven_by_its_shortcuts() -> anyhow::Result<()> {
     pages::press(client, "b").await?;
     pages::wait_for_focus(client, "button.danger \"Delete\"").await?;
     pages::click_button(client, "Clear selection").await?;
+    // On a row's checkbox (where a click or "select all" leaves the focus) the shortcuts work
+    // too: a checkbox takes no letters. `j` goes on from that row.
+    client
+        .execute(
+            "document.querySelector('main table tbody tr input.row-select').focus();",
+            vec![],
+        )
+        .await?;
+    pages::press(client, "j").await?;
+    let second = client
+        .execute(
+            "return document.activeElement === \
+             document.querySelectorAll('main table tbody tr td.name-cell a.name')[1];",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        second.as_bool(),
+        Some(true),
+        "{}",
+        pages::focused(client).await?
+    );
 
     // Search: `/` focuses it, and letters typed there are text, not shortcuts.
     lists::row_ids(client).await?;

@@ -1,4 +1,5 @@
-//! Flow 1: sign in with the admin key; a wrong key shows the error and stays on sign-in.
+//! Flow 1: sign in with the admin key; a wrong key shows the error and stays on sign-in; the
+//! focus lands on the page's heading after signing in and on the key field after signing out.
 
 use tunnel_e2e::harness::{ADMIN_KEY, Browser, Server};
 use tunnel_e2e::pages::{self, sign_in::sign_in};
@@ -25,6 +26,13 @@ async fn admin_key_signs_in_and_wrong_key_is_refused() -> anyhow::Result<()> {
     sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::click_button(client, "Sign out").await?;
     pages::wait_for_text(client, "Sign in").await?;
+    // The screen changed under the focus: it goes to the key field, not to nothing.
+    pages::wait_for_focus(client, "input#signin-key").await?;
+    // Signed in on a page's own address: that page, its heading focused.
+    sign_in(client, &format!("{}/tls-edges", server.url()), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "Pick an edge").await?;
+    pages::wait_for_focus(client, "h1").await?;
+    pages::click_button(client, "Sign out").await?;
     sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::eventually("the Sign out button", || async {
         Ok(pages::has_button(client, "Sign out").await?.then_some(()))

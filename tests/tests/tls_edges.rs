@@ -22,7 +22,21 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
     pages::wait_for_text(client, "No backend module").await?;
 
     tls_edges::create_backend(client, "e2e backend", "env=prod").await?;
-    pages::select_containing(client, "Tunnel-group backend", "e2e backend").await?;
+    // The backend made here is the one the picker now offers to set.
+    pages::eventually("the new backend chosen in the picker", || async {
+        let chosen = client
+            .execute(
+                "const s = document.getElementById('field-backend_id');
+                 return s && s.selectedOptions[0] ? s.selectedOptions[0].textContent : '';",
+                vec![],
+            )
+            .await?;
+        Ok(chosen
+            .as_str()
+            .is_some_and(|t| t.contains("e2e backend"))
+            .then_some(()))
+    })
+    .await?;
     pages::click_button(client, "Replace backend module").await?;
     pages::wait_for_text(client, "Backend module set to").await?;
     let (status, module) = api.get(&format!("/edges/tls/{edge_id}/backend")).await?;

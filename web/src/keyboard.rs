@@ -71,12 +71,22 @@ fn document() -> Option<web_sys::Document> {
     web_sys::window()?.document()
 }
 
-/// Whether the key went to something the user types in.
+/// Whether the key went to something the user types in. A checkbox, radio button or button
+/// input takes no letters: the shortcuts work there (the focus is on a row's checkbox after
+/// `x`, and on "select all" after a bulk run).
 fn typing(target: Option<web_sys::EventTarget>) -> bool {
     let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) else {
         return false;
     };
-    matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT") || el.is_content_editable()
+    match el.tag_name().as_str() {
+        "INPUT" => !el.get_attribute("type").is_some_and(|t| {
+            ["checkbox", "radio", "button", "submit", "reset"]
+                .iter()
+                .any(|kind| t.eq_ignore_ascii_case(kind))
+        }),
+        "TEXTAREA" | "SELECT" => true,
+        _ => el.is_content_editable(),
+    }
 }
 
 fn query(selector: &str) -> Option<web_sys::HtmlElement> {
@@ -102,11 +112,13 @@ fn move_row(by: i32) {
     if links.is_empty() {
         return;
     }
-    let active = doc.active_element();
+    // The row holding the focus, on its name link or its checkbox.
+    let row_of = |el: &web_sys::Element| el.closest("tr").ok().flatten();
+    let active_row = doc.active_element().as_ref().and_then(row_of);
     let at = links.iter().position(|l| {
-        active
+        active_row
             .as_ref()
-            .is_some_and(|a| a == l.unchecked_ref::<web_sys::Element>())
+            .is_some_and(|row| row_of(l.unchecked_ref()).as_ref() == Some(row))
     });
     let next = match at {
         None => 0,

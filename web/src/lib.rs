@@ -60,6 +60,20 @@ pub fn App() -> impl IntoView {
     let state = AppState::new(session::load());
     state.start_clock();
     provide_context(state);
+    // Signing in or out replaces the whole screen, taking the focus with it: signed in, it goes
+    // to the page's heading (as after a navigation); signed out, to the key field, under the
+    // sentence saying why. Not at the first load, where the browser starts at the top.
+    Effect::new(move |was: Option<bool>| {
+        let now = state.auth.with(Option::is_some);
+        if was.is_some_and(|was| was != now) {
+            if now {
+                set_timeout(|| focus_main_heading(0), Duration::from_millis(50));
+            } else {
+                crate::components::keep_focus_on("#signin-key");
+            }
+        }
+        now
+    });
     view! {
         <Show when=move || state.auth.with(Option::is_some) fallback=|| view! { <SignIn /> }>
             <Console />

@@ -10,7 +10,6 @@ use crate::components::confirm::{ConfirmDialog, ConfirmedDelete};
 use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
-use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::loading::{Load, fetch_into};
 use crate::components::picker::PickerSearch;
@@ -18,6 +17,7 @@ use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::components::{focus_by_id, keep_focus_on};
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
@@ -81,14 +81,17 @@ fn DestinationFields(
     description: RwSignal<String>,
     metadata: RwSignal<String>,
     message: impl Fn(&'static str) -> Signal<Option<String>>,
+    /// Whether the user tried to send the form (an empty URL is then said too).
+    #[prop(into)]
+    tried: Signal<bool>,
 ) -> impl IntoView {
     // An empty URL is not an error before anything was typed (the form just opened, or it was
-    // cleared): Create stays disabled, and the field says it is required.
+    // cleared), until the user tries to send the form: the field says it is required.
     let url_message = message("target.webhook.url");
     let url_error = Signal::derive(move || {
         url_message
             .get()
-            .filter(|_| !url.with(|u| u.trim().is_empty()))
+            .filter(|_| tried.get() || !url.with(|u| u.trim().is_empty()))
     });
     view! {
         <TextField name="url" label="Webhook URL" value=url error=url_error
@@ -115,6 +118,22 @@ pub fn EventDestinationNew() -> impl IntoView {
         created.try_set(Some(d.clone()));
     });
     let valid = move || live.with(Vec::is_empty);
+    // Create stays enabled (a disabled default button ignores Enter, and Tab skips it): sending
+    // an invalid form says what is missing at its field, and puts the focus there.
+    let tried = RwSignal::new(false);
+    let ready = move || {
+        if valid() {
+            return Some(request.get_untracked());
+        }
+        tried.set(true);
+        let first = live.with(|l| l.first().map(|e| e.field.clone()));
+        focus_by_id(match first.as_deref() {
+            Some("description") => "field-description",
+            Some("metadata") => "field-metadata",
+            _ => "field-url",
+        });
+        None
+    };
     // The secret is shown once; closing its dialog goes on to the new destination's page.
     let close = Callback::new(move |_| {
         if let Some(d) = created.get_untracked() {
@@ -127,13 +146,13 @@ pub fn EventDestinationNew() -> impl IntoView {
     view! {
         <p class="crumbs"><A href=routes::EVENT_DESTINATIONS>"Event destinations"</A>" / new"</p>
         <h1>"New event destination"</h1>
-        <form class="card form" novalidate on:submit=create.on_submit(move || valid().then(|| request.get_untracked()))>
+        <form class="card form" novalidate on:submit=create.on_submit(ready)>
             <DestinationFields url=url description=description metadata=metadata
-                message=move |f| create.message(live, f) />
+                message=move |f| create.message(live, f) tried=tried />
             {create.failure("The destination was not created")}
             <div class="actions">
                 <A href=routes::EVENT_DESTINATIONS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                <button type="submit" class="primary" disabled=move || create.busy()>
                     {move || if create.busy() { "Creating…" } else { "Create destination" }}
                 </button>
             </div>
@@ -186,7 +205,7 @@ fn destination_view(d: EventDestination, reload: RwSignal<u32>) -> impl IntoView
             <dt>"Webhook URL"</dt><dd><CopyValue value=url what="webhook URL" /></dd>
             <dt>"Format"</dt><dd>{d.format.clone()}</dd>
         </dl>
-        <SigningSecret id=id.clone() />
+        <SigningSecret id=id.clone() reload=reload />
         <TestEvent id=id.clone() deliveries_reload=deliveries_reload />
         <DestinationEdit original=d reload=reload />
         <Deliveries id=id.clone() reload=deliveries_reload />
@@ -200,7 +219,7 @@ fn destination_view(d: EventDestination, reload: RwSignal<u32>) -> impl IntoView
 
 /// Rotating the signing secret: a confirmation, then the new secret shown once.
 #[component]
-fn SigningSecret(id: String) -> impl IntoView {
+fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
     let asked = RwSignal::new(false);
     let secret = RwSignal::new(None::<String>);
@@ -218,9 +237,12 @@ fn SigningSecret(id: String) -> impl IntoView {
     let cancel = Callback::new(move |_| asked.set(false));
     // The dialog's opener was the page itself: "Rotate secret" is disabled while the request
     // runs, which took the focus from it.
+    // Once the secret is put away, the page is read again, so its recent activity shows the
+    // rotation (not before: the reload rebuilds this section, dialog included).
     let close = Callback::new(move |_| {
         secret.set(None);
         keep_focus_on("#rotate-secret");
+        reload.try_update(|r| *r += 1);
     });
     view! {
         <section class="card" aria-labelledby="secret-title">
@@ -352,7 +374,7 @@ fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl In
             on:submit=save.on_submit(move || (valid() && !unchanged()).then(|| request.get_untracked()))>
             <h2>"Edit"</h2>
             <DestinationFields url=url description=description metadata=metadata
-                message=move |f| save.message(live, f) />
+                message=move |f| save.message(live, f) tried=Signal::stored(true) />
             {save.failure("The destination was not saved")}
             <div class="actions">
                 <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>

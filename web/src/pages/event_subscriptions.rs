@@ -10,12 +10,12 @@ use crate::api::{ApiError, Method, use_api};
 use crate::components::bulk::BulkAction;
 use crate::components::confirm::ConfirmedDelete;
 use crate::components::field::{TextField, message_for};
-use crate::components::focus_by_id;
 use crate::components::list::{ListPage, RowName};
 use crate::components::names::RefName;
 use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
+use crate::components::{focus_by_id, keep_focus_on};
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
@@ -200,6 +200,12 @@ fn SubscriptionForm(
     }
 }
 
+/// The `<select>` an event went to.
+fn select_of(ev: &web_sys::Event) -> Option<web_sys::HtmlSelectElement> {
+    ev.target()
+        .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlSelectElement>(t).ok())
+}
+
 /// Sources: the chosen event types, a picker from the catalogue, and free entry.
 #[component]
 pub fn SourcesPicker(
@@ -222,6 +228,8 @@ pub fn SourcesPicker(
             sources.update(|s| s.push(t));
         }
     };
+    // Whether the picker's next change comes from a key walking its list (not a choice).
+    let walking = StoredValue::new(false);
     let list_error =
         move || live.with(|l| server_error.with(|s| message_for("sources", l, s.as_ref())));
     let chips = move || {
@@ -231,14 +239,19 @@ pub fn SourcesPicker(
             .enumerate()
             .map(|(i, t)| {
                 let field = format!("sources[{i}].type");
-                let error = live.with(|l| server_error.with(|s| message_for(&field, l, s.as_ref())));
+                let error =
+                    live.with(|l| server_error.with(|s| message_for(&field, l, s.as_ref())));
                 let t2 = t.clone();
                 let invalid = error.is_some();
                 view! {
                     <li class="chip" class:invalid=invalid>
                         <code>{t.clone()}</code>
                         <button type="button" class="link" aria-label=format!("Remove {t}")
-                            on:click=move |_| sources.update(|s| s.retain(|x| *x != t2))>"×"</button>
+                            on:click=move |_| {
+                                sources.update(|s| s.retain(|x| *x != t2));
+                                // The last chip gone, its button takes the focus with it.
+                                keep_focus_on("#source-picker");
+                            }>"×"</button>
                         <span class="error">{error.map(|m| message(&m))}</span>
                     </li>
                 }
@@ -255,17 +268,40 @@ pub fn SourcesPicker(
             <p class="error" role="alert">{move || list_error().map(|m| message(&m))}</p>
             <div class="field">
                 <label for="source-picker">"Add from the catalogue"</label>
-                <select id="source-picker" on:change=move |ev| {
-                    add(event_target_value(&ev));
-                    if let Some(el) = ev.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlSelectElement>(t).ok()) {
-                        el.set_value("");
+                // A choice made with the mouse (or a phone's picker) adds at once. Keys that walk
+                // the list (arrows, Home, End, typing a name) fire a change at each step: they
+                // only choose, and Enter adds, or a keyboard user would add every type passed.
+                <select id="source-picker" aria-describedby="source-picker-hint"
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                        let key = ev.key();
+                        if key == "Enter" {
+                            ev.prevent_default();
+                            if let Some(el) = select_of(ev.as_ref()) {
+                                add(el.value());
+                                el.set_value("");
+                            }
+                        } else if key.starts_with("Arrow") || key.starts_with("Page")
+                            || key == "Home" || key == "End" || key.chars().count() == 1
+                        {
+                            walking.set_value(true);
+                        }
                     }
-                }>
+                    on:change=move |ev| {
+                        if walking.get_value() {
+                            walking.set_value(false);
+                            return;
+                        }
+                        add(event_target_value(&ev));
+                        if let Some(el) = select_of(&ev) {
+                            el.set_value("");
+                        }
+                    }>
                     <option value="">"Choose an event type…"</option>
                     {CATALOGUE.iter().map(|t| view! {
                         <option value=*t disabled=move || sources.with(|s| s.iter().any(|x| x == t))>{*t}</option>
                     }).collect_view()}
                 </select>
+                <p id="source-picker-hint" class="hint">"With the keyboard: the arrow keys choose, Enter adds."</p>
             </div>
             <div class="field">
                 <label for="source-free">"Or type one"</label>

@@ -100,6 +100,9 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
 #[component]
 pub fn TlsEdgeDetail() -> impl IntoView {
     let backends_reload = RwSignal::new(0);
+    // A backend made here is for this edge: the picker chooses it (the user still confirms
+    // with "Replace backend module").
+    let made_here = RwSignal::new(None::<String>);
     let search = PickerSearch::new();
     let backends = fetch_into::<TunnelGroupBackendList>(
         move || search.first_page(paths::TUNNEL_GROUP_BACKENDS),
@@ -127,14 +130,17 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                     <dt>"Metadata"</dt><dd><pre class="mono">{e.metadata.clone()}</pre></dd>
                 </dl>
                 {move || editing.get().then(|| view! { <TlsEdgeEdit edge=edit.clone() editing=editing reload=reload /> })}
-                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends search=search reload=reload />
+                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends search=search reload=reload made_here=made_here />
                 {delete.dialog(
                     "Delete this TLS edge?",
                     format!("TLS edge {id} and its backend module will be deleted; the backend itself stays. This cannot be undone."),
                     "Delete TLS edge",
                 )}
                 // Only with an edge to attach it to: not under a Not found or a failed load.
-                <NewBackendForm on_created=Callback::new(move |_| backends_reload.update(|r| *r += 1)) titled=true />
+                <NewBackendForm on_created=Callback::new(move |b: TunnelGroupBackend| {
+                    made_here.set(Some(b.id));
+                    backends_reload.update(|r| *r += 1);
+                }) titled=true />
             }
         },
     )
@@ -147,6 +153,7 @@ fn BackendModule(
     backends: RwSignal<Load<TunnelGroupBackendList>>,
     search: PickerSearch,
     reload: RwSignal<u32>,
+    made_here: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let app = use_app();
     let path = paths::tls_edge_backend(&edge_id);
@@ -156,6 +163,13 @@ fn BackendModule(
             .map(|m| m.backend.id.clone())
             .unwrap_or_default(),
     );
+    // Taken once: a later rebuild of this section starts from the edge's module again.
+    Effect::new(move |_| {
+        if let Some(id) = made_here.get() {
+            backend_id.set(id);
+            made_here.set(None);
+        }
+    });
     let enabled = RwSignal::new(module.as_ref().is_none_or(|m| m.enabled));
     let request = Memo::new(move |_| TlsEdgeBackendReplace {
         id: None,

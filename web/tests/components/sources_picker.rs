@@ -43,15 +43,15 @@ async fn no_sources_shows_a_note_not_an_error() {
             .collect::<String>()
     };
     assert!(live.get_untracked().is_empty(), "no sources is valid");
-    assert_eq!(text(&root, "fieldset.sources .hint"), NO_SOURCES);
+    assert_eq!(text(&root, "fieldset.sources > p.hint"), NO_SOURCES);
     assert_eq!(errors(&root), "", "no error for an empty list");
 
     // A source added: the note goes; removed again: it comes back, still without an error.
     choose(&root, "#source-picker", "credential_created.v0").await;
     assert_eq!(count(&root, ".chip"), 1);
-    assert!(find(&root, "fieldset.sources .hint").is_none());
+    assert!(find(&root, "fieldset.sources > p.hint").is_none());
     click(&root, "button[aria-label='Remove credential_created.v0']").await;
     assert_eq!(count(&root, ".chip"), 0);
-    assert_eq!(text(&root, "fieldset.sources .hint"), NO_SOURCES);
+    assert_eq!(text(&root, "fieldset.sources > p.hint"), NO_SOURCES);
     assert_eq!(errors(&root), "");
 }
