@@ -31,7 +31,8 @@ pub fn takes_search(list_path: &str) -> bool {
     list_path != paths::EVENTS && list_path != DELIVERIES
 }
 
-/// Refuses any query parameter not in `accepted` (the first unknown one is named).
+/// Refuses any query parameter not in `accepted` (the first unknown one is named), one given
+/// twice, a value that is not UTF-8 once decoded, and one holding NUL.
 pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), ApiError> {
     // A value that is not UTF-8 once decoded (`q=%FF`) would be read with U+FFFD in its place
     // and quietly match nothing: refused, naming its parameter.

@@ -76,8 +76,9 @@ pub fn focus_next_frame(id: String) {
 /// seconds, it is left on nothing (the page's body): an action that removed the focused element
 /// (a closed editor, a dialog whose opener went away) and the reload that rebuilds the view
 /// after it would otherwise leave a keyboard or screen-reader user at the top of the page. A
-/// focus put anywhere else is left alone, and the user's next key or pointer press ends it:
-/// what they do next wins (a click on the page's background leaves the focus on nothing).
+/// focus put anywhere else is left alone, and the user's next key or pointer press (or scroll)
+/// ends it: what they do next wins (a click on the page's background leaves the focus on
+/// nothing).
 pub fn keep_focus_on(selector: &'static str) {
     until_the_user_acts(40, move || {
         let doc = document();
