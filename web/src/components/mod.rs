@@ -54,6 +54,53 @@ pub fn copy_then(text: String, done: impl FnOnce(bool) + 'static) {
     spawn_local(async move { done(copy_to_clipboard(&text).await) });
 }
 
+/// Runs only the last of quick successive calls, once [`PAUSE`] has passed without another:
+/// what typing in a search field, or walking a select with the arrow keys, applies. A handle
+/// (`Copy`, usable in event handlers); [`Pause::cancel`] drops what is pending (Enter applies
+/// at once).
+#[derive(Debug, Clone, Copy)]
+pub struct Pause {
+    last: leptos::prelude::StoredValue<u32>,
+}
+
+/// How long typing (or walking a list) pauses before what it chose is applied.
+pub const PAUSE: std::time::Duration = std::time::Duration::from_millis(300);
+
+impl Pause {
+    pub fn new() -> Pause {
+        Pause {
+            last: leptos::prelude::StoredValue::new(0),
+        }
+    }
+
+    /// Runs `f` after the pause, unless another call (or a cancel) comes first.
+    pub fn then(self, f: impl FnOnce() + 'static) {
+        use leptos::prelude::{GetValue, SetValue};
+        let n = self.last.get_value() + 1;
+        self.last.set_value(n);
+        set_timeout(
+            move || {
+                if self.last.try_get_value() == Some(n) {
+                    f();
+                }
+            },
+            PAUSE,
+        );
+    }
+
+    /// Drops what is pending.
+    pub fn cancel(self) {
+        use leptos::prelude::UpdateValue;
+        self.last.update_value(|n| *n += 1);
+    }
+}
+
+impl Default for Pause {
+    fn default() -> Pause {
+        Pause::new()
+    }
+}
+
 /// Moves focus to the element with this id, if it is there (a field the user must look at, a
 /// field just added).
 pub fn focus_by_id(id: &str) {

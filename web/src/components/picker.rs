@@ -4,17 +4,14 @@
 //! the user pauses; Enter applies it at once and never submits the form the picker sits in.
 //! [`OwnerPicker`] is the one picker used by two pages.
 
+use super::Pause;
 use super::error_view::ErrorView;
 use super::loading::{Load, fetch_into};
 use super::search::with_search;
 use super::text::message;
 use leptos::prelude::*;
-use std::time::Duration;
 use tunnel_core::paths;
 use tunnel_core::resources::user::{User, UserList};
-
-/// How long typing pauses before the choices are fetched again.
-const PAUSE: Duration = Duration::from_millis(300);
 
 /// The search applied to a picker's choices (empty: none).
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +71,8 @@ impl PickerSearch {
     /// The field, labelled `label`, with the DOM id `id`.
     pub fn field(self, id: &'static str, label: &'static str) -> impl IntoView {
         let text = RwSignal::new(String::new());
-        let typed = RwSignal::new(0u32);
+        // The choices are fetched again once typing pauses.
+        let pause = Pause::new();
         let applied = self.applied;
         let apply = move || {
             let q = text.get_untracked().trim().to_owned();
@@ -84,22 +82,12 @@ impl PickerSearch {
         };
         let on_input = move |ev: leptos::ev::Event| {
             text.set(event_target_value(&ev));
-            let n = typed.get_untracked() + 1;
-            typed.set(n);
-            set_timeout(
-                move || {
-                    // Only the last keystroke's timer applies it.
-                    if typed.try_get_untracked() == Some(n) {
-                        apply();
-                    }
-                },
-                PAUSE,
-            );
+            pause.then(apply);
         };
         let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
             if ev.key() == "Enter" {
                 ev.prevent_default();
-                typed.update(|n| *n += 1);
+                pause.cancel();
                 apply();
             }
         };

@@ -8,16 +8,13 @@
 //! beside it in the URL and is chosen with [`OrderSelect`]. Changing either keeps the other and
 //! goes back to the first page.
 
+use super::Pause;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::{use_location, use_navigate, use_query_map};
-use std::time::Duration;
 
 /// The console URL's query parameter, named as the API's.
 pub const PARAM: &str = "q";
-
-/// How long typing pauses before the search is applied.
-const PAUSE: Duration = Duration::from_millis(300);
 
 /// The console URL's query parameter of the order, named as the API's.
 pub const ORDER_PARAM: &str = "order";
@@ -82,22 +79,14 @@ pub fn SearchBox(label: &'static str) -> impl IntoView {
             },
         );
     };
-    let typed = RwSignal::new(0u32);
+    // Typing applies the search once it pauses, in place of the entry (one history entry per
+    // search, not per keystroke).
+    let pause = Pause::new();
     let go_later = go.clone();
     let on_input = move |ev: leptos::ev::Event| {
         text.set(event_target_value(&ev));
-        let n = typed.get_untracked() + 1;
-        typed.set(n);
         let go = go_later.clone();
-        set_timeout(
-            move || {
-                // Only the last keystroke's timer applies it.
-                if typed.try_get_untracked() == Some(n) {
-                    go(true);
-                }
-            },
-            PAUSE,
-        );
+        pause.then(move || go(true));
     };
     let input = NodeRef::<leptos::html::Input>::new();
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -107,7 +96,7 @@ pub fn SearchBox(label: &'static str) -> impl IntoView {
         if let Some(el) = input.get_untracked() {
             text.set(el.value());
         }
-        typed.update(|n| *n += 1);
+        pause.cancel();
         go(false);
     };
     view! {

@@ -11,7 +11,7 @@ use crate::components::copy::{CopyButton, CopyValue};
 use crate::components::list::{ListPage, RowName};
 use crate::components::text::message;
 use crate::components::time::{RelativeTime, from_local_input, to_local_input};
-use crate::components::{focus_by_id, keep_focus_on};
+use crate::components::{Pause, focus_by_id, keep_focus_on};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
@@ -168,20 +168,11 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
     };
     // The type applies 300 ms after the last change, in place of the entry that already has a
     // type (the arrow keys would otherwise leave one entry, and one request, per type passed).
-    let choice = StoredValue::new(0_u32);
+    let pause = Pause::new();
     let apply_later = apply.clone();
     let apply_type = move || {
-        let this = choice.get_value() + 1;
-        choice.set_value(this);
         let apply = apply_later.clone();
-        set_timeout(
-            move || {
-                if choice.try_get_value() == Some(this) {
-                    apply(current.with_untracked(|f| !f[0].is_empty()));
-                }
-            },
-            std::time::Duration::from_millis(300),
-        );
+        pause.then(move || apply(current.with_untracked(|f| !f[0].is_empty())));
     };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
