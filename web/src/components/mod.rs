@@ -128,13 +128,8 @@ pub fn focus_next_frame(id: String) {
 /// nothing).
 pub fn keep_focus_on(selector: &'static str) {
     until_the_user_acts(40, move || {
-        let doc = document();
-        let on_nothing = doc.active_element().is_none_or(|active| {
-            doc.body()
-                .is_some_and(|body| body.is_same_node(Some(active.as_ref())))
-        });
-        if on_nothing
-            && let Some(el) = doc
+        if focused().is_none()
+            && let Some(el) = document()
                 .query_selector(selector)
                 .ok()
                 .flatten()
@@ -143,6 +138,15 @@ pub fn keep_focus_on(selector: &'static str) {
             let _ = el.focus();
         }
     });
+}
+
+/// The element holding the focus; `None` when the focus is on nothing (the page's body).
+pub fn focused() -> Option<web_sys::Element> {
+    let doc = document();
+    doc.active_element().filter(|active| {
+        !doc.body()
+            .is_some_and(|body| body.is_same_node(Some(active.as_ref())))
+    })
 }
 
 /// Runs `step` on the next frame and then every 50 ms, `times` times in all, until the user

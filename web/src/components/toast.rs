@@ -1,6 +1,6 @@
 //! Toasts: short messages about completed actions, announced to screen readers.
 
-use crate::components::until_the_user_acts;
+use crate::components::{focused, until_the_user_acts};
 use crate::state::use_app;
 use leptos::prelude::*;
 
@@ -41,26 +41,21 @@ fn keep_focus_clear_of_toasts() {
 
 /// Scrolls the page so that the focused element ends above the toasts, when they cover it.
 fn scroll_focus_clear_of_toasts() {
-    let doc = document();
     let (Some(active), Some(stack)) = (
-        doc.active_element(),
-        doc.query_selector(".toasts").ok().flatten(),
+        focused(),
+        document().query_selector(".toasts").ok().flatten(),
     ) else {
         return;
     };
-    // Nothing focused; or what scrolling cannot move (the header, the selection bar stuck to the
-    // window's bottom) or what sits above the toasts anyway (a dialog, a toast's own button):
-    // scrolling for it would only move the page under it, again at every check.
+    // What scrolling cannot move (the header, the selection bar stuck to the window's bottom)
+    // or what sits above the toasts anyway (a dialog, a toast's own button): scrolling for it
+    // would only move the page under it, again at every check.
     let fixed = active
         .closest("dialog, header, .bulk-bar, .toasts")
         .ok()
         .flatten()
         .is_some();
-    if fixed
-        || doc
-            .body()
-            .is_some_and(|b| b.is_same_node(Some(active.as_ref())))
-    {
+    if fixed {
         return;
     }
     let (a, t) = (
