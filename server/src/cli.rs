@@ -61,12 +61,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
     });
-    let displaced = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(leave_on_shutdown(state.clone(), displaced.clone()))
+    .with_graceful_shutdown(leave_on_shutdown(state.clone()))
     .await?;
     // The requests still running have finished: let the agents' connection tasks (told to end
     // at the signal) finish before the pool closes, so none writes to a closed pool.
@@ -74,7 +73,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!("some agent connections did not close in time");
     }
     // A node whose id another server took has no row of its own to remove.
-    let displaced = displaced.load(std::sync::atomic::Ordering::SeqCst);
+    let displaced = state.node.was_displaced();
     if !displaced {
         state.node.depart(&state.store).await;
     }
@@ -97,18 +96,12 @@ const AGENTS_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// still running (a webhook test waiting for a slow receiver) have finished, which the
 /// graceful shutdown then waits for.
 ///
-/// The same when another server took this node's id over (`displaced` is then set): it ends
-/// with an error saying so, rather than keep taking agents it cannot keep.
-async fn leave_on_shutdown(
-    state: crate::state::AppState,
-    displaced: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) {
+/// The same when another server took this node's id over (`Node::was_displaced`): it ends with
+/// an error saying so, rather than keep taking agents it cannot keep.
+async fn leave_on_shutdown(state: crate::state::AppState) {
     tokio::select! {
         () = shutdown_signal() => state.node.leave(&state.store).await,
-        () = state.node.displaced() => {
-            displaced.store(true, std::sync::atomic::Ordering::SeqCst);
-            state.node.step_aside();
-        }
+        () = state.node.displaced() => state.node.step_aside(),
     }
     state.node.end_connections();
 }

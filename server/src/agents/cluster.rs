@@ -81,8 +81,10 @@ pub struct Node {
     membership: watch::Sender<u64>,
     /// Set once the node left (shutting down): the heartbeat must not join it again.
     left: AtomicBool,
-    /// Notified when another process took this node's id over: this server stops (`cli`).
-    displaced: tokio::sync::Notify,
+    /// Set, and notified, when another process took this node's id over: this server stops
+    /// (`cli`).
+    displaced: AtomicBool,
+    displaced_notice: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Node {
@@ -122,7 +124,8 @@ impl Node {
             peers,
             membership: watch::Sender::new(0),
             left: AtomicBool::new(false),
-            displaced: tokio::sync::Notify::new(),
+            displaced: AtomicBool::new(false),
+            displaced_notice: tokio::sync::Notify::new(),
         })
     }
 
@@ -151,7 +154,12 @@ impl Node {
     /// membership ended and the id held): the server must stop, or it would keep taking agents
     /// it cannot keep.
     pub async fn displaced(&self) {
-        self.displaced.notified().await;
+        self.displaced_notice.notified().await;
+    }
+
+    /// Whether another process took this node's id over ([`Node::displaced`] has resolved).
+    pub fn was_displaced(&self) -> bool {
+        self.displaced.load(Ordering::SeqCst)
     }
 
     /// Joins; `false` when the id is held by another process (only when not `starting`: a
@@ -285,8 +293,9 @@ impl Node {
                              (give each server its own --node-id)",
                             self.id
                         );
+                        self.displaced.store(true, Ordering::SeqCst);
                         // Stored if the server is not waiting yet: `notified` then returns.
-                        self.displaced.notify_one();
+                        self.displaced_notice.notify_one();
                     }
                     Err(e) => tracing::warn!("cannot join the cluster again: {e}"),
                 }
