@@ -52,6 +52,15 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
         !pages::page_text(client).await?.contains(&token),
         "the token is gone after closing"
     );
+    // The detail took the create form's place in the history: Back leads to the list, not
+    // to an emptied form, and Forward to the detail again.
+    client.back().await?;
+    pages::eventually("the list after Back", || async {
+        Ok((client.current_url().await?.path() == "/credentials").then_some(()))
+    })
+    .await?;
+    client.forward().await?;
+    pages::wait_for_text(client, "Shown only once").await?;
 
     let (_, listed) = api.get("/credentials").await?;
     let created = &listed["credentials"][0];

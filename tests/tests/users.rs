@@ -22,6 +22,13 @@ async fn owners_are_picked_and_shown_by_name() -> anyhow::Result<()> {
     pages::click_button(client, "New credential").await?;
     pages::fill(client, "Description", "e2e owned by grace").await?;
     pages::wait_for_text(client, "Nightly builds").await?;
+    // The signed-in admin is the first choice, "Me", and not listed again by their id.
+    let options = pages::field(client, "Owner").await?.text().await?;
+    let my_id = me["principal_id"].as_str().unwrap();
+    let my_name = me["principal_name"].as_str().unwrap();
+    assert!(options.starts_with("Me"), "{options}");
+    assert!(options.contains(my_name) || my_name.is_empty(), "{options}");
+    assert!(!options.contains(my_id), "{options}");
     pages::fill(client, "Find users and bots by name or id", "hopp").await?;
     pages::eventually("the search to leave the bot out of the owners", || async {
         let options = pages::field(client, "Owner").await?.text().await?;

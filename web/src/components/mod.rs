@@ -38,6 +38,22 @@ use leptos::prelude::{
 };
 use leptos::task::spawn_local;
 
+/// What a create page calls to open the page of what it created: the detail page takes the
+/// create form's place in the history, so Back returns where the user came from (the list),
+/// not to an emptied form that would only create a second one.
+pub fn use_open_created() -> impl Fn(&str) + Clone {
+    let navigate = leptos_router::hooks::use_navigate();
+    move |href| {
+        navigate(
+            href,
+            leptos_router::NavigateOptions {
+                replace: true,
+                ..Default::default()
+            },
+        );
+    }
+}
+
 /// Copies text to the clipboard; the promise is awaited so the caller can say "Copied".
 pub async fn copy_to_clipboard(text: &str) -> bool {
     let Some(window) = web_sys::window() else {

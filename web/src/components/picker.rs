@@ -44,7 +44,7 @@ impl PickerSearch {
         &self,
         chosen: RwSignal<String>,
         choices: Vec<(String, String)>,
-        none: &'static str,
+        none: String,
         nothing_found: &'static str,
     ) -> impl IntoView + use<> {
         let current = chosen.get_untracked();
@@ -108,8 +108,9 @@ impl Default for PickerSearch {
 }
 
 /// The owner of a new credential or API key, for admins (members always own what they create):
-/// a select of the account's users and bots by name, searchable, starting on "Me". `owner`
-/// holds the chosen id, empty for the caller.
+/// a select of the account's users and bots by name, searchable, starting on "Me" (with the
+/// caller's name, and the caller not listed again by name). `owner` holds the chosen id, empty
+/// for the caller.
 #[component]
 pub fn OwnerPicker(
     owner: RwSignal<String>,
@@ -120,6 +121,7 @@ pub fn OwnerPicker(
     #[prop(into)]
     hint: String,
 ) -> impl IntoView {
+    let app = crate::state::use_app();
     let search = PickerSearch::new();
     let users = fetch_into::<UserList>(move || search.first_page(paths::USERS), RwSignal::new(0));
     let has_error = move || error.with(Option::is_some);
@@ -131,12 +133,24 @@ pub fn OwnerPicker(
                 Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
                 Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" /> }.into_any(),
                 Load::Ready(list) => {
-                    let choices = list.users.into_iter().map(owner_choice).collect();
+                    // The caller is the empty choice, "Me": listed again by name, they would
+                    // read as someone else, and picking either would mean the same.
+                    let me = app.me.with(|me| me.as_ref().map(|me| (me.principal_id.clone(), me.principal_name.clone())));
+                    let choices = list
+                        .users
+                        .into_iter()
+                        .filter(|u| me.as_ref().is_none_or(|(id, _)| *id != u.id))
+                        .map(owner_choice)
+                        .collect();
+                    let none = match me {
+                        Some((_, name)) if !name.is_empty() => format!("Me ({name})"),
+                        _ => "Me".to_owned(),
+                    };
                     view! {
                         <select id="field-owner_id" aria-describedby="field-owner_id-error"
                             aria-invalid=move || has_error().to_string()
                             on:change=move |ev| owner.set(event_target_value(&ev))>
-                            {search.options(owner, choices, "Me", "No user or bot matches the search")}
+                            {search.options(owner, choices, none, "No user or bot matches the search")}
                         </select>
                     }.into_any()
                 }

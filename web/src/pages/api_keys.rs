@@ -12,6 +12,7 @@ use crate::components::picker::OwnerPicker;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::components::use_open_created;
 use crate::routes;
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
@@ -74,7 +75,7 @@ fn usage_note(app: AppState, key_id: &str, owner_id: &str) -> Option<&'static st
 #[component]
 pub fn ApiKeyNew() -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let description = RwSignal::new(String::new());
     let metadata = RwSignal::new(String::new());
     let owner = RwSignal::new(String::new());
@@ -92,7 +93,7 @@ pub fn ApiKeyNew() -> impl IntoView {
     let valid = move || live.with(Vec::is_empty);
     let close_key = Callback::new(move |_| {
         if let Some(k) = created.get_untracked() {
-            navigate(&routes::api_key(&k.id), NavigateOptions::default());
+            open_created(&routes::api_key(&k.id));
         }
     });
     view! {

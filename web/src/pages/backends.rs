@@ -14,12 +14,11 @@ use crate::components::field::{TextField, list_message_for};
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
+use crate::components::use_open_created;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use std::collections::BTreeMap;
 use tunnel_core::paths;
 use tunnel_core::resources::backend::{
@@ -113,9 +112,9 @@ fn errors_of<T: Validate>(request: &Result<T, String>) -> Vec<FieldError> {
 
 #[component]
 pub fn BackendNew() -> impl IntoView {
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let created = Callback::new(move |b: TunnelGroupBackend| {
-        navigate(&routes::backend(&b.id), NavigateOptions::default());
+        open_created(&routes::backend(&b.id));
     });
     view! {
         <p class="crumbs"><A href=routes::BACKENDS>"Backends"</A>" / new"</p>

@@ -14,12 +14,11 @@ use crate::components::search::with_search;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::TokenDialog;
+use crate::components::use_open_created;
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::credential::{
@@ -76,7 +75,7 @@ fn AclSummary(rules: Vec<String>) -> impl IntoView {
 #[component]
 pub fn CredentialNew() -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let description = RwSignal::new(String::new());
     let metadata = RwSignal::new(String::new());
     let owner = RwSignal::new(String::new());
@@ -96,7 +95,7 @@ pub fn CredentialNew() -> impl IntoView {
     let valid = move || live.with(Vec::is_empty);
     let close_token = Callback::new(move |_| {
         if let Some(c) = created.get_untracked() {
-            navigate(&routes::credential(&c.id), NavigateOptions::default());
+            open_created(&routes::credential(&c.id));
         }
     });
     view! {

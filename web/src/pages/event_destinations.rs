@@ -17,13 +17,11 @@ use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
 use crate::components::token_dialog::{ShownOnce, TokenDialog};
-use crate::components::{focus_by_id, keep_focus_on};
+use crate::components::{focus_by_id, keep_focus_on, use_open_created};
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::event_destination::{
@@ -104,7 +102,7 @@ fn DestinationFields(
 #[component]
 pub fn EventDestinationNew() -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let (url, description, metadata) = (
         RwSignal::new(String::new()),
         RwSignal::new(String::new()),
@@ -137,10 +135,7 @@ pub fn EventDestinationNew() -> impl IntoView {
     // The secret is shown once; closing its dialog goes on to the new destination's page.
     let close = Callback::new(move |_| {
         if let Some(d) = created.get_untracked() {
-            navigate(
-                &routes::event_destination(&d.id),
-                NavigateOptions::default(),
-            );
+            open_created(&routes::event_destination(&d.id));
         }
     });
     view! {

@@ -15,13 +15,11 @@ use crate::components::names::RefName;
 use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
-use crate::components::{focus_by_id, keep_focus_on};
+use crate::components::{focus_by_id, keep_focus_on, use_open_created};
 use crate::routes;
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use tunnel_core::event_types::{CATALOGUE, check_form};
 use tunnel_core::paths;
 use tunnel_core::resources::event_subscription::{
@@ -323,13 +321,10 @@ pub fn SourcesPicker(
 #[component]
 pub fn EventSubscriptionNew() -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let on_saved = Callback::new(move |s: EventSubscription| {
         app.toast(format!("Event subscription {} created.", s.id), false);
-        navigate(
-            &routes::event_subscription(&s.id),
-            NavigateOptions::default(),
-        );
+        open_created(&routes::event_subscription(&s.id));
     });
     view! {
         <p class="crumbs"><A href=routes::EVENT_SUBSCRIPTIONS>"Event subscriptions"</A>" / new"</p>

@@ -9,16 +9,14 @@ use crate::components::confirm::ConfirmedDelete;
 use crate::components::copy_then;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
-use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
+use crate::components::{keep_focus_on, use_open_created};
 use crate::routes;
 use crate::state::{now_ms, use_app};
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::ssh_ca::{
@@ -201,10 +199,10 @@ fn key_type_label(k: KeyType) -> &'static str {
 #[component]
 pub fn SshCaNew() -> impl IntoView {
     let app = use_app();
-    let navigate = use_navigate();
+    let open_created = use_open_created();
     let create = Submit::post(paths::SSH_CERTIFICATE_AUTHORITIES, move |ca: &Ca| {
         app.toast(format!("SSH CA {} created.", ca.id), false);
-        navigate(&routes::ssh_ca(&ca.id), NavigateOptions::default());
+        open_created(&routes::ssh_ca(&ca.id));
     });
     view! {
         <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / new"</p>

@@ -231,7 +231,7 @@ fn BackendModule(
                             let choices = list.backends.into_iter().map(backend_choice).collect();
                             view! {
                                 <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
-                                    {search.options(backend_id, choices, "Choose a backend…", "No backend matches the search")}
+                                    {search.options(backend_id, choices, "Choose a backend…".to_owned(), "No backend matches the search")}
                                 </select>
                             }.into_any()
                         }
