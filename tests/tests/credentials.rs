@@ -77,6 +77,12 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::wait_for_text(client, &id).await?;
     browser.screenshot("credentials-list").await?;
 
+    // Searched, so that the delete below can show it returns to the same rows.
+    pages::fill(client, "Search credentials", "laptop").await?;
+    pages::eventually("the search in the URL", || async {
+        Ok((client.current_url().await?.query() == Some("q=laptop")).then_some(()))
+    })
+    .await?;
     lists::open_row(client, &id).await?;
     pages::click_button(client, "Edit").await?;
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
@@ -101,7 +107,10 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::click_button(client, "Delete").await?;
     pages::wait_for_text(client, "Delete this credential?").await?;
     pages::click_in_dialog(client, "Delete credential").await?;
-    pages::wait_for_text(client, "No credentials yet").await?;
+    // Back to the list as it was left: searched, now finding nothing.
+    pages::wait_for_text(client, "Nothing matches “laptop”.").await?;
+    let url = client.current_url().await?;
+    assert_eq!((url.path(), url.query()), ("/credentials", Some("q=laptop")));
     let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 404);
     browser.close().await?;

@@ -32,6 +32,9 @@ pub struct AppState {
     /// Now, as relative times ("3 min ago") read it: moved every [`CLOCK_TICK`] by
     /// [`AppState::start_clock`], so a page left open keeps its times true.
     pub clock: RwSignal<f64>,
+    /// Each list page's URL as last shown in this tab (console path → the path with its search
+    /// and order), so that leaving one of its detail pages by a delete returns to the same rows.
+    list_urls: StoredValue<BTreeMap<String, String>>,
 }
 
 /// How often the relative times move on: well under the minute they count in past the first.
@@ -47,6 +50,7 @@ impl AppState {
             next_toast: RwSignal::new(0),
             names: RwSignal::new(BTreeMap::new()),
             clock: RwSignal::new(now_ms()),
+            list_urls: StoredValue::new(BTreeMap::new()),
         }
     }
 
@@ -80,6 +84,7 @@ impl AppState {
         session::clear();
         // Another key may see other resources: forget the names fetched with this one.
         self.names.set(BTreeMap::new());
+        self.list_urls.set_value(BTreeMap::new());
         self.me.set(None);
         self.notice.set(notice);
         self.auth.set(None);
@@ -121,6 +126,21 @@ impl AppState {
             },
             std::time::Duration::from_millis(if error { 8000 } else { 4000 }),
         );
+    }
+
+    /// Remembers that the list page at console path `list` shows `href` (its search and order).
+    pub fn remember_list(&self, list: String, href: String) {
+        self.list_urls.update_value(|urls| {
+            urls.insert(list, href);
+        });
+    }
+
+    /// The list page at console path `list` as last shown in this tab (its search and order),
+    /// or its plain path when it was not shown yet.
+    pub fn list_url(&self, list: &str) -> String {
+        self.list_urls
+            .with_value(|urls| urls.get(list).cloned())
+            .unwrap_or_else(|| list.to_owned())
     }
 
     pub fn dismiss_toast(&self, id: u64) {

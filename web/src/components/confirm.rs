@@ -71,13 +71,14 @@ impl ConfirmedDelete {
     }
 
     /// Deletes the resource at API `path`, then says `done` in a toast and goes back to the
-    /// list at console route `list` (the detail pages).
+    /// list at console route `list` as the user last saw it, search and order kept (the detail
+    /// pages).
     pub fn back_to_list(path: String, done: String, list: &'static str) -> ConfirmedDelete {
         let app = use_app();
         let navigate = use_navigate();
         ConfirmedDelete::new(path, move || {
             app.toast(done.clone(), false);
-            navigate(list, NavigateOptions::default());
+            navigate(&app.list_url(list), NavigateOptions::default());
         })
     }
 

@@ -56,6 +56,13 @@ pub fn SearchBox(label: &'static str) -> impl IntoView {
     let location = use_location();
     let navigate = use_navigate();
     let text = RwSignal::new(current.get_untracked());
+    // Leaving a detail page by a delete returns to this list as it is now shown.
+    let app = crate::state::use_app();
+    Effect::new(move |_| {
+        let list = location.pathname.get();
+        let href = with_list_query(&list, &current.get(), oldest_first.get());
+        app.remember_list(list, href);
+    });
     // Back / forward (or a link) changes the URL: the box shows that entry's search.
     Effect::new(move |_| {
         let q = current.get();

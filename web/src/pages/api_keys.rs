@@ -148,7 +148,7 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
                 format!("API key {deleted_id} deleted; requests made with it now fail."),
                 false,
             );
-            navigate(routes::API_KEYS, NavigateOptions::default());
+            navigate(&app.list_url(routes::API_KEYS), NavigateOptions::default());
         }
     });
     let warning = move || {

@@ -152,11 +152,15 @@ pub fn TunnelSessionDetail() -> impl IntoView {
         }
     });
     let navigate = use_navigate();
+    let app = crate::state::use_app();
     let api = use_api();
     let activity_reload = RwSignal::new(0);
     let on_done = Callback::new(move |cmd: AgentCommand| {
         if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
-            navigate(routes::TUNNEL_SESSIONS, NavigateOptions::default());
+            navigate(
+                &app.list_url(routes::TUNNEL_SESSIONS),
+                NavigateOptions::default(),
+            );
         } else {
             // The command's event is recorded before the answer: show it now.
             activity_reload.try_update(|r| *r += 1);
