@@ -7,6 +7,9 @@ pub const API_PREFIX: &str = "/api";
 pub const AGENT_CONNECT: &str = "/agent/v1/connect";
 /// Header every API request carries, and its only supported value.
 pub const VERSION_HEADER: &str = "Service-Version";
+/// The name the official ngrok client libraries give the same header; taken in its place when
+/// `Service-Version` is absent (the Python library cannot be given another header).
+pub const OFFICIAL_VERSION_HEADER: &str = "Ngrok-Version";
 pub const SUPPORTED_VERSION: &str = "2";
 /// Header carrying the operation id of every response.
 pub const OPERATION_ID_HEADER: &str = "Operation-Id";

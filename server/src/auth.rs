@@ -21,7 +21,9 @@ use axum::response::{IntoResponse, Response};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use tunnel_core::errors::ErrorCode;
-use tunnel_core::paths::{self, API_PREFIX, SUPPORTED_VERSION, VERSION_HEADER};
+use tunnel_core::paths::{
+    self, API_PREFIX, OFFICIAL_VERSION_HEADER, SUPPORTED_VERSION, VERSION_HEADER,
+};
 use tunnel_core::resources::event::{Actor, EVENT_FILTERS};
 
 /// The authenticated principal of a request.
@@ -45,20 +47,24 @@ impl Caller {
     }
 }
 
-/// Checks the `Service-Version` header alone.
+/// Checks the version header alone: `Service-Version`, or when it is absent the official
+/// clients' `Ngrok-Version` (the message names the header the request sent).
 pub fn check_version(parts: &Parts) -> Result<(), ApiError> {
-    match parts.headers.get(VERSION_HEADER) {
+    let sent = [VERSION_HEADER, OFFICIAL_VERSION_HEADER]
+        .into_iter()
+        .find_map(|name| Some((name, parts.headers.get(name)?)));
+    match sent {
         None => Err(ApiError::new(
             ErrorCode::MissingVersion,
             format!("The {VERSION_HEADER} header is missing; send `{VERSION_HEADER}: {SUPPORTED_VERSION}`."),
         )
         .with_detail("supported_version", SUPPORTED_VERSION)),
-        Some(v) if v.as_bytes().trim_ascii() == SUPPORTED_VERSION.as_bytes() => Ok(()),
-        Some(v) => {
+        Some((_, v)) if v.as_bytes().trim_ascii() == SUPPORTED_VERSION.as_bytes() => Ok(()),
+        Some((name, v)) => {
             let shown: String = String::from_utf8_lossy(v.as_bytes()).chars().take(32).collect();
             Err(ApiError::new(
                 ErrorCode::UnsupportedVersion,
-                format!("{VERSION_HEADER} `{shown}` is not supported; the supported version is `{SUPPORTED_VERSION}`."),
+                format!("{name} `{shown}` is not supported; the supported version is `{SUPPORTED_VERSION}`."),
             )
             .with_detail("supported_version", SUPPORTED_VERSION))
         }
@@ -138,7 +144,12 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .get::<MatchedPath>()
         .map(MatchedPath::as_str)
         .unwrap_or_default();
-    let relative = matched.strip_prefix(API_PREFIX).unwrap_or(matched);
+    // Under `/api` on the main listener, at the root on `--api-listen` (where `/api_keys` is
+    // not `/api` followed by `_keys`).
+    let relative = matched
+        .strip_prefix(API_PREFIX)
+        .filter(|rest| rest.starts_with('/'))
+        .unwrap_or(matched);
     let is_list = parts.method == Method::GET && LIST_PATHS.contains(&relative);
     let events: Vec<&str> = paging::LIST_PARAMS
         .into_iter()

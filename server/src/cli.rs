@@ -18,14 +18,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
     let listen = listener.local_addr()?;
-    let metrics = match opts.metrics_listen {
-        Some(addr) => Some(
-            tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen on {addr} (--metrics-listen)"))?,
-        ),
-        None => None,
-    };
+    let metrics = bind_optional(opts.metrics_listen, "--metrics-listen").await?;
+    let api_alone = bind_optional(opts.api_listen, "--api-listen").await?;
     let config = opts.config(listen)?;
     if let Some(dir) = &config.console_dir
         && !dir.join("index.html").is_file()
@@ -53,6 +47,27 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             }
         });
     }
+    // The API alone stops taking requests with the main listener, and the store closes only
+    // once its requests have ended too.
+    let (stopping, stop) = tokio::sync::watch::channel(false);
+    let api_alone = match api_alone {
+        Some(listener) => {
+            tracing::info!(addr = %listener.local_addr()?, "the API alone listening at the root");
+            let router = crate::api_alone(state.clone());
+            let mut stop = stop.clone();
+            Some(tokio::spawn(async move {
+                axum::serve(
+                    listener,
+                    router.into_make_service_with_connect_info::<SocketAddr>(),
+                )
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|stop| *stop).await;
+                })
+                .await
+            }))
+        }
+        None => None,
+    };
     let app = crate::app(state.clone());
     // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),
     // and with Nagle each waited for the peer's delayed ACK, up to 40 ms (`cargo xtask bench`).
@@ -61,12 +76,24 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
     });
+    let shutdown = {
+        let state = state.clone();
+        async move {
+            leave_on_shutdown(state).await;
+            stopping.send_replace(true);
+        }
+    };
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(leave_on_shutdown(state.clone()))
+    .with_graceful_shutdown(shutdown)
     .await?;
+    if let Some(task) = api_alone {
+        task.await
+            .context("the --api-listen listener's task")?
+            .context("the --api-listen listener")?;
+    }
     // The requests still running have finished: let the agents' connection tasks (told to end
     // at the signal) finish before the pool closes, so none writes to a closed pool.
     if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
@@ -84,6 +111,21 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         state.node.id
     );
     Ok(())
+}
+
+/// Binds an optional listener of `flag`.
+async fn bind_optional(
+    addr: Option<SocketAddr>,
+    flag: &str,
+) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    match addr {
+        Some(addr) => Ok(Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} ({flag})"))?,
+        )),
+        None => Ok(None),
+    }
 }
 
 /// How long shutdown waits for the agent connections to close: each sends the agent a Close

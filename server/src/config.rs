@@ -41,6 +41,11 @@ impl std::fmt::Debug for DatabaseOption {
 pub struct ServeOptions {
     #[arg(long, env = "TUNNEL_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Also serve the API alone at the root of this address (e.g. 127.0.0.1:8081), where the
+    /// official ngrok client libraries expect it: the Rust one drops the `/api` of a base URL.
+    /// Off by default.
+    #[arg(long, env = "TUNNEL_API_LISTEN")]
+    pub api_listen: Option<SocketAddr>,
     /// Serve the server's gauges at GET /metrics (Prometheus text format, no authentication) on
     /// this address, e.g. 127.0.0.1:9100. Off by default.
     #[arg(long, env = "TUNNEL_METRICS_LISTEN")]

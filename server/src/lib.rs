@@ -3,7 +3,8 @@
 //!
 //! Code map, in layers (a module imports only from the layers below it, so there is no import
 //! circle):
-//! - HTTP: [`app`] (the whole application, used by `main` and by the tests alike), [`api`] (one
+//! - HTTP: [`app`] (the whole application, used by `main` and by the tests alike; [`api_alone`]
+//!   the API at the root of `--api-listen`), [`api`] (one
 //!   module per API area with its `router()`, the generic resource handlers, the agent channel's
 //!   WebSocket upgrade, and `api::openapi` describing them), [`auth`] (the `Caller` extractor:
 //!   `Service-Version`, Bearer API key, query parameters), [`json`] (the JSON body extractor),
@@ -62,23 +63,8 @@ use tunnel_core::paths::{API_PREFIX, OPERATION_ID_HEADER, VERSION_HEADER};
 
 /// The application: the API under `/api`, the agent channel, and the console at `/`.
 pub fn app(state: AppState) -> Router {
-    // JSON compresses well (a page of 100 credentials shrinks about 5x); small bodies are left
-    // as they are by the layer's default predicate. On this router only: the agent channel's
-    // WebSocket upgrade is never wrapped.
-    let mut api = api::router()
-        .fallback(route_not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::throttle,
-        ))
-        .layer(middleware::from_fn(operation_id))
-        .layer(CompressionLayer::new());
-    if let Some(cors) = cors(&state.config.cors_origins) {
-        api = api.layer(cors);
-    }
     let router = Router::new()
-        .nest(API_PREFIX, api)
+        .nest(API_PREFIX, api(&state))
         // `nest` covers `/api` and `/api/…` but not `/api/`, which would reach the console.
         .route("/api/", axum::routing::any(route_not_found))
         .merge(api::agent_channel::router())
@@ -124,11 +110,47 @@ pub fn app(state: AppState) -> Router {
         }
         None => router.fallback(no_console),
     };
+    outermost(router, Some(console_csp)).with_state(state)
+}
+
+/// The API alone at the root of its address (`--api-listen`, docs/api/README.md), as ngrok's
+/// own API is served: the official Rust client joins its paths (`/credentials`) to the root of
+/// its base URL, dropping any `/api`. Nothing else is served there.
+pub fn api_alone(state: AppState) -> Router {
+    outermost(api(&state), None).with_state(state)
+}
+
+/// The API's routes with what every API request goes through, at the root of the router.
+fn api(state: &AppState) -> Router<AppState> {
+    // JSON compresses well (a page of 100 credentials shrinks about 5x); small bodies are left
+    // as they are by the layer's default predicate. On this router only: the agent channel's
+    // WebSocket upgrade is never wrapped.
+    let api = api::router()
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::throttle,
+        ))
+        .layer(middleware::from_fn(operation_id))
+        .layer(CompressionLayer::new());
+    match cors(&state.config.cors_origins) {
+        Some(cors) => api.layer(cors),
+        None => api,
+    }
+}
+
+/// The layers around everything a listener serves: the security headers (the console's
+/// policy on its pages when `console` is given, the API's on everything else) and tracing.
+fn outermost(
+    router: Router<AppState>,
+    console: Option<std::sync::Arc<security::ConsoleCsp>>,
+) -> Router<AppState> {
     router
         // Outermost but for tracing: every response gets the headers, CORS preflights and the
         // console's static files included.
         .layer(middleware::from_fn(move |request, next| {
-            security::headers(console_csp.clone(), request, next)
+            security::headers(console.clone(), request, next)
         }))
         // A 5xx is logged where it arises, with its operation id (an internal error at ERROR,
         // an agent or node that did not answer at WARN): the trace layer's own line for it is a
@@ -137,7 +159,6 @@ pub fn app(state: AppState) -> Router {
             TraceLayer::new_for_http()
                 .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
         )
-        .with_state(state)
 }
 
 /// Gives every API request an operation id: in the `Operation-Id` header of every response,

@@ -4,7 +4,8 @@
 //! - Everywhere: `X-Content-Type-Options: nosniff` (a JSON error is never run as a script),
 //!   `Referrer-Policy: no-referrer` (console URLs hold resource ids), `X-Frame-Options: DENY`
 //!   and CSP `frame-ancestors 'none'` (no clickjacking of a signed-in console).
-//! - The API (`/api` and `/api/…`) and the agent channel (`/agent/v1/connect`):
+//! - The API (`/api` and `/api/…`, and everything on `--api-listen`) and the agent channel
+//!   (`/agent/v1/connect`):
 //!   `default-src 'none'`: such a response is never a page and never needs to load anything.
 //!   Whole path segments: `/apiary` is not the API but a client route, answered with the
 //!   console's page, which the API's policy would blank.
@@ -158,14 +159,15 @@ pub fn is_api_path(path: &str) -> bool {
 }
 
 /// The middleware: adds the headers to every response (a handler's own values are kept).
-pub async fn headers(console: Arc<ConsoleCsp>, request: Request, next: Next) -> Response {
+/// `console`: the console's policy, for its paths; `None` on a listener serving the API alone,
+/// where every response gets the API's.
+pub async fn headers(console: Option<Arc<ConsoleCsp>>, request: Request, next: Next) -> Response {
     // Decided from the request, before the response exists: a 304 says nothing of what it is.
-    let api = is_api_path(request.uri().path());
+    let console = console.filter(|_| !is_api_path(request.uri().path()));
     let mut response = next.run(request).await;
-    let csp = if api {
-        HeaderValue::from_static(API_CSP)
-    } else {
-        console.header()
+    let csp = match console {
+        Some(console) => console.header(),
+        None => HeaderValue::from_static(API_CSP),
     };
     let headers = response.headers_mut();
     let fixed: [(HeaderName, HeaderValue); 4] = [

@@ -110,7 +110,10 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     // Back to the list as it was left: searched, now finding nothing.
     pages::wait_for_text(client, "Nothing matches “laptop”.").await?;
     let url = client.current_url().await?;
-    assert_eq!((url.path(), url.query()), ("/credentials", Some("q=laptop")));
+    assert_eq!(
+        (url.path(), url.query()),
+        ("/credentials", Some("q=laptop"))
+    );
     let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 404);
     browser.close().await?;

@@ -89,6 +89,29 @@ async fn version_header_errors() {
         .without("authorization")
         .fails(&app, 400, "ERR_TUNNEL_100")
         .await;
+    // The official clients' name for the header stands in for it, with the same checks, and
+    // the message names the header sent.
+    let r = app
+        .get("/credentials")
+        .without("service-version")
+        .header("ngrok-version", "2")
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let error = app
+        .get("/credentials")
+        .without("service-version")
+        .header("ngrok-version", "3")
+        .send(&app)
+        .await
+        .error(400, "ERR_TUNNEL_101");
+    assert!(error.msg.starts_with("Ngrok-Version `3`"), "{}", error.msg);
+    // Both given: Service-Version is the one checked.
+    app.get("/credentials")
+        .header("ngrok-version", "2")
+        .header("service-version", "3")
+        .fails(&app, 400, "ERR_TUNNEL_101")
+        .await;
 }
 
 #[tokio::test]

@@ -19,12 +19,12 @@ use tunnel_server::config::Config;
 use tunnel_server::state::AppState;
 use tunnel_server::store::DatabaseUrl;
 
-/// The application on a free loopback port, served with the peer's address as `serve` serves
-/// it: an in-memory configuration changed by `adjust`, the application wrapped by `wrap`. The
-/// address, the state, and the serving task.
+/// A router of the server (`tunnel_server::app`, or `api_alone`) on a free loopback port,
+/// served with the peer's address as `serve` serves it, on an in-memory configuration changed
+/// by `adjust`. The address, the state, and the serving task.
 pub async fn on_socket(
     adjust: impl FnOnce(&mut Config),
-    wrap: impl FnOnce(axum::Router) -> axum::Router,
+    router: impl FnOnce(AppState) -> axum::Router,
 ) -> (SocketAddr, AppState, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -33,7 +33,7 @@ pub async fn on_socket(
     config.public_url = Config::default_public_url(addr);
     adjust(&mut config);
     let state = AppState::open(config).await.unwrap();
-    let app = wrap(tunnel_server::app(state.clone()));
+    let app = router(state.clone());
     let task = tokio::spawn(async move {
         axum::serve(
             listener,

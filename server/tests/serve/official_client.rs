@@ -13,16 +13,12 @@
 //! creates SSH certificate authorities with its create body (`""` and `0` for key parameters
 //! not chosen), a refused one decoded as its error type, then updates, lists and deletes them.
 //!
-//! Two things the client does are not this API's and are bridged here, outside the server:
-//! - it sends its version as `Ngrok-Version: 2`, where this API requires `Service-Version: 2`
-//!   (docs/api/README.md), so its HTTP client is given that header as a default header;
-//! - it joins its paths (`/edges/tls`) to the root of its base URL, dropping any path such as
-//!   `/api`, so the test listener puts `/api` in front of every path before the server's router
-//!   (but for the next pages' URLs, which it follows as the server wrote them, `/api` included).
+//! The client is used as a user would, with nothing bridged: it talks to the API alone at the
+//! root of its address (`--api-listen`, as `tunnel_server::api_alone`), its base URL, because it
+//! joins its paths (`/edges/tls`) to the root of a base URL, dropping any `/api`; the server's
+//! public URL is that root, so the next pages' URLs it follows lead there too; and it sends its
+//! version as `Ngrok-Version: 2`, which the server takes for `Service-Version`.
 
-use axum::Router;
-use axum::extract::Request;
-use axum::response::IntoResponse as _;
 use futures_util::TryStreamExt as _;
 use ngrok_api::types::{
     APIKey, APIKeyCreate, APIKeyUpdate, Credential, CredentialCreate, CredentialUpdate,
@@ -36,30 +32,19 @@ use ngrok_api::{ClientBuilder, Error};
 use serde_json::json;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use tower::ServiceExt as _;
 use tunnel_core::acl::Bind;
 use tunnel_core::ids::{IdKind, make_id};
 use tunnel_server::agents::LiveSession;
 use tunnel_server::state::AppState;
 
-/// The server on a loopback port, reached at its root (see the module comment); the state (for
-/// the registry) and an API key of its account.
+/// The API alone on a loopback port, at its root (see the module comment); the state (for the
+/// registry) and an API key of its account.
 async fn serve() -> (SocketAddr, AppState, String, String) {
-    let root = |app: Router| {
-        Router::new().fallback(move |mut request: Request| {
-            let app = app.clone();
-            async move {
-                let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-                // The pages after the first come from the server's own `next_page_uri`,
-                // which already has `/api`.
-                if !path.starts_with("/api/") {
-                    *request.uri_mut() = format!("/api{path}").parse().unwrap();
-                }
-                app.oneshot(request).await.into_response()
-            }
-        })
-    };
-    let (addr, state, _) = crate::on_socket(|_| {}, root).await;
+    let (addr, state, _) = crate::on_socket(
+        |config| config.public_url = format!("http://{}", config.listen),
+        tunnel_server::api_alone,
+    )
+    .await;
     let created = state
         .store
         .create_account("official", "admin")
@@ -69,16 +54,8 @@ async fn serve() -> (SocketAddr, AppState, String, String) {
 }
 
 fn client(addr: SocketAddr, key: &str) -> ngrok_api::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert("service-version", "2".parse().unwrap());
-    let http = reqwest::Client::builder()
-        .default_headers(headers)
-        .build()
-        .unwrap();
     let mut builder = ClientBuilder::new(key.to_owned());
-    builder
-        .api_url(format!("http://{addr}").parse().unwrap())
-        .reqwest_client(http);
+    builder.api_url(format!("http://{addr}").parse().unwrap());
     builder.build()
 }
 

@@ -478,3 +478,98 @@ fn help_never_prints_a_secret_from_the_environment() {
         assert!(!help.contains("db-pass-4f1c"), "{args:?}: {help}");
     }
 }
+
+/// `--api-listen`: the API alone at the root of an address of its own, where the official
+/// clients expect it (docs/api/README.md). There `/credentials` is the API's, read and written
+/// with the official clients' `Ngrok-Version` in place of `Service-Version`, under the API's
+/// security policy; nothing else is served there (no `/api`, no console, no agent channel);
+/// the main listener serves the same data under `/api`; an interrupt stops both listeners and
+/// the process exits cleanly.
+#[test]
+fn the_api_alone_is_served_at_the_root_of_its_own_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let key = "api-alone-test-key-0123456789";
+    let mut child = serve_command(&db)
+        .args(["--api-listen", "127.0.0.1:0"])
+        .env("TUNNEL_BOOTSTRAP_API_KEY", key)
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let (mut main, mut alone) = (None, None);
+    let mut line = String::new();
+    while main.is_none() || alone.is_none() {
+        line.clear();
+        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
+        let field = |name: &str| -> Option<std::net::SocketAddr> {
+            let rest = line.split(name).nth(1)?;
+            rest.split_whitespace().next()?.parse().ok()
+        };
+        if line.contains("tunnel-server listening") {
+            main = field(" listen=");
+        } else if line.contains("the API alone listening") {
+            alone = field(" addr=");
+        }
+    }
+    let log = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = log.read_to_string(&mut rest);
+        rest
+    });
+    let (main, alone) = (main.unwrap(), alone.unwrap());
+    assert_ne!(main, alone);
+
+    let auth = format!("Bearer {key}");
+    let official = [("Authorization", auth.as_str()), ("Ngrok-Version", "2")];
+    let created = http(
+        alone,
+        "POST",
+        "/credentials",
+        &[
+            official[0],
+            official[1],
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"description": "made at the root"}"#,
+    );
+    assert_eq!(created.0, 201, "{}", created.2);
+    let (status, head, body) = http(alone, "GET", "/credentials", &official, "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("made at the root"), "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-security-policy: default-src 'none'"),
+        "{head}"
+    );
+    // The list parameters are checked by the same rules there (`/api_keys` is no `/api…`).
+    assert_eq!(
+        http(alone, "GET", "/api_keys?limit=1", &official, "").0,
+        200
+    );
+    // The same data through the main listener, under /api.
+    let (status, _, body) = http(
+        main,
+        "GET",
+        "/api/credentials",
+        &[("Authorization", auth.as_str()), ("Service-Version", "2")],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("made at the root"), "{body}");
+    // Nothing but the API at the root listener.
+    for path in ["/api/credentials", "/", "/agent/v1/connect", "/index.html"] {
+        let (status, _, body) = http(alone, "GET", path, &official, "");
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(body.contains("ERR_TUNNEL_"), "{path}: {body}");
+    }
+
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let exit = child.wait().unwrap();
+    let log = log.join().unwrap();
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(std::net::TcpStream::connect(alone).is_err(), "{log}");
+}

@@ -13,7 +13,8 @@ use tunnel_server::ratelimit::{Rate, Settings};
 
 /// An in-process server on a free loopback port with `limits`, and a new account's API key.
 async fn serve(limits: Settings) -> (SocketAddr, String) {
-    let (addr, state, _) = crate::on_socket(|config| config.rate_limits = limits, |app| app).await;
+    let (addr, state, _) =
+        crate::on_socket(|config| config.rate_limits = limits, tunnel_server::app).await;
     let created = state
         .store
         .create_account("limited", "admin")

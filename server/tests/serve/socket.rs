@@ -7,7 +7,7 @@ use serde_json::Value;
 
 #[tokio::test]
 async fn in_process_server_over_a_real_socket() {
-    let (addr, state, server) = on_socket(|_| {}, |app| app).await;
+    let (addr, state, server) = on_socket(|_| {}, tunnel_server::app).await;
     let created = state.store.create_account("sock", "admin").await.unwrap();
     let key = created.api_key.clone();
     let (status, body) = tokio::task::spawn_blocking(move || {
