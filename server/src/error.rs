@@ -144,6 +144,11 @@ impl ApiError {
                 let mut body = ErrorBody::new(*code, msg.clone());
                 body.details.field = field.clone();
                 body.details.extra = extra.clone();
+                // A 114 found by a handler rather than by validation lists its one problem
+                // too: clients read `details.errors` for every 114 (docs/errors.md).
+                if let (ErrorCode::InvalidField, Some(field)) = (code, field) {
+                    body.details.errors = vec![FieldError::new(field.clone(), msg.clone())];
+                }
                 body
             }
             ApiError::Invalid(errors) => ErrorBody::invalid(errors.clone()),

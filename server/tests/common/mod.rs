@@ -374,6 +374,14 @@ impl Resp {
     pub fn error_at(&self, status: u16, code: &str, field: &str) -> ErrorBody {
         let body = self.error(status, code);
         assert_eq!(body.details.field.as_deref(), Some(field), "{}", self.text);
+        // Every 114 lists its problems in `details.errors`, the named field among them.
+        if code == "ERR_TUNNEL_114" {
+            assert!(
+                body.details.errors.iter().any(|e| e.field == field),
+                "{}",
+                self.text
+            );
+        }
         body
     }
 
