@@ -102,6 +102,31 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
     );
     assert_eq!(fetched["description"], "web");
 
+    // The edge names its backend; renamed on its page, the backend shows its new name on the
+    // edge's page at once, back there without a reload.
+    pages::wait_for_text(client, "prod pool").await?;
+    client
+        .find(fantoccini::Locator::LinkText("prod pool"))
+        .await?
+        .click()
+        .await?;
+    pages::wait_for_text(client, "Tunnels online").await?;
+    backends::edit(client, "Description", "prod pool (renamed)").await?;
+    client.back().await?;
+    pages::wait_for_text(client, "Backend module").await?;
+    // The module's backend by name (the picker below it lists the backends afresh anyway).
+    pages::eventually("the backend's new name on the edge", || async {
+        let name = client
+            .execute(
+                "const n = document.querySelector('main dd .ref-name .name'); \
+                 return n ? n.innerText : null;",
+                vec![],
+            )
+            .await?;
+        Ok((name.as_str() == Some("prod pool (renamed)")).then_some(()))
+    })
+    .await?;
+
     client
         .goto(&format!("{}/backends/{backend}", server.url()))
         .await?;

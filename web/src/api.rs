@@ -141,10 +141,16 @@ impl Api {
             return Err(ApiError::network("Not signed in."));
         };
         let state = self.state;
+        let changes = !matches!(method, Method::GET | Method::POST);
         let result = send_patiently(&auth, method, path, body, &|| {
             state.toast(RATE_LIMITED_NOTE, false);
         })
         .await;
+        // An update or a delete of a resource may change its name: the next reference to it
+        // fetches the name again.
+        if changes && result.is_ok() {
+            self.state.forget_name(path);
+        }
         if let Err(error) = &result
             && error.status == 401
         {

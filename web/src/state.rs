@@ -128,6 +128,16 @@ impl AppState {
         );
     }
 
+    /// Forgets the cached name of the resource at API `path` (changed or deleted here), so
+    /// the next reference to it fetches it again.
+    pub fn forget_name(&self, path: &str) {
+        if self.names.with_untracked(|n| n.contains_key(path)) {
+            self.names.update(|n| {
+                n.remove(path);
+            });
+        }
+    }
+
     /// Remembers that the list page at console path `list` shows `href` (its search and order).
     pub fn remember_list(&self, list: String, href: String) {
         self.list_urls.update_value(|urls| {

@@ -3,7 +3,8 @@
 //! resource's description (a user's name), with the id under it, instead of a bare id.
 //!
 //! Each referenced resource is fetched once per app (the cache lives in the app state), so a
-//! list refreshed every few seconds does not refetch its names. A name that cannot be loaded
+//! list refreshed every few seconds does not refetch its names; a change or delete sent from
+//! this tab forgets the name, which is then fetched again. A name that cannot be loaded
 //! leaves the id alone on show.
 
 use crate::api::Api;
@@ -61,12 +62,18 @@ pub fn RefName(
 ) -> impl IntoView {
     let app = use_app();
     let names = app.names;
-    if !names.with_untracked(|n| n.contains_key(&path)) {
+    // Fetched when missing: at first, and again when this tab changed or deleted the resource
+    // (`AppState::forget_name`) while the name is on show.
+    let wanted = path.clone();
+    Effect::new(move |_| {
+        if names.with(|n| n.contains_key(&wanted)) {
+            return;
+        }
         names.update(|n| {
-            n.insert(path.clone(), None);
+            n.insert(wanted.clone(), None);
         });
         let api = Api::new(app);
-        let path = path.clone();
+        let path = wanted.clone();
         // Fire and forget: the name lands in the app-wide cache, which outlives this row and
         // serves every other row naming the same resource; nothing waits for it.
         spawn_local(async move {
@@ -75,7 +82,7 @@ pub fn RefName(
                 n.insert(path, name);
             });
         });
-    }
+    });
     let key = path.clone();
     let name = Memo::new(move |_| {
         names
