@@ -36,7 +36,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         opts.bootstrap_api_key.as_ref().map(Secret::expose),
     )
     .await?;
-    crate::api::event_destinations::spawn_deliveries(&state);
+    // At the signal, the webhook worker and the API-alone listener stop with the main one;
+    // the store closes only once both have ended.
+    let (stopping, stop) = tokio::sync::watch::channel(false);
+    let deliveries = crate::api::event_destinations::spawn_deliveries(&state, stop.clone());
     tracing::info!(%listen, base_url = %state.config.public_url, "tunnel-server listening");
     if let Some(metrics) = metrics {
         tracing::info!(addr = %metrics.local_addr()?, "metrics listening");
@@ -47,9 +50,6 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             }
         });
     }
-    // The API alone stops taking requests with the main listener, and the store closes only
-    // once its requests have ended too.
-    let (stopping, stop) = tokio::sync::watch::channel(false);
     let api_alone = match api_alone {
         Some(listener) => {
             tracing::info!(addr = %listener.local_addr()?, "the API alone listening at the root");
@@ -93,6 +93,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         task.await
             .context("the --api-listen listener's task")?
             .context("the --api-listen listener")?;
+    }
+    // The sends in flight at the signal have recorded their attempts (bounded by the webhook
+    // timeout): nothing is sent twice, and `depart` frees what is left.
+    if let Err(e) = deliveries.await {
+        tracing::warn!("the webhook worker ended badly: {e}");
     }
     // The requests still running have finished: let the agents' connection tasks (told to end
     // at the signal) finish before the pool closes, so none writes to a closed pool.

@@ -58,8 +58,11 @@ pub fn router() -> Router<AppState> {
 }
 
 /// Starts the webhook delivery worker of `state` (`crate::webhooks`), giving it the wire form
-/// of events, which webhooks carry.
-pub fn spawn_deliveries(state: &AppState) -> tokio::task::JoinHandle<()> {
+/// of events, which webhooks carry; it ends once `stop` turns true (`Worker::spawn`).
+pub fn spawn_deliveries(
+    state: &AppState,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     let shown = state.clone();
     let event_json: webhooks::EventJson = Arc::new(move |row| {
         serde_json::to_vec(&super::events::wire(&shown, row)).unwrap_or_default()
@@ -72,7 +75,7 @@ pub fn spawn_deliveries(state: &AppState) -> tokio::task::JoinHandle<()> {
         state.webhooks.clone(),
         event_json,
     )
-    .spawn()
+    .spawn(stop)
 }
 
 /// A body of nothing, or of `{}`: the operations on a destination that take no input.

@@ -118,6 +118,17 @@ impl Store {
         if inserted == 0 {
             return Ok(None);
         }
+        if starting {
+            // Leases of no node: taken by a run that left without freeing them (it stopped
+            // before its worker had, or it predates the freeing at `remove_node_row`).
+            sqlx::query(
+                "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
+                 WHERE state = 'pending' AND lease_node IS NOT NULL
+                   AND lease_node NOT IN (SELECT id FROM cluster_nodes)",
+            )
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(Some(reaped))
     }
@@ -211,18 +222,24 @@ impl Store {
     }
 
     /// Removes the row of node `id` as `incarnation` joined it (not a later process's of the
-    /// same id): the last write of a clean shutdown.
+    /// same id), and frees the webhook delivery leases it still holds: the last write of a
+    /// clean shutdown, once its delivery worker has stopped (what it had in flight recorded).
     pub async fn remove_node_row(&self, id: &str, incarnation: &str) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        sqlx::query("DELETE FROM cluster_nodes WHERE id = $1 AND incarnation = $2")
+        let removed = sqlx::query("DELETE FROM cluster_nodes WHERE id = $1 AND incarnation = $2")
             .bind(id)
             .bind(incarnation)
             .execute(&mut *tx)
             .await?;
+        // A later process of the same id holds the leases of that id now.
+        if removed.rows_affected() == 1 {
+            Self::free_leases(&mut tx, id).await?;
+        }
         tx.commit().await
     }
 
-    /// Removes node `node`: its sessions ([`Store::end_node_sessions`]), then its row.
+    /// Removes node `node` (its lease ended): its sessions ([`Store::end_node_sessions`]),
+    /// its webhook delivery leases, then its row.
     async fn remove_node(
         &self,
         tx: &mut WriteTx,
@@ -230,6 +247,7 @@ impl Store {
         ended: EndedEvent<'_>,
     ) -> Result<Vec<SessionRow>> {
         let sessions = self.end_node_sessions(tx, node, ended).await?;
+        Self::free_leases(tx, node).await?;
         sqlx::query("DELETE FROM cluster_nodes WHERE id = $1")
             .bind(node)
             .execute(&mut **tx)
@@ -237,8 +255,21 @@ impl Store {
         Ok(sessions)
     }
 
-    /// Ends the sessions of node `node` (each with its `ended` event) and frees its webhook
-    /// delivery leases; the sessions ended.
+    /// Frees the webhook delivery leases of node `node`: what it was sending is sent again, by
+    /// any node.
+    async fn free_leases(tx: &mut WriteTx, node: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
+             WHERE lease_node = $1 AND state = 'pending'",
+        )
+        .bind(node)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Ends the sessions of node `node` (each with its `ended` event); the sessions ended. Its
+    /// webhook delivery leases stay: a node leaving cleanly is still sending what it claimed.
     async fn end_node_sessions(
         &self,
         tx: &mut WriteTx,
@@ -260,13 +291,10 @@ impl Store {
         for session in &sessions {
             self.emit(tx, &session.account_id, ended(session)).await?;
         }
-        for sql in [
-            "DELETE FROM tunnel_sessions WHERE node_id = $1",
-            "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
-             WHERE lease_node = $1 AND state = 'pending'",
-        ] {
-            sqlx::query(sql).bind(node).execute(&mut **tx).await?;
-        }
+        sqlx::query("DELETE FROM tunnel_sessions WHERE node_id = $1")
+            .bind(node)
+            .execute(&mut **tx)
+            .await?;
         if !sessions.is_empty() {
             tracing::info!(node, sessions = sessions.len(), "removed a node's sessions");
         }

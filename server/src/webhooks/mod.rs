@@ -37,6 +37,9 @@ const MAX_DELAY_BASES: u32 = 2880;
 const MAX_IDLE: Duration = Duration::from_secs(30);
 /// How long a claimed delivery is hidden from other claims, beyond the request's timeout.
 const LEASE_MARGIN: Duration = Duration::from_secs(50);
+/// How long a stopping worker waits, beyond the request timeout, for its sends in flight to
+/// record their attempts.
+const DRAIN_MARGIN: Duration = Duration::from_secs(5);
 /// How long after a rotation the previous secret still signs.
 pub const PREVIOUS_SECRET_VALIDITY: Duration = Duration::from_secs(24 * 3600);
 
@@ -108,15 +111,30 @@ impl Worker {
     }
 
     /// Starts the delivery loop. One per node; what a previous run of a node was sending was
-    /// released when that run was removed from the cluster (`store::sessions`).
-    pub fn spawn(self) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(self.run())
+    /// released when that run left the cluster (`store::sessions`: its last step, or its
+    /// lease's end after a crash).
+    ///
+    /// The loop claims nothing more once `stop` turns true (a clean shutdown), lets the sends
+    /// in flight finish and record their attempts (each bounded by the webhook timeout), and
+    /// ends: the node then frees what it still holds as it leaves. Had it gone on claiming, it
+    /// would send again what its own senders still had in flight, under leases no one frees
+    /// until they expire. A `stop` whose sender is gone never comes (tests).
+    pub fn spawn(self, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(self.run(stop))
     }
 
-    async fn run(self) {
-        let permits = Arc::new(Semaphore::new(self.settings.concurrency.max(1)));
+    async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let concurrency = self.settings.concurrency.max(1);
+        let permits = Arc::new(Semaphore::new(concurrency));
         let lease = self.settings.timeout + LEASE_MARGIN;
         let queued = self.store.deliveries_queued();
+        let stop_asked = stop.clone();
+        let stopping = async move {
+            if stop.wait_for(|stop| *stop).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::pin!(stopping);
         loop {
             let now = unix_ms(time::OffsetDateTime::now_utc());
             let limit = permits.available_permits().max(1);
@@ -145,7 +163,11 @@ impl Worker {
                 });
             }
             if full {
-                // More may be due: claim again once a sender is free (the acquire above waits).
+                // More may be due: claim again once a sender is free (the acquire above waits),
+                // unless stopping.
+                if *stop_asked.borrow() {
+                    break;
+                }
                 continue;
             }
             let wait = match self.store.next_delivery_due().await {
@@ -165,7 +187,19 @@ impl Worker {
             tokio::select! {
                 () = queued.notified() => {}
                 () = tokio::time::sleep(wait) => {}
+                () = &mut stopping => break,
             }
+        }
+        // Every permit back: every send in flight has recorded its attempt. Bounded anyway, by
+        // the longest a send may take and a margin to record it.
+        let all = u32::try_from(concurrency).unwrap_or(u32::MAX);
+        let drained = tokio::time::timeout(
+            self.settings.timeout + DRAIN_MARGIN,
+            permits.acquire_many(all),
+        )
+        .await;
+        if drained.is_err() {
+            tracing::warn!("webhook sends still running at shutdown; they will be sent again");
         }
     }
 

@@ -32,7 +32,9 @@ pub async fn app(timeout: Duration, retry_base: Duration) -> TestApp {
 /// An app of `config` with its delivery worker running.
 pub async fn started(config: Config) -> TestApp {
     let app = TestApp::with_config(config).await;
-    tunnel_server::api::event_destinations::spawn_deliveries(&app.state);
+    // Never stopped: the sender is dropped at once.
+    let (_, stop) = tokio::sync::watch::channel(false);
+    tunnel_server::api::event_destinations::spawn_deliveries(&app.state, stop);
     app
 }
 
