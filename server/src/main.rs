@@ -133,19 +133,32 @@ fn main() -> std::process::ExitCode {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use tracing_subscriber::filter::LevelFilter;
+
 async fn start() -> std::process::ExitCode {
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!(
+            "info,{}",
+            tunnel_server::store::QUIET_LOG_TARGETS
+        ))
+    });
+    // The WebSocket library writes every message it receives at trace, an agent's hello with
+    // its authtoken: with trace asked for anywhere, it stays at debug.
+    if filter
+        .max_level_hint()
+        .is_none_or(|max| max >= LevelFilter::TRACE)
+    {
+        for target in ["tungstenite=debug", "tokio_tungstenite=debug"] {
+            if let Ok(directive) = target.parse() {
+                filter = filter.add_directive(directive);
+            }
+        }
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Colours only for a terminal: logs piped to files or CI stay plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(format!(
-                    "info,{}",
-                    tunnel_server::store::QUIET_LOG_TARGETS
-                ))
-            }),
-        )
+        .with_env_filter(filter)
         .init();
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

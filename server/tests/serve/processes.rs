@@ -573,3 +573,68 @@ fn the_api_alone_is_served_at_the_root_of_its_own_listener() {
     assert!(exit.success(), "{exit:?}\n{log}");
     assert!(std::net::TcpStream::connect(alone).is_err(), "{log}");
 }
+
+/// The log holds no authtoken even at `RUST_LOG=trace`, where the WebSocket library would write
+/// every message it receives (an agent's hello carries its authtoken): the server caps that
+/// library's logging below trace whatever `RUST_LOG` says.
+#[test]
+fn the_log_holds_no_authtoken_even_at_trace_level() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let mut child = serve_command(&db).env("RUST_LOG", "trace").spawn().unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr: std::net::SocketAddr = loop {
+        line.clear();
+        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
+        if let Some(rest) = line.split(" listen=").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = log.read_to_string(&mut rest);
+        rest
+    });
+
+    // An agent's hello, as a client's masked text frame after the handshake.
+    let token = "0ERtraceLevelAuthtokenNeverLogged42";
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /agent/v1/connect HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\n\
+         Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let hello = json!({"type": "hello", "authtoken": token, "version": "3.4.0", "os": "linux"});
+    let payload = hello.to_string().into_bytes();
+    assert!(payload.len() < 126);
+    let mask = [7u8, 11, 13, 17];
+    let mut frame = vec![0x81, 0x80 | u8::try_from(payload.len()).unwrap()];
+    frame.extend(mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    stream.write_all(&frame).unwrap();
+    // The server answers (an unknown authtoken) and closes.
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+
+    stop(child);
+    let log = rest.join().unwrap();
+    assert!(log.contains("DEBUG"), "verbose logging was on:\n{log}");
+    assert!(!log.contains(token), "{log}");
+}
