@@ -51,6 +51,7 @@ pub enum Exit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     Connecting {
+        /// The address tried, a password in it shown as `***`.
         url: String,
     },
     Opened {
@@ -113,7 +114,9 @@ pub async fn run(
     loop {
         let url = &urls[attempt % urls.len()];
         attempt += 1;
-        on_event(Event::Connecting { url: url.clone() });
+        on_event(Event::Connecting {
+            url: crate::config::shown_url(url),
+        });
         match session(config, url, connector.clone(), &mut updater, on_event).await {
             SessionEnd::Exit(exit) => return exit,
             SessionEnd::Lost {

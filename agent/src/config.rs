@@ -128,13 +128,17 @@ pub fn connect_url(server: &str) -> Result<String, AgentError> {
         ("ws", rest)
     } else {
         return Err(AgentError::Config(format!(
-            "`{server}` is not a server address like https://tunnel.example.com or http://127.0.0.1:8080"
+            "`{}` is not a server address like https://tunnel.example.com or http://127.0.0.1:8080",
+            shown_url(server)
         )));
     };
     // A base URL of the API (`…/api`) is accepted too: the channel lives beside the API.
     let rest = rest.strip_suffix("/api").unwrap_or(rest);
     if rest.is_empty() || rest.starts_with(['/', ':']) {
-        return Err(AgentError::Config(format!("`{server}` names no host")));
+        return Err(AgentError::Config(format!(
+            "`{}` names no host",
+            shown_url(server)
+        )));
     }
     Ok(format!("{scheme}://{rest}{AGENT_CONNECT}"))
 }
@@ -149,6 +153,26 @@ fn host_of(url: &str) -> &str {
         return v6.split(']').next().unwrap_or(v6);
     }
     authority.split(':').next().unwrap_or(authority)
+}
+
+/// `url` as the agent shows it: a password in it (`user:password@host`, for a proxy in front
+/// of the server) replaced by `***`.
+pub fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    let Some((user, _password)) = userinfo.split_once(':') else {
+        return url.to_owned();
+    };
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{scheme}{user}:***@{host}{path}")
 }
 
 /// The warning to print when the authtoken would cross a network unencrypted: a plain-text
@@ -171,6 +195,28 @@ pub fn plain_text_warning(connect_url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_in_a_server_address_is_never_shown() {
+        for (url, shown) in [
+            (
+                "ws://admin:ProxyPass123@127.0.0.1:8080/agent/v1/connect",
+                "ws://admin:***@127.0.0.1:8080/agent/v1/connect",
+            ),
+            ("https://a:b:c@h/x?y", "https://a:***@h/x?y"),
+            ("http://p:s@[::1]:80", "http://p:***@[::1]:80"),
+            ("wss://user@host/x", "wss://user@host/x"),
+            ("ws://host/a@b", "ws://host/a@b"),
+            ("u:p@host", "u:***@host"),
+        ] {
+            assert_eq!(shown_url(url), shown, "{url}");
+        }
+        let refused = connect_url("ftp://admin:ProxyPass123@h").unwrap_err();
+        assert!(
+            !format!("{refused:?}").contains("ProxyPass123"),
+            "{refused:?}"
+        );
+    }
 
     fn url(server: &str) -> String {
         connect_url(server).unwrap()

@@ -25,7 +25,8 @@ struct Args {
         long = "server",
         env = "TUNNEL_AGENT_SERVER",
         value_delimiter = ',',
-        required = true
+        required = true,
+        hide_env_values = true
     )]
     servers: Vec<String>,
     /// The credential's authtoken. Prefer the environment variable: a flag shows in process lists.
@@ -95,13 +96,30 @@ impl Args {
     }
 }
 
+/// Writes one line to stdout. A failed write (a reader gone from the pipe, a full disk) is
+/// dropped: the tunnel matters more than its log, and `println!` would end the agent.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// [`say`] on stderr.
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 /// One line per event on stdout: scripts and tests read the session id from `session … opened`.
 fn print_event(event: Event) {
     match event {
-        Event::Connecting { url } => println!("connecting to {url}"),
-        Event::Opened { session_id } => println!("session {session_id} opened"),
+        Event::Connecting { url } => say!("connecting to {url}"),
+        Event::Opened { session_id } => say!("session {session_id} opened"),
         Event::Lost { reason, retry_in } => {
-            println!(
+            say!(
                 "connection lost ({reason}); reconnecting in {} ms",
                 retry_in.as_millis()
             );
@@ -109,15 +127,15 @@ fn print_event(event: Event) {
         Event::Command {
             command,
             refused: None,
-        } => println!("command {} accepted", command.as_str()),
+        } => say!("command {} accepted", command.as_str()),
         Event::Command {
             command,
             refused: Some(r),
         } => {
-            println!("command {} refused: {}", command.as_str(), r.code().title());
+            say!("command {} refused: {}", command.as_str(), r.code().title());
         }
-        Event::Updating { target } => println!("updating to {target}"),
-        Event::Updated { target } => println!("updated to {target}; restart pending"),
+        Event::Updating { target } => say!("updating to {target}"),
+        Event::Updated { target } => say!("updated to {target}; restart pending"),
     }
 }
 
@@ -125,7 +143,7 @@ fn main() -> ExitCode {
     match agent(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.message());
+            warn!("{}", e.message());
             ExitCode::from(e.exit_code())
         }
     }
@@ -143,7 +161,7 @@ fn agent(args: Args) -> Result<(), AgentError> {
     config.validate()?;
     for server in config.servers() {
         if let Some(warning) = plain_text_warning(&connect_url(server)?) {
-            eprintln!("tunnel-agent: {warning}");
+            warn!("tunnel-agent: {warning}");
         }
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -154,11 +172,11 @@ fn agent(args: Args) -> Result<(), AgentError> {
     drop(runtime);
     match exit? {
         Exit::Stopped => {
-            println!("stopped");
+            say!("stopped");
             Ok(())
         }
         Exit::Restart { updated_version } => {
-            println!("restarting");
+            say!("restarting");
             let version = updated_version.map(|v| v.to_string());
             Err(AgentError::Restart(commands::restart(version.as_deref())))
         }

@@ -256,6 +256,37 @@ async fn restart_gives_a_new_session_and_stop_exits_zero() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A reader gone from the agent's stdout (a log shipper restarting, `| head`) does not end the
+/// agent: its lines are dropped, it goes on obeying commands (a restart, whose lines meet the
+/// broken pipe before and after it re-executes), and a stop still exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_does_not_end_the_agent() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn(&server, &token, &[]);
+    let first = agent.session().await;
+    agent.close_stdout().await;
+    let (status, body) = server.command(&first, "restart", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let second = loop {
+        let ids = server.session_ids(&key).await;
+        if let [id] = ids.as_slice()
+            && *id != first
+        {
+            break id.clone();
+        }
+        assert!(agent.running(), "the agent ended");
+        assert!(tokio::time::Instant::now() < deadline, "{ids:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (status, body) = server.command(&second, "stop", &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn update_refusals_and_a_successful_update_then_restart() {
     let server = server().await;

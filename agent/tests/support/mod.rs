@@ -300,6 +300,8 @@ pub struct Agent {
     child: Child,
     lines: mpsc::UnboundedReceiver<String>,
     stderr: Option<tokio::process::ChildStderr>,
+    /// The task reading stdout (holding the pipe's reading end).
+    reader: tokio::task::JoinHandle<()>,
     /// Every stdout line seen so far, for failure messages.
     pub seen: Vec<String>,
 }
@@ -336,7 +338,7 @@ impl Agent {
         let stdout = child.stdout.take().unwrap();
         let stderr = child.stderr.take();
         let (tx, lines) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 if tx.send(line).is_err() {
@@ -348,8 +350,16 @@ impl Agent {
             child,
             lines,
             stderr,
+            reader,
             seen: Vec::new(),
         }
+    }
+
+    /// Stops reading the agent's stdout and closes the pipe, as a log reader that went away:
+    /// the agent's next line meets a broken pipe.
+    pub async fn close_stdout(&mut self) {
+        self.reader.abort();
+        let _ = (&mut self.reader).await;
     }
 
     /// Waits (bounded) for a stdout line satisfying `pick`, returning what it extracts.
