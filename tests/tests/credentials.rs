@@ -119,3 +119,53 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     browser.close().await?;
     Ok(())
 }
+
+/// A slow delete: the Delete button says so and takes no second click while it runs, and a
+/// user who moved on to another page meanwhile stays there when it ends (the toast says it was
+/// done), rather than being taken back to the list.
+#[tokio::test]
+async fn a_slow_delete_shows_it_runs_and_leaves_a_user_who_moved_on_where_they_are()
+-> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    let id = id(&api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": "slow delete"}),
+        )
+        .await?)
+    .to_owned();
+    client
+        .goto(&format!("{}/credentials/{id}", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "slow delete").await?;
+    // Every DELETE waits two seconds before it leaves the browser.
+    client
+        .execute(
+            "const send = window.fetch.bind(window); \
+             window.fetch = (request, init) => \
+               ((request && request.method) || (init && init.method)) === 'DELETE' \
+                 ? new Promise(r => setTimeout(r, 2000)).then(() => send(request, init)) \
+                 : send(request, init);",
+            vec![],
+        )
+        .await?;
+    pages::click_button(client, "Delete").await?;
+    pages::click_in_dialog(client, "Delete credential").await?;
+    let button = client
+        .find(fantoccini::Locator::XPath(
+            "//button[normalize-space()='Deleting…']",
+        ))
+        .await?;
+    assert!(
+        !button.is_enabled().await?,
+        "Delete is disabled while it runs"
+    );
+    pages::open_from_navigation(client, "Activity", "Activity").await?;
+    pages::wait_for_text(client, &format!("Credential {id} deleted")).await?;
+    assert_eq!(client.current_url().await?.path(), "/activity");
+    let (status, _) = api.get(&format!("/credentials/{id}")).await?;
+    assert_eq!(status, 404);
+    browser.close().await?;
+    Ok(())
+}

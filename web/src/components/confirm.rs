@@ -6,8 +6,6 @@ use super::submit::Submit;
 use crate::api::{ApiError, use_api};
 use crate::state::use_app;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
-use leptos_router::hooks::use_navigate;
 
 #[component]
 pub fn ConfirmDialog(
@@ -73,18 +71,27 @@ impl ConfirmedDelete {
     /// Deletes the resource at API `path`, then says `done` in a toast and goes back to the
     /// list at console route `list` as the user last saw it, search and order kept (the detail
     /// pages).
+    ///
+    /// Only from the page it was sent from: a user who moved on while it ran stays where they
+    /// are (and keeps what they were typing there); the toast says it was done.
     pub fn back_to_list(path: String, done: String, list: &'static str) -> ConfirmedDelete {
         let app = use_app();
-        let navigate = use_navigate();
+        let leave = super::use_leave_when_done();
         ConfirmedDelete::new(path, move || {
             app.toast(done.clone(), false);
-            navigate(&app.list_url(list), NavigateOptions::default());
+            leave(&app.list_url(list));
         })
     }
 
-    /// The button that asks.
+    /// The button that asks; disabled, saying so, while the delete runs.
     pub fn button(self, label: &'static str) -> impl IntoView {
-        view! { <button type="button" class="danger" on:click=move |_| self.asked.set(true)>{label}</button> }
+        let busy = move || self.submit.busy();
+        view! {
+            <button type="button" class="danger" disabled=busy aria-busy=move || busy().to_string()
+                on:click=move |_| self.asked.set(true)>
+                {move || if busy() { "Deleting…" } else { label }}
+            </button>
+        }
     }
 
     /// The confirmation dialog, while asked.

@@ -38,6 +38,27 @@ use leptos::prelude::{
 };
 use leptos::task::spawn_local;
 
+/// The console path shown now (`/credentials/cr_…`), read from the browser: unlike the
+/// router's location, it can be read after the page that asks is gone.
+pub fn current_path() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().pathname().ok())
+        .unwrap_or_default()
+}
+
+/// What a page calls to go to `href` once something it started is done (a delete, a stop):
+/// only if the user is still on it. One who moved on meanwhile stays where they are, with
+/// what they were typing there.
+pub fn use_leave_when_done() -> impl Fn(&str) + Clone {
+    let navigate = leptos_router::hooks::use_navigate();
+    let page = current_path();
+    move |href| {
+        if current_path() == page {
+            navigate(href, leptos_router::NavigateOptions::default());
+        }
+    }
+}
+
 /// What a create page calls to open the page of what it created: the detail page takes the
 /// create form's place in the history, so Back returns where the user came from (the list),
 /// not to an emptied form that would only create a second one.

@@ -16,9 +16,7 @@ use crate::components::use_open_created;
 use crate::routes;
 use crate::state::{AppState, use_app};
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
 use tunnel_core::Validate;
 use tunnel_core::paths;
 use tunnel_core::resources::api_key::{ApiKey, ApiKeyCreate, ApiKeyList as Page, ApiKeyUpdate};
@@ -138,18 +136,18 @@ fn api_key_view(key: ApiKey, reload: RwSignal<u32>) -> impl IntoView {
         app.me
             .with(|me| me.as_ref().is_some_and(|me| me.api_key_id == key_id))
     });
-    let navigate = use_navigate();
+    let leave = crate::components::use_leave_when_done();
     let deleted_id = id.clone();
     let delete = ConfirmedDelete::new(paths::api_key(&id), move || {
         if this_console.get_untracked() {
             app.sign_out_own_key_deleted();
-        } else {
-            app.toast(
-                format!("API key {deleted_id} deleted; requests made with it now fail."),
-                false,
-            );
-            navigate(&app.list_url(routes::API_KEYS), NavigateOptions::default());
+            return;
         }
+        app.toast(
+            format!("API key {deleted_id} deleted; requests made with it now fail."),
+            false,
+        );
+        leave(&app.list_url(routes::API_KEYS));
     });
     let warning = move || {
         if this_console.get() {

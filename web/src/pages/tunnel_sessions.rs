@@ -24,8 +24,6 @@ use crate::components::names::RefName;
 use crate::components::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
-use leptos_router::hooks::use_navigate;
 use std::time::Duration;
 use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
@@ -151,16 +149,14 @@ pub fn TunnelSessionDetail() -> impl IntoView {
             keep_focus_on(".session-ended");
         }
     });
-    let navigate = use_navigate();
     let app = crate::state::use_app();
     let api = use_api();
     let activity_reload = RwSignal::new(0);
+    let leave = crate::components::use_leave_when_done();
     let on_done = Callback::new(move |cmd: AgentCommand| {
         if matches!(cmd, AgentCommand::Stop | AgentCommand::Restart) {
-            navigate(
-                &app.list_url(routes::TUNNEL_SESSIONS),
-                NavigateOptions::default(),
-            );
+            // The session is gone: back to the list, unless the user moved on meanwhile.
+            leave(&app.list_url(routes::TUNNEL_SESSIONS));
         } else {
             // The command's event is recorded before the answer: show it now.
             activity_reload.try_update(|r| *r += 1);
