@@ -139,17 +139,7 @@ async fn a_slow_delete_shows_it_runs_and_leaves_a_user_who_moved_on_where_they_a
         .goto(&format!("{}/credentials/{id}", stack.server.url()))
         .await?;
     pages::wait_for_text(client, "slow delete").await?;
-    // Every DELETE waits two seconds before it leaves the browser.
-    client
-        .execute(
-            "const send = window.fetch.bind(window); \
-             window.fetch = (request, init) => \
-               ((request && request.method) || (init && init.method)) === 'DELETE' \
-                 ? new Promise(r => setTimeout(r, 2000)).then(() => send(request, init)) \
-                 : send(request, init);",
-            vec![],
-        )
-        .await?;
+    pages::delay_requests(client, "DELETE", 2000).await?;
     pages::click_button(client, "Delete").await?;
     pages::click_in_dialog(client, "Delete credential").await?;
     let button = client
@@ -166,6 +156,37 @@ async fn a_slow_delete_shows_it_runs_and_leaves_a_user_who_moved_on_where_they_a
     assert_eq!(client.current_url().await?.path(), "/activity");
     let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 404);
+    browser.close().await?;
+    Ok(())
+}
+
+/// A slow create left for another page before its answer came: the authtoken, which the API
+/// never shows again, is shown over the page the user went to.
+#[tokio::test]
+async fn an_authtoken_whose_page_was_left_is_shown_where_the_user_is() -> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "left behind").await?;
+    pages::delay_requests(client, "POST", 2000).await?;
+    pages::click_button(client, "Create credential").await?;
+    pages::open_from_navigation(client, "Activity", "Activity").await?;
+    let token = credentials::token_in_dialog(client).await?;
+    assert_eq!(client.current_url().await?.path(), "/activity");
+    let (_, listed) = api.get("/credentials?q=left%20behind").await?;
+    assert_eq!(
+        listed["credentials"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    assert!(
+        tunnel_core::ids::SecretToken::parse(&token).is_some(),
+        "token format: {token}"
+    );
+    pages::click_button(client, "I have copied it").await?;
+    assert!(!pages::page_text(client).await?.contains(&token));
+    assert_eq!(client.current_url().await?.path(), "/activity");
     browser.close().await?;
     Ok(())
 }

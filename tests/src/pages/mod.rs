@@ -135,6 +135,23 @@ pub async fn open_from_navigation(client: &Client, link: &str, shown: &str) -> R
     wait_for_text(client, shown).await
 }
 
+/// From now on, every request of the page with `method` (`"DELETE"`) waits `ms` before it
+/// leaves the browser: a slow server, for what the console does meanwhile.
+pub async fn delay_requests(client: &Client, method: &str, ms: u32) -> Result<()> {
+    client
+        .execute(
+            "const [method, ms] = arguments; \
+             const send = window.fetch.bind(window); \
+             window.fetch = (request, init) => \
+               ((request && request.method) || (init && init.method)) === method \
+                 ? new Promise(r => setTimeout(r, ms)).then(() => send(request, init)) \
+                 : send(request, init);",
+            vec![method.into(), ms.into()],
+        )
+        .await?;
+    Ok(())
+}
+
 /// The visible text of the page.
 pub async fn page_text(client: &Client) -> Result<String> {
     Ok(client.find(Locator::Css("body")).await?.text().await?)

@@ -38,12 +38,39 @@ use leptos::prelude::{
 };
 use leptos::task::spawn_local;
 
-/// The console path shown now (`/credentials/cr_…`), read from the browser: unlike the
-/// router's location, it can be read after the page that asks is gone.
-pub fn current_path() -> String {
-    web_sys::window()
-        .and_then(|w| w.location().pathname().ok())
-        .unwrap_or_default()
+/// The page being built, to tell later whether the user is still on it: what it started (a
+/// delete, a create) may end after they moved on. Read from the router's location, which
+/// outlives the page and has the new path while the page is built (the browser's address may
+/// not yet).
+#[derive(Debug, Clone)]
+pub struct ThisPage {
+    pathname: leptos::prelude::Memo<String>,
+    page: std::sync::Arc<str>,
+}
+
+impl ThisPage {
+    pub fn new() -> ThisPage {
+        use leptos::prelude::GetUntracked as _;
+        let pathname = leptos_router::hooks::use_location().pathname;
+        ThisPage {
+            pathname,
+            page: pathname.get_untracked().into(),
+        }
+    }
+
+    /// Whether the console still shows this page.
+    pub fn still_shown(&self) -> bool {
+        use leptos::prelude::WithUntracked as _;
+        self.pathname
+            .try_with_untracked(|now| *now == *self.page)
+            .unwrap_or(false)
+    }
+}
+
+impl Default for ThisPage {
+    fn default() -> ThisPage {
+        ThisPage::new()
+    }
 }
 
 /// What a page calls to go to `href` once something it started is done (a delete, a stop):
@@ -51,9 +78,9 @@ pub fn current_path() -> String {
 /// what they were typing there.
 pub fn use_leave_when_done() -> impl Fn(&str) + Clone {
     let navigate = leptos_router::hooks::use_navigate();
-    let page = current_path();
+    let page = ThisPage::new();
     move |href| {
-        if current_path() == page {
+        if page.still_shown() {
             navigate(href, leptos_router::NavigateOptions::default());
         }
     }

@@ -5,6 +5,9 @@
 //! Escape, pressed out of habit, must not throw the secret away unseen: until the copy button
 //! has copied it, the first Escape only says so, and a second one closes. The button closes at
 //! once (its words are the confirmation).
+//!
+//! Nor is a secret lost when the user leaves its page before the answer comes (a click on the
+//! navigation while a create runs): [`ShownElsewhere`] shows it over the page they are on.
 
 use super::copy_then;
 use super::dialog::Modal;
@@ -108,5 +111,77 @@ pub fn TokenDialog(
                     </button>
                 </div>
         </Modal>
+    }
+}
+
+/// A secret whose page the user left before its answer came, shown over the page they are on
+/// now (the console's top level renders it): the API never shows it again. Each page that may
+/// receive a secret takes one (`use_it`), which knows the page.
+#[derive(Debug, Clone)]
+pub struct ShownElsewhere {
+    waiting: RwSignal<Option<(ShownOnce, String)>>,
+    /// The page that took it.
+    page: super::ThisPage,
+}
+
+/// The console's one place for secrets shown elsewhere.
+#[derive(Debug, Clone, Copy)]
+struct Waiting(RwSignal<Option<(ShownOnce, String)>>);
+
+impl Waiting {
+    /// The console's (provided by the first caller: its top level; a fresh one for components
+    /// mounted alone).
+    fn use_it() -> Waiting {
+        use_context::<Waiting>().unwrap_or_else(|| {
+            let made = Waiting(RwSignal::new(None));
+            provide_context(made);
+            made
+        })
+    }
+}
+
+impl ShownElsewhere {
+    /// For the page being built (the console's place, provided at its top level; a fresh one
+    /// for components mounted alone).
+    pub fn use_it() -> ShownElsewhere {
+        ShownElsewhere {
+            waiting: Waiting::use_it().0,
+            page: super::ThisPage::new(),
+        }
+    }
+
+    /// Puts `value` in `on_page`, the page's signal that shows its dialog, while the user is
+    /// still on that page; else shows its secret (`secret`, if any) of kind `kind` over the
+    /// page they are on.
+    pub fn show<T: Send + Sync + 'static>(
+        &self,
+        on_page: RwSignal<Option<T>>,
+        value: T,
+        kind: ShownOnce,
+        secret: impl FnOnce(&T) -> Option<String>,
+    ) {
+        let value = if self.page.still_shown() {
+            match on_page.try_set(Some(value)) {
+                None => return,
+                // Disposed: the page was left and came back to.
+                Some(value) => value,
+            }
+        } else {
+            Some(value)
+        };
+        if let Some(secret) = value.as_ref().and_then(secret) {
+            self.waiting.set(Some((kind, secret)));
+        }
+    }
+
+    /// The dialog, while a secret waits: the console's top level, which provides the place.
+    pub fn view() -> impl IntoView {
+        let Waiting(waiting) = Waiting::use_it();
+        let close = Callback::new(move |()| waiting.set(None));
+        move || {
+            waiting
+                .get()
+                .map(|(kind, token)| view! { <TokenDialog token=token on_close=close kind=kind /> })
+        }
     }
 }

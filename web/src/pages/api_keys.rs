@@ -11,7 +11,7 @@ use crate::components::names::OwnerName;
 use crate::components::picker::OwnerPicker;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
 use crate::components::use_open_created;
 use crate::routes;
 use crate::state::{AppState, use_app};
@@ -84,9 +84,10 @@ pub fn ApiKeyNew() -> impl IntoView {
         owner_id: non_empty(owner.get().trim().to_owned()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let secrets = ShownElsewhere::use_it();
     let create = Submit::post(paths::API_KEYS, move |k: &ApiKey| {
         app.toast(format!("API key {} created.", k.id), false);
-        created.try_set(Some(k.clone()));
+        secrets.show(created, k.clone(), ShownOnce::ApiKey, |k| k.token.clone());
     });
     let valid = move || live.with(Vec::is_empty);
     let close_key = Callback::new(move |_| {

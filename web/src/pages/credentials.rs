@@ -13,7 +13,7 @@ use crate::components::picker::OwnerPicker;
 use crate::components::search::with_search;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::TokenDialog;
+use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
 use crate::components::use_open_created;
 use crate::routes;
 use crate::state::use_app;
@@ -88,9 +88,12 @@ pub fn CredentialNew() -> impl IntoView {
         owner_id: non_empty(owner.get().trim().to_owned()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let secrets = ShownElsewhere::use_it();
     let create = Submit::post(paths::CREDENTIALS, move |c: &Credential| {
         app.toast(format!("Credential {} created.", c.id), false);
-        created.try_set(Some(c.clone()));
+        secrets.show(created, c.clone(), ShownOnce::Authtoken, |c| {
+            c.token.clone()
+        });
     });
     let valid = move || live.with(Vec::is_empty);
     let close_token = Callback::new(move |_| {

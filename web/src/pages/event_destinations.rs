@@ -16,7 +16,7 @@ use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::{ShownOnce, TokenDialog};
+use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
 use crate::components::{focus_by_id, keep_focus_on, use_open_created};
 use crate::routes;
 use crate::state::use_app;
@@ -111,9 +111,12 @@ pub fn EventDestinationNew() -> impl IntoView {
     let created = RwSignal::new(None::<EventDestination>);
     let request = Memo::new(move |_| create_request(description.get(), metadata.get(), url.get()));
     let live = Memo::new(move |_| request.with(Validate::field_errors));
+    let secrets = ShownElsewhere::use_it();
     let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
         app.toast(format!("Event destination {} created.", d.id), false);
-        created.try_set(Some(d.clone()));
+        secrets.show(created, d.clone(), ShownOnce::SigningSecret, |d| {
+            d.signing_secret.clone()
+        });
     });
     let valid = move || live.with(Vec::is_empty);
     // Create stays enabled (a disabled default button ignores Enter, and Tab skips it): sending
@@ -218,11 +221,14 @@ fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
     let asked = RwSignal::new(false);
     let secret = RwSignal::new(None::<String>);
+    let secrets = ShownElsewhere::use_it();
     let rotate = Submit::post(
         paths::event_destination_rotate_secret(&id),
         move |d: &EventDestination| {
             app.toast("Signing secret rotated.", false);
-            secret.try_set(d.signing_secret.clone());
+            if let Some(s) = d.signing_secret.clone() {
+                secrets.show(secret, s, ShownOnce::SigningSecret, |s| Some(s.clone()));
+            }
         },
     );
     let confirm = Callback::new(move |_| {
@@ -516,12 +522,15 @@ fn NewWebhook(
     // The new destination's signing secret, shown once over the subscription form.
     let secret = RwSignal::new(None::<String>);
     let close_secret = Callback::new(move |_| secret.set(None));
+    let secrets = ShownElsewhere::use_it();
     let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
         app.toast(
             format!("Webhook destination {} created and selected.", d.id),
             false,
         );
-        secret.try_set(d.signing_secret.clone());
+        if let Some(s) = d.signing_secret.clone() {
+            secrets.show(secret, s, ShownOnce::SigningSecret, |s| Some(s.clone()));
+        }
         url.try_set(String::new());
         pending_error.try_set(None);
         on_created.run(d.clone());
