@@ -37,7 +37,7 @@ pub struct Parts {
 const KEY_CHECK: &[u8] = b"tunnel-server key check";
 const KEY_CHECK_CONTEXT: &str = "server_key_check";
 const WRONG_KEY: &str = "the server key is not the one this database was sealed with: start with \
-     the key it was created with (TUNNEL_SERVER_KEY, or server.key in the data directory)";
+     the key it was created with";
 
 impl AppState {
     /// Opens the database (running migrations), loads the server key, and joins the cluster
@@ -54,18 +54,39 @@ impl AppState {
              installation, and kept safe: SSH CA private keys and webhook secrets are sealed with it)"
         );
         let store = Store::open_with(&config.database, config.database_idle_timeout).await?;
+        let data_dir = config.database.data_dir();
+        // Where the key it was created with is given, for the message of a wrong one.
+        let given_as = match &data_dir {
+            Some(dir) => format!(
+                "--server-key, TUNNEL_SERVER_KEY, or {}",
+                dir.join(crate::keys::SERVER_KEY_FILE).display()
+            ),
+            None => "--server-key or TUNNEL_SERVER_KEY".to_owned(),
+        };
+        let stored_check = store.stored_key_check().await?;
+        // No key given and no key file: a new key would be made and written. A database that
+        // has met a key already cannot open with it; refused before the wrong file is written.
+        let would_make_key = config.server_key.is_none()
+            && data_dir
+                .as_ref()
+                .is_some_and(|dir| !dir.join(crate::keys::SERVER_KEY_FILE).exists());
+        if would_make_key && (stored_check.is_some() || store.sealed_sample().await?.is_some()) {
+            anyhow::bail!(
+                "this database was sealed with a server key that is not here: give it with {given_as}"
+            );
+        }
         let keys = KeyVault::load(
             config.server_key.as_ref().map(Secret::expose),
-            config.database.data_dir().as_deref(),
+            data_dir.as_deref(),
         )?;
-        let check = match store.stored_key_check().await? {
+        let check = match stored_check {
             Some(check) => check,
             None => {
                 // The database meets a key for the first time (new, or sealed by a version
                 // without the check, or moved by `migrate`): what it already holds sealed must
                 // open with this key before the key is adopted.
                 if let Some((id, sealed)) = store.sealed_sample().await? {
-                    anyhow::ensure!(keys.open(&sealed, &id).is_ok(), WRONG_KEY);
+                    anyhow::ensure!(keys.open(&sealed, &id).is_ok(), "{WRONG_KEY} ({given_as})");
                 }
                 store
                     .server_key_check(&keys.seal(KEY_CHECK, KEY_CHECK_CONTEXT)?)
@@ -74,7 +95,7 @@ impl AppState {
         };
         anyhow::ensure!(
             keys.open(&check, KEY_CHECK_CONTEXT).ok().as_deref() == Some(KEY_CHECK),
-            WRONG_KEY
+            "{WRONG_KEY} ({given_as})"
         );
         let webhooks = Sender::new(config.webhooks.timeout, config.webhooks.allow_private)?;
         let secret = config

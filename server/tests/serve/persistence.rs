@@ -112,6 +112,56 @@ async fn data_survives_a_restart_and_no_secret_is_stored_in_clear() {
     state.store.close().await;
 }
 
+/// A database that has met a server key, opened without it (no key given, no key file): refused
+/// with a sentence saying where to give it, and no new key file written beside it (a backup of
+/// "the database and its server.key" would keep a key that opens nothing). A wrong key given is
+/// refused too, naming where the right one goes.
+#[tokio::test]
+async fn a_database_opened_without_its_key_is_refused_and_no_key_is_made_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "6b".repeat(32);
+    let with_key = |hex: Option<&str>| {
+        let mut config = file_config(dir.path());
+        config.server_key = hex.map(|h| tunnel_server::secret::Secret::from(h.to_owned()));
+        config
+    };
+    let state = tunnel_server::state::AppState::open(with_key(Some(&key)))
+        .await
+        .unwrap();
+    state.store.close().await;
+    drop(state);
+
+    let refused = tunnel_server::state::AppState::open(with_key(None))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("sealed with a server key that is not here"),
+        "{refused}"
+    );
+    assert!(refused.contains("server.key"), "{refused}");
+    assert!(
+        !dir.path().join("server.key").exists(),
+        "no key file made up"
+    );
+
+    let wrong = "7c".repeat(32);
+    let refused = tunnel_server::state::AppState::open(with_key(Some(&wrong)))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("not the one this database was sealed with"),
+        "{refused}"
+    );
+    assert!(refused.contains("TUNNEL_SERVER_KEY"), "{refused}");
+    // The right one still opens it.
+    let state = tunnel_server::state::AppState::open(with_key(Some(&key)))
+        .await
+        .unwrap();
+    state.store.close().await;
+}
+
 #[tokio::test]
 async fn bootstrap_key_is_installed_once() {
     let dir = tempfile::tempdir().unwrap();
