@@ -2,7 +2,8 @@
 //! Without `--allow-private-webhooks` a webhook may not target loopback, private (RFC 1918,
 //! carrier-grade NAT 100.64/10, IPv6 unique-local fc00::/7), link-local (169.254/16, fe80::/10,
 //! where cloud metadata services answer), unspecified, multicast, broadcast or reserved
-//! addresses, nor those written in IPv6 forms embedding an IPv4 address (mapped, compatible,
+//! addresses, those reserved for documentation, benchmarks and protocols (192.0.2/24,
+//! 198.18/15, 2001:db8::/32, …), nor those written in IPv6 forms embedding an IPv4 address (mapped, compatible,
 //! NAT64, 6to4), nor a metadata host name. Otherwise any API key holder could make the server
 //! send requests into its own network.
 //!
@@ -29,8 +30,12 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
+/// What the special-purpose registries reserve for documentation, benchmarks and protocols:
+/// never a webhook receiver's public address, and some labs and proxies use them inside.
+const TESTING: &str = "documentation, benchmarking or protocol";
+
 fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     if ip.is_loopback() {
         Some("loopback")
     } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
@@ -41,6 +46,13 @@ fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("unspecified")
     } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
         Some("multicast, broadcast or reserved")
+    } else if matches!(
+        (a, b, c),
+        // 192.0.0/24 protocol assignments, 192.0.2/24, 198.51.100/24 and 203.0.113/24 for
+        // documentation, 192.88.99/24 the retired 6to4 relays, 198.18/15 benchmarking.
+        (192, 0, 0 | 2) | (198, 51, 100) | (203, 0, 113) | (192, 88, 99) | (198, 18 | 19, _)
+    ) {
+        Some(TESTING)
     } else {
         None
     }
@@ -63,6 +75,15 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
         Some("link-local (cloud metadata)")
     } else if ip.is_multicast() {
         Some("multicast, broadcast or reserved")
+    } else if segments[0] & 0xffc0 == 0xfec0 {
+        // The retired site-local fec0::/10, private in effect.
+        Some("private")
+    } else if (segments[0], segments[1]) == (0x2001, 0x0db8)
+        || segments[0] & 0xfff0 == 0x3ff0
+        || segments[..4] == [0x0100, 0, 0, 0]
+    {
+        // 2001:db8::/32 and 3fff::/20 for documentation, 100::/64 to discard.
+        Some(TESTING)
     } else {
         None
     }
@@ -216,6 +237,17 @@ mod tests {
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
+            "192.0.0.1",
+            "192.0.2.1",
+            "198.18.0.1",
+            "198.19.255.254",
+            "198.51.100.1",
+            "203.0.113.1",
+            "192.88.99.1",
+            "2001:db8::1",
+            "3fff::1",
+            "100::1",
+            "fec0::1",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert!(forbidden(ip).is_some(), "{ip} should be refused");
@@ -227,6 +259,12 @@ mod tests {
             "100.128.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "192.0.3.1",
+            "198.17.255.1",
+            "198.20.0.1",
+            "203.0.114.1",
+            "2001:db9::1",
+            "100:0:0:1::1",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert_eq!(forbidden(ip), None, "{ip} should be allowed");
