@@ -373,6 +373,15 @@ impl Config {
             matches!(parsed.scheme(), "http" | "https"),
             "--public-url must be an http:// or https:// URL"
         );
+        // Every `uri` is the URL followed by a path, and it is logged at start.
+        anyhow::ensure!(
+            parsed.query().is_none() && parsed.fragment().is_none(),
+            "--public-url takes no query or fragment: every uri is the URL followed by a path"
+        );
+        anyhow::ensure!(
+            parsed.username().is_empty() && parsed.password().is_none(),
+            "--public-url takes no user or password: it is shown in every uri and in the log"
+        );
         Ok(text.trim_end_matches('/').to_owned())
     }
 
@@ -450,6 +459,25 @@ mod tests {
         let unparsed = shown("postgres://tunnel:pw-3e9a@");
         assert!(!unparsed.contains("pw-3e9a"), "{unparsed}");
         assert!(shown("sqlite://data/tunnel.db").contains("data/tunnel.db"));
+    }
+
+    #[test]
+    fn the_public_url_is_a_base_for_paths() {
+        assert_eq!(
+            Config::parse_public_url("https://tunnel.example.com/api/").unwrap(),
+            "https://tunnel.example.com/api"
+        );
+        for (bad, said) in [
+            ("ftp://x/api", "http:// or https://"),
+            ("http://x/api?tenant=1", "no query or fragment"),
+            ("http://x/api#top", "no query or fragment"),
+            ("https://user:pw-5e1@x/api", "no user or password"),
+            ("https://user@x/api", "no user or password"),
+        ] {
+            let error = Config::parse_public_url(bad).unwrap_err().to_string();
+            assert!(error.contains(said), "{bad}: {error}");
+            assert!(!error.contains("pw-5e1"), "{error}");
+        }
     }
 
     #[test]

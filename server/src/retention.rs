@@ -32,10 +32,13 @@ pub fn spawn(store: Store, keep: Duration) -> tokio::task::JoinHandle<()> {
 /// Deletes every event older than `keep`, a batch at a time; the number deleted. A database
 /// error is logged and retried at the next period.
 pub async fn prune(store: &Store, keep: Duration) -> u64 {
-    let Ok(keep) = time::Duration::try_from(keep) else {
+    // A retention reaching before the calendar's start keeps everything.
+    let Some(before) = time::Duration::try_from(keep)
+        .ok()
+        .and_then(|keep| time::OffsetDateTime::now_utc().checked_sub(keep))
+    else {
         return 0;
     };
-    let before = time::OffsetDateTime::now_utc() - keep;
     let mut total = 0;
     loop {
         match store.prune_events(before, BATCH).await {
@@ -58,6 +61,16 @@ pub async fn prune(store: &Store, keep: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_retention_longer_than_the_calendar_keeps_everything() {
+        let store = Store::open(&crate::store::DatabaseUrl::SqliteMemory)
+            .await
+            .unwrap();
+        let forever = Duration::from_secs(5_000_000 * 86_400);
+        assert_eq!(prune(&store, forever).await, 0);
+        assert_eq!(prune(&store, Duration::MAX).await, 0);
+    }
 
     #[test]
     fn the_period_follows_short_retentions_and_is_hourly_otherwise() {
