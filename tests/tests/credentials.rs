@@ -190,3 +190,35 @@ async fn an_authtoken_whose_page_was_left_is_shown_where_the_user_is() -> anyhow
     browser.close().await?;
     Ok(())
 }
+
+/// A credential deleted elsewhere (another tab, another user) while its page is open: Delete
+/// there ends on the list, not on "was not deleted: not found" over the stale page.
+#[tokio::test]
+async fn deleting_what_was_deleted_elsewhere_ends_on_the_list() -> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    let id = id(&api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": "deleted twice"}),
+        )
+        .await?)
+    .to_owned();
+    client
+        .goto(&format!("{}/credentials/{id}", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "deleted twice").await?;
+    let (status, _) = api
+        .call(hyper::Method::DELETE, &format!("/credentials/{id}"), None)
+        .await?;
+    assert_eq!(status, 204);
+    pages::click_button(client, "Delete").await?;
+    pages::click_in_dialog(client, "Delete credential").await?;
+    pages::eventually("the list", || async {
+        Ok((client.current_url().await?.path() == "/credentials").then_some(()))
+    })
+    .await?;
+    assert!(!pages::page_text(client).await?.contains("was not deleted"));
+    browser.close().await?;
+    Ok(())
+}

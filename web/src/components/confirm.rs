@@ -61,7 +61,14 @@ impl ConfirmedDelete {
             submit: Submit::new(
                 move |path: &String| {
                     let path = path.clone();
-                    async move { api.delete(&path).await }
+                    async move {
+                        match api.delete(&path).await {
+                            // Deleted meanwhile (another tab, another user): gone either way,
+                            // and the page on show is stale.
+                            Err(e) if e.status == 404 => Ok(()),
+                            done => done,
+                        }
+                    }
                 },
                 move |_| on_deleted(),
             ),

@@ -123,7 +123,8 @@ pub fn OwnerPicker(
 ) -> impl IntoView {
     let app = crate::state::use_app();
     let search = PickerSearch::new();
-    let users = fetch_into::<UserList>(move || search.first_page(paths::USERS), RwSignal::new(0));
+    let reload = RwSignal::new(0);
+    let users = fetch_into::<UserList>(move || search.first_page(paths::USERS), reload);
     let has_error = move || error.with(Option::is_some);
     view! {
         <div class="field" class:invalid=has_error>
@@ -131,7 +132,7 @@ pub fn OwnerPicker(
             {search.field("owner-search", "Find users and bots by name or id")}
             {move || match users.get() {
                 Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
-                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" /> }.into_any(),
+                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" retry=Callback::new(move |()| reload.update(|r| *r += 1)) /> }.into_any(),
                 Load::Ready(list) => {
                     // The caller is the empty choice, "Me": listed again by name, they would
                     // read as someone else, and picking either would mean the same.

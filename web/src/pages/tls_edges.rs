@@ -130,7 +130,7 @@ pub fn TlsEdgeDetail() -> impl IntoView {
                     <dt>"Metadata"</dt><dd><pre class="mono">{e.metadata.clone()}</pre></dd>
                 </dl>
                 {move || editing.get().then(|| view! { <TlsEdgeEdit edge=edit.clone() editing=editing reload=reload /> })}
-                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends search=search reload=reload made_here=made_here />
+                <BackendModule edge_id=e.id.clone() module=e.backend.clone() backends=backends backends_reload=backends_reload search=search reload=reload made_here=made_here />
                 {delete.dialog(
                     "Delete this TLS edge?",
                     format!("TLS edge {id} and its backend module will be deleted; the backend itself stays. This cannot be undone."),
@@ -151,6 +151,8 @@ fn BackendModule(
     edge_id: String,
     module: Option<TlsEdgeBackend>,
     backends: RwSignal<Load<TunnelGroupBackendList>>,
+    /// Fetches the backends again (the picker's Retry).
+    backends_reload: RwSignal<u32>,
     search: PickerSearch,
     reload: RwSignal<u32>,
     made_here: RwSignal<Option<String>>,
@@ -226,7 +228,7 @@ fn BackendModule(
                     {search.field("backend-search", "Find backends by id, description or label")}
                     {move || match backends.get() {
                         Load::Loading => view! { <p class="loading">"Loading backends…"</p> }.into_any(),
-                        Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" /> }.into_any(),
+                        Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" retry=Callback::new(move |()| backends_reload.update(|r| *r += 1)) /> }.into_any(),
                         Load::Ready(list) => {
                             let choices = list.backends.into_iter().map(backend_choice).collect();
                             view! {
