@@ -100,3 +100,28 @@ async fn owners_are_picked_and_shown_by_name() -> anyhow::Result<()> {
     browser.close().await?;
     Ok(())
 }
+
+/// The owner picker whose users could not be loaded says so with a Retry, which loads them once
+/// the server answers again, the form keeping what was typed.
+#[tokio::test]
+async fn the_owner_picker_retries_a_failed_load() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    pages::fail_requests(client, "/api/users").await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "kept while retrying").await?;
+    pages::wait_for_text(client, "Could not load users").await?;
+    pages::stop_failing_requests(client).await?;
+    pages::click_button(client, "Retry").await?;
+    let options = pages::field(client, "Owner").await?.text().await?;
+    assert!(options.starts_with("Me"), "{options}");
+    let kept = pages::field(client, "Description")
+        .await?
+        .prop("value")
+        .await?;
+    assert_eq!(kept.as_deref(), Some("kept while retrying"));
+    browser.close().await?;
+    Ok(())
+}

@@ -152,6 +152,33 @@ pub async fn delay_requests(client: &Client, method: &str, ms: u32) -> Result<()
     Ok(())
 }
 
+/// From now on, every request of the page whose URL holds `part` fails as a network error
+/// would, until [`stop_failing_requests`].
+pub async fn fail_requests(client: &Client, part: &str) -> Result<()> {
+    client
+        .execute(
+            "window.__failing = arguments[0]; \
+             if (!window.__unfailed) { \
+               window.__unfailed = window.fetch.bind(window); \
+               window.fetch = (request, init) => { \
+                 const url = (request && request.url) || String(request); \
+                 return window.__failing && url.includes(window.__failing) \
+                   ? Promise.reject(new TypeError('Failed to fetch')) \
+                   : window.__unfailed(request, init); \
+               }; \
+             }",
+            vec![part.into()],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Ends [`fail_requests`].
+pub async fn stop_failing_requests(client: &Client) -> Result<()> {
+    client.execute("window.__failing = null;", vec![]).await?;
+    Ok(())
+}
+
 /// The visible text of the page.
 pub async fn page_text(client: &Client) -> Result<String> {
     Ok(client.find(Locator::Css("body")).await?.text().await?)
