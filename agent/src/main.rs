@@ -42,7 +42,11 @@ struct Args {
     #[arg(long, env = "TUNNEL_AGENT_METADATA", default_value = "")]
     metadata: String,
     /// Disable update checks: update commands are then refused.
-    #[arg(long, env = "TUNNEL_AGENT_NO_UPDATE_CHECK")]
+    #[arg(
+        long,
+        env = "TUNNEL_AGENT_NO_UPDATE_CHECK",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     no_update_check: bool,
     /// Report this version instead of the agent's own (stands in for other builds).
     #[arg(long, env = "TUNNEL_AGENT_REPORT_VERSION", value_name = "X.Y.Z")]

@@ -314,6 +314,18 @@ async fn update_refusals_and_a_successful_update_then_restart() {
     let id = disabled.session().await;
     let (status, body) = server.command(&id, "update", &key).await;
     assert_error(status, &body, ErrorCode::UpdateChecksDisabled);
+    // The same from the environment, in any of the usual spellings of "on".
+    for on in ["1", "yes", "true"] {
+        let mut disabled = Agent::spawn_with_env(
+            &server.url(),
+            &token,
+            &["--report-version", "3.4.0"],
+            &[("TUNNEL_AGENT_NO_UPDATE_CHECK", on)],
+        );
+        let id = disabled.session().await;
+        let (status, body) = server.command(&id, "update", &key).await;
+        assert_error(status, &body, ErrorCode::UpdateChecksDisabled);
+    }
 
     // The full cycle: update, refused while updating, refused once updated, restart, new version.
     let mut agent = Agent::spawn(&server, &token, &["--report-version", "3.4.0"]);
