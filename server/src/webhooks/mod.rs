@@ -230,6 +230,25 @@ impl Worker {
             AttemptOutcome::RetryAt(unix_ms(time::OffsetDateTime::now_utc()) + ms(delay))
         };
         tracing::debug!(delivery = %delivery.id, attempt = attempt_no, ?outcome, error = ?attempt.error, "webhook attempt");
+        // An operator learns of a receiver that keeps failing without reading the API. The
+        // error says why in words, never with the URL (`client::describe`).
+        match (&outcome, &attempt.error) {
+            (AttemptOutcome::Failed, Some(error)) => tracing::warn!(
+                delivery = %delivery.id,
+                destination = %delivery.destination_id,
+                attempts = attempt_no,
+                %error,
+                "webhook delivery failed for good"
+            ),
+            (AttemptOutcome::RetryAt(_), Some(error)) => tracing::info!(
+                delivery = %delivery.id,
+                destination = %delivery.destination_id,
+                attempt = attempt_no,
+                %error,
+                "webhook attempt failed; it will be retried"
+            ),
+            _ => {}
+        }
         if let Err(e) = self
             .store
             .record_attempt(&delivery.id, attempt_no, &attempt, outcome)
