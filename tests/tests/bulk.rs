@@ -241,3 +241,42 @@ async fn sessions_are_restarted_and_stopped_together() -> anyhow::Result<()> {
     browser.close().await?;
     Ok(())
 }
+
+/// Back in the middle of a slow run: the run the user confirmed goes on to its end rather than
+/// stopping silently after the row in flight, and a toast on the page they went back to says
+/// how it ended.
+#[tokio::test]
+async fn a_run_left_by_back_finishes_and_says_so() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let api = &stack.api;
+    for n in 0..3 {
+        api.create("/credentials", json!({"description": format!("left {n}")}))
+            .await?;
+    }
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    // A page to go back to, then the list.
+    pages::open_from_navigation(client, "Activity", "Activity").await?;
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, "left 2").await?;
+    client
+        .find(fantoccini::Locator::Css("input.select-all"))
+        .await?
+        .click()
+        .await?;
+    bar_says(client, "3 credentials selected").await?;
+    pages::delay_requests(client, "DELETE", 700).await?;
+    bulk::act(
+        client,
+        "Delete",
+        "Delete 3 credentials?",
+        "Delete 3 credentials",
+    )
+    .await?;
+    client.back().await?;
+    pages::wait_for_text(client, "3 credentials deleted.").await?;
+    assert_eq!(client.current_url().await?.path(), "/activity");
+    assert_eq!(credential_ids(api).await?, Vec::<String>::new());
+    browser.close().await?;
+    Ok(())
+}

@@ -283,20 +283,30 @@ pub fn BulkBar(
     let asked = RwSignal::new(None::<BulkAction>);
     let run = RwSignal::new(None::<Run>);
     let stop = StoredValue::new(false);
-    // Sends the requests of every waiting row, one at a time.
+    let page = super::ThisPage::new();
+    // Sends the requests of every waiting row, one at a time. A user who leaves the page (a
+    // link, Back) does not stop a run they confirmed: it goes on, and a toast says how it ended.
     let start = move || {
         stop.set_value(false);
+        let Some((action, waiting)) = run.with_untracked(|r| {
+            let r = r.as_ref()?;
+            let waiting: Vec<(usize, String)> = r
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, o))| *o == Outcome::Waiting)
+                .map(|(i, (id, _, _))| (i, id.clone()))
+                .collect();
+            Some((r.action, waiting))
+        }) else {
+            return;
+        };
+        let page = page.clone();
         leptos::task::spawn_local(async move {
-            // Ends when no row waits, or when the list is gone (the user left the page).
-            while let Some((i, id, action)) = run
-                .try_with_untracked(|r| {
-                    let r = r.as_ref()?;
-                    let i = r.rows.iter().position(|(_, _, o)| *o == Outcome::Waiting)?;
-                    Some((i, r.rows[i].0.clone(), r.action))
-                })
-                .flatten()
-            {
-                let outcome = if stop.try_get_value().unwrap_or(true) {
+            let (mut done, mut failed, mut left) = (0, 0, false);
+            for (i, id) in waiting {
+                // "Stop" (on the page) skips the rest; a page left has no Stop to press.
+                let outcome = if stop.try_get_value().unwrap_or(false) {
                     Outcome::Skipped
                 } else {
                     let path = (action.path)(&id);
@@ -310,19 +320,33 @@ pub fn BulkBar(
                         Err(e) => Outcome::Failed(e),
                     }
                 };
-                if run
+                match outcome {
+                    Outcome::Done => done += 1,
+                    Outcome::Failed(_) => failed += 1,
+                    _ => {}
+                }
+                left |= run
                     .try_update(|r| {
                         if let Some(r) = r {
                             r.rows[i].2 = outcome;
                         }
                     })
-                    .is_none()
-                {
-                    break;
-                }
+                    .is_none();
+            }
+            if left || !page.still_shown() {
+                let not = if failed > 0 {
+                    format!("; {failed} failed")
+                } else {
+                    String::new()
+                };
+                app.toast(
+                    format!("{} {}{not}.", capitalised(&noun.count(done)), action.done),
+                    failed > 0,
+                );
             }
         });
     };
+    let start_confirmed = start.clone();
     let confirm = Callback::new(move |_| {
         let Some(action) = asked.get_untracked() else {
             return;
@@ -337,7 +361,7 @@ pub fn BulkBar(
             action,
             rows: own_key_last(rows, app),
         }));
-        start();
+        start_confirmed();
     });
     let retry = move |_| {
         run.update(|r| {
