@@ -96,3 +96,33 @@ async fn sign_in_says_what_is_wrong_and_on_which_field() -> anyhow::Result<()> {
     browser.close().await?;
     Ok(())
 }
+
+/// "Sign out" leaves the browser, not one tab: another tab of the console, signed in with its
+/// own copy of the key, signs out too and says why.
+#[tokio::test]
+async fn signing_out_in_one_tab_signs_out_the_others() -> anyhow::Result<()> {
+    let server = Server::start(&[])?;
+    let browser = Browser::start().await?;
+    let client = &browser.client;
+    sign_in(client, &server.url(), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "Sign out").await?;
+    let first = client.window().await?;
+    // A second tab, signed in with its own copy of the key (a tab's sessionStorage).
+    let second = client.new_window(true).await?;
+    client.switch_to_window(second.handle.clone()).await?;
+    sign_in(client, &format!("{}/ssh-cas", server.url()), ADMIN_KEY).await?;
+    pages::wait_for_text(client, "Sign out").await?;
+
+    client.switch_to_window(first).await?;
+    pages::click_button(client, "Sign out").await?;
+    pages::wait_for_text(client, "removed from this browser").await?;
+    client.switch_to_window(second.handle.clone()).await?;
+    pages::wait_for_text(client, "Signed out in another tab").await?;
+    pages::field(client, "API key").await?;
+    // A reload of that tab does not bring the key back either.
+    client.refresh().await?;
+    pages::wait_for_text(client, "Sign in").await?;
+    assert!(!pages::has_button(client, "Sign out").await?);
+    browser.close().await?;
+    Ok(())
+}

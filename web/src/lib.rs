@@ -75,6 +75,16 @@ pub fn App() -> impl IntoView {
         }
         now
     });
+    // Signed out in another tab of this browser: this one too.
+    let _ = leptos::prelude::window_event_listener(leptos::ev::storage, move |ev| {
+        if ev.key().as_deref() == Some(session::SIGNED_OUT_KEY)
+            && state.auth.with_untracked(Option::is_some)
+        {
+            state.sign_out(Some(
+                "Signed out in another tab: the API key was removed from this browser.".into(),
+            ));
+        }
+    });
     view! {
         <Show when=move || state.auth.with(Option::is_some) fallback=|| view! { <SignIn /> }>
             <Console />
@@ -127,7 +137,10 @@ fn Console() -> impl IntoView {
                         <keyboard::ShortcutsButton open=shortcuts_open />
                         <theme::ThemeSwitch />
                         <button type="button" class="signout"
-                            on:click=move |_| app.sign_out(Some("Signed out. The API key was removed from this browser.".into()))>
+                            on:click=move |_| {
+                                app.sign_out(Some("Signed out. The API key was removed from this browser.".into()));
+                                session::announce_sign_out();
+                            }>
                             "Sign out"
                         </button>
                     </div>

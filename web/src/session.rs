@@ -2,7 +2,8 @@
 //!
 //! Rules (`docs/console.md`): the key is kept in `sessionStorage` (gone when the tab closes);
 //! only when the user opts in to "remember" is it also kept in `localStorage`. It is never put
-//! in a URL. Signing out clears both stores, so a remembered key cannot come back.
+//! in a URL. Signing out clears both stores, so a remembered key cannot come back, and signs
+//! out the console's other tabs ([`announce_sign_out`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +88,19 @@ pub fn load() -> Option<Auth> {
 /// Whether a remembered sign-in exists (the sign-in form pre-ticks "remember" then).
 pub fn is_remembered() -> bool {
     read(local_storage()).is_some()
+}
+
+/// The `localStorage` entry a sign-out writes, so every other tab of the console in this
+/// browser hears it (a `storage` event) and signs out too: "Sign out" leaves the browser, not
+/// one tab, whose siblings would go on with the key (each tab keeps its own copy).
+pub const SIGNED_OUT_KEY: &str = "tunnel-console.signed-out";
+
+/// Tells the console's other tabs that the user signed out (see [`SIGNED_OUT_KEY`]).
+pub fn announce_sign_out() {
+    if let Some(store) = local_storage() {
+        // A new value each time: an unchanged one raises no event.
+        let _ = store.set_item(SIGNED_OUT_KEY, &js_sys::Date::now().to_string());
+    }
 }
 
 /// Forgets the sign-in everywhere.
