@@ -179,6 +179,8 @@ pub fn title(path: &str) -> String {
     let section = parts.next().unwrap_or("");
     let rest = parts.next();
     let page = match (section, rest) {
+        // No route has more than two segments: what the router shows as not found.
+        (_, Some(rest)) if rest.contains('/') => "Page not found".to_owned(),
         (s::CREDENTIALS, None) => "Credentials".to_owned(),
         (s::CREDENTIALS, Some(s::NEW)) => "New credential".to_owned(),
         (s::CREDENTIALS, Some(id)) => format!("Credential {id}"),
@@ -204,6 +206,7 @@ pub fn title(path: &str) -> String {
         (s::API_KEYS, Some(s::NEW)) => "New API key".to_owned(),
         (s::API_KEYS, Some(id)) => format!("API key {id}"),
         (s::USERS, None) => "Users".to_owned(),
+        (s::USERS, Some(id)) if id.starts_with("bot_") => format!("Bot {id}"),
         (s::USERS, Some(id)) => format!("User {id}"),
         (s::ROOT, None) => return PRODUCT.to_owned(),
         _ => "Page not found".to_owned(),
@@ -218,6 +221,11 @@ mod tests {
 
     #[test]
     fn every_route_has_its_own_title() {
+        assert_eq!(
+            title("/credentials/new/extra"),
+            "Page not found · Tunnel Console"
+        );
+        assert_eq!(title("/users/bot_1"), "Bot bot_1 · Tunnel Console");
         assert_eq!(title(CREDENTIALS), "Credentials · Tunnel Console");
         assert_eq!(title("/credentials/"), "Credentials · Tunnel Console");
         assert_eq!(title(CREDENTIAL_NEW), "New credential · Tunnel Console");
