@@ -1,6 +1,6 @@
 //! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
 //! operator commands that work on the same database (`account create`, `account list`,
-//! `user create`, `user rename`, `user list`, the hidden `dev seed-credentials`). `main.rs`
+//! `user create`, `user rename`, `user role`, `user list`, the hidden `dev seed-credentials`). `main.rs`
 //! only parses the command line and calls these.
 
 use crate::config::ServeOptions;
@@ -322,6 +322,24 @@ pub async fn user_rename(
         "no user or bot `{id}` (see `tunnel-server user list --account ID`)"
     );
     Ok(json!({"user_id": id, "name": name}))
+}
+
+/// `user role --id ID --role admin|member`: `{"user_id","is_admin"}`.
+pub async fn user_role(database: &str, id: &str, admin: bool) -> anyhow::Result<serde_json::Value> {
+    use crate::store::RoleChange;
+    let store = open(database).await?;
+    let changed = store.set_principal_admin(id, admin).await;
+    store.close().await;
+    match changed? {
+        RoleChange::Done => Ok(json!({"user_id": id, "is_admin": admin})),
+        RoleChange::NoSuch => {
+            anyhow::bail!("no user or bot `{id}` (see `tunnel-server user list --account ID`)")
+        }
+        RoleChange::LastAdmin => anyhow::bail!(
+            "`{id}` is the last admin of its account: make another user admin first \
+             (`tunnel-server user role --id ID --role admin`)"
+        ),
+    }
 }
 
 /// `user list --account ID`: `[{"user_id","name","kind","is_admin"}]`, users then bots, newest

@@ -102,6 +102,17 @@ enum UserCommand {
         #[command(flatten)]
         database: Database,
     },
+    /// Make a user or bot an admin of its account, or a member again (an account keeps at
+    /// least one admin); prints {"user_id","is_admin"}. Running servers apply it within 10 s.
+    Role {
+        /// The user (usr_…) or bot (bot_…).
+        #[arg(long)]
+        id: String,
+        #[arg(long, value_parser = ["admin", "member"])]
+        role: String,
+        #[command(flatten)]
+        database: Database,
+    },
     /// List the users and bots of an account; prints [{"user_id","name","kind","is_admin"}].
     List {
         #[arg(long)]
@@ -191,6 +202,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }) => cli::user_create(&database.database, &account, &name, admin, bot).await?,
         Command::User(UserCommand::Rename { id, name, database }) => {
             cli::user_rename(&database.database, &id, &name).await?
+        }
+        Command::User(UserCommand::Role { id, role, database }) => {
+            cli::user_role(&database.database, &id, role == "admin").await?
         }
         Command::User(UserCommand::List { account, database }) => {
             cli::user_list(&database.database, &account).await?

@@ -192,6 +192,23 @@ impl Server {
         Ok((field("user_id")?, field("api_key")?))
     }
 
+    /// Makes the user or bot `id` an admin or a member (`tunnel-server user role`).
+    pub fn role(&self, id: &str, admin: bool) -> Result<()> {
+        let role = if admin { "admin" } else { "member" };
+        let output = Command::new(binary("tunnel-server")?)
+            .args(["user", "role", "--id", id, "--role", role, "--database"])
+            .arg(&self.database)
+            .stdin(Stdio::null())
+            .output()?;
+        if !output.status.success() {
+            bail!(
+                "tunnel-server user role failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(())
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }

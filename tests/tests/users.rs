@@ -125,3 +125,51 @@ async fn the_owner_picker_retries_a_failed_load() -> anyhow::Result<()> {
     browser.close().await?;
     Ok(())
 }
+
+/// An admin made a member while the console is open: the next admin-only request is refused
+/// (403) with the server's words, and the console reads who it is again, so the owner picker,
+/// which only admins get, goes away without a reload.
+#[tokio::test]
+async fn a_role_taken_away_shows_once_the_server_refuses() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let (_, me) = stack.api.get("/me").await?;
+    let account = me["account_id"].as_str().unwrap();
+    let my_id = me["principal_id"].as_str().unwrap();
+    let (grace, _) = stack.server.user(account, "Grace Hopper", false)?;
+    let (other_admin, _) = stack.server.user(account, "Other admin", false)?;
+    stack.server.role(&other_admin, true)?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    pages::wait_for_text(client, "Grace Hopper").await?;
+
+    stack.server.role(my_id, false)?;
+    // The server applies it once its cache of keys lets go of this one (at most 10 s).
+    pages::eventually("the server to see a member", || async {
+        let (_, me) = stack.api.get("/me").await?;
+        Ok((me["is_admin"] == false).then_some(()))
+    })
+    .await?;
+    pages::select_containing(client, "Owner", "Grace Hopper").await?;
+    pages::click_button(client, "Create credential").await?;
+    pages::wait_for_text(client, "ERR_TUNNEL_123").await?;
+    pages::eventually("the owner picker gone", || async {
+        Ok((!pages::page_text(client)
+            .await?
+            .contains("Find users and bots"))
+        .then_some(()))
+    })
+    .await?;
+    let (_, listed) = stack.api.get("/credentials").await?;
+    assert!(
+        listed["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["owner_id"] != grace.as_str()),
+        "{listed}"
+    );
+    browser.close().await?;
+    Ok(())
+}

@@ -10,6 +10,7 @@ use crate::session::Auth;
 use crate::state::{AppState, use_app};
 pub use gloo_net::http::Method;
 use gloo_net::http::RequestBuilder;
+use leptos::prelude::Set as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tunnel_core::ErrorBody;
@@ -151,11 +152,22 @@ impl Api {
         if changes && result.is_ok() {
             self.state.forget_name(path);
         }
-        if let Err(error) = &result
-            && error.status == 401
-        {
-            self.state
-                .sign_out(Some(format!("{SIGNED_OUT_401} {}", error.message)));
+        match &result {
+            Err(error) if error.status == 401 => {
+                self.state
+                    .sign_out(Some(format!("{SIGNED_OUT_401} {}", error.message)));
+            }
+            // Refused as not an admin: the role may have changed since sign-in. Who the key
+            // acts as is read again, so the pages stop offering what it may no longer do.
+            Err(error) if error.status == 403 && path != tunnel_core::paths::ME => {
+                let (api, state) = (*self, self.state);
+                leptos::task::spawn_local(async move {
+                    if let Ok(me) = api.get::<Me>(tunnel_core::paths::ME).await {
+                        state.me.try_set(Some(me));
+                    }
+                });
+            }
+            _ => {}
         }
         result
     }

@@ -1,6 +1,7 @@
 //! The users and bots of an account as the API shows them (docs/api/users.md): listed, read,
-//! and named. The API only reads them; the operator's commands create them (`accounts.rs`) and
-//! name them ([`Store::rename_principal`]).
+//! and named. The API only reads them; the operator's commands create them (`accounts.rs`),
+//! name them ([`Store::rename_principal`]) and give or take their admin role
+//! ([`Store::set_principal_admin`]).
 
 use super::error::Error;
 use super::records::page_filter;
@@ -12,6 +13,16 @@ use tunnel_core::ids::IdKind;
 
 /// The columns a search of the users (`q`) looks in (`super::search`, migration 7).
 pub(super) const SEARCH: &[&str] = &["id", "name"];
+
+/// What [`Store::set_principal_admin`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleChange {
+    Done,
+    /// No user or bot of that id.
+    NoSuch,
+    /// It is its account's last admin: taking the role would leave nobody to manage it.
+    LastAdmin,
+}
 
 /// A user or bot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +87,40 @@ impl Store {
                 id: id.to_owned(),
             }),
         }
+    }
+
+    /// Makes the user or bot `id` (of any account: the operator's command) an admin, or a
+    /// member; an account keeps at least one admin. Its API keys carry the new role from their
+    /// next authentication (at most the key cache's 10 s later on a running server).
+    pub async fn set_principal_admin(&self, id: &str, admin: bool) -> Result<RoleChange> {
+        let mut tx = self.write_tx().await?;
+        let Some(account) =
+            sqlx::query_scalar::<_, String>("SELECT account_id FROM principals WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+        else {
+            return Ok(RoleChange::NoSuch);
+        };
+        if !admin {
+            let others: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND is_admin <> 0 AND id <> $2",
+            )
+            .bind(&account)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if others == 0 {
+                return Ok(RoleChange::LastAdmin);
+            }
+        }
+        sqlx::query("UPDATE principals SET is_admin = $1 WHERE id = $2")
+            .bind(i64::from(admin))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(RoleChange::Done)
     }
 
     /// Names the user or bot `id` (of any account: the operator's command); `false` when there

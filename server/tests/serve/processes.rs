@@ -210,6 +210,95 @@ fn users_are_named_and_renamed_from_the_command_line() {
     stop(child);
 }
 
+/// `user role`: a bot made an admin, then the first admin made a member (another admin is
+/// left); the last admin cannot be made a member, and the server applies the roles.
+#[test]
+fn roles_are_given_and_taken_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let created = run_json(&["account", "create", "--database", &db]);
+    let (account, admin) = (
+        created["account_id"].as_str().unwrap(),
+        created["user_id"].as_str().unwrap(),
+    );
+    let role = |id: &str, role: &str| {
+        server_bin()
+            .args([
+                "user",
+                "role",
+                "--id",
+                id,
+                "--role",
+                role,
+                "--database",
+                &db,
+            ])
+            .output()
+            .unwrap()
+    };
+    // The only admin stays one.
+    let out = role(admin, "member");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("the last admin of its account"), "{said}");
+    let bot = run_json(&[
+        "user",
+        "create",
+        "--account",
+        account,
+        "--bot",
+        "--database",
+        &db,
+    ]);
+    let bot_id = bot["user_id"].as_str().unwrap();
+    let out = role(bot_id, "admin");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown, json!({"user_id": bot_id, "is_admin": true}));
+    let out = role(admin, "member");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = run_json(&["user", "list", "--account", account, "--database", &db]);
+    let roles: Vec<(&str, bool)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["user_id"].as_str().unwrap(),
+                u["is_admin"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(roles, [(admin, false), (bot_id, true)]);
+    // Refused: an unknown id, a role that is none.
+    let out = role("usr_0EReR4WWfBto6iBJ0GJMqrlZ2Yd", "admin");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no user or bot"));
+    let out = role(bot_id, "owner");
+    assert_eq!(out.status.code(), Some(2));
+
+    // The server sees the roles: the former admin is a member now.
+    let mut child = serve_command(&db).spawn().unwrap();
+    let addr = listen_addr(&mut child);
+    let auth = format!("Bearer {}", created["api_key"].as_str().unwrap());
+    let (status, _, body) = http(addr, "GET", "/api/me", &api_headers(&auth), "");
+    assert_eq!(status, 200, "{body}");
+    let me: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(me["is_admin"], false, "{body}");
+    let auth = format!("Bearer {}", bot["api_key"].as_str().unwrap());
+    let (_, _, body) = http(addr, "GET", "/api/me", &api_headers(&auth), "");
+    let me: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(me["is_admin"], true, "{body}");
+    stop(child);
+}
+
 #[test]
 fn first_start_prints_the_admin_key_once() {
     let dir = tempfile::tempdir().unwrap();
