@@ -38,7 +38,13 @@ impl Rate {
             None => (text, None),
         };
         let (count, unit) = rate.trim().split_once('/').ok_or_else(shape)?;
-        let count: u32 = count.trim().parse().map_err(|_| shape())?;
+        let count: u32 = whole(count).map_err(|too_large| {
+            if too_large {
+                format!("`{text}`: the count before the `/` is at most {}", u32::MAX)
+            } else {
+                shape()
+            }
+        })?;
         let unit = match unit.trim() {
             "s" => Duration::from_secs(1),
             "m" => Duration::from_secs(60),
@@ -48,13 +54,12 @@ impl Rate {
         let count =
             NonZeroU32::new(count).ok_or_else(|| format!("`{text}`: a rate of zero; use off"))?;
         let burst = match burst {
-            Some(b) => b
-                .parse::<u32>()
-                .ok()
-                .and_then(NonZeroU32::new)
-                .ok_or_else(|| {
-                    format!("`{text}`: the burst after the comma is a whole number of at least 1")
-                })?,
+            Some(b) => whole(b).ok().and_then(NonZeroU32::new).ok_or_else(|| {
+                format!(
+                    "`{text}`: the burst after the comma is a whole number from 1 to {}",
+                    u32::MAX
+                )
+            })?,
             None => count,
         };
         Ok(Some(Rate {
@@ -79,6 +84,14 @@ impl RateFlag {
     pub fn parse(text: &str) -> Result<RateFlag, String> {
         Rate::parse(text).map(RateFlag)
     }
+}
+
+/// A whole number of a rate; `Err(true)` for digits too many for a `u32`, `Err(false)` for no
+/// number at all.
+fn whole(text: &str) -> Result<u32, bool> {
+    let text = text.trim();
+    text.parse()
+        .map_err(|_| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The limits of a server (`--rate-limit-*`); `None` turns one off.
@@ -333,6 +346,11 @@ mod tests {
         for bad in ["", "25", "25/d", "0/s", "x/s", "5/s,0", "5/s,-1", "5/s,x"] {
             assert!(Rate::parse(bad).is_err(), "{bad:?}");
         }
+        // Too large is said as too large, not as no rate at all.
+        let said = Rate::parse("1000000000000/s").unwrap_err();
+        assert!(said.contains("is at most 4294967295"), "{said}");
+        let said = Rate::parse("5/s,99999999999999").unwrap_err();
+        assert!(said.contains("from 1 to 4294967295"), "{said}");
         // The defaults are valid rates.
         let defaults = Settings::defaults();
         assert!(defaults.per_key.is_some() && defaults.agent_connects.is_some());
