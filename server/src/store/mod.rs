@@ -277,7 +277,7 @@ impl Store {
             // to PostgreSQL before every statement's own (`cargo xtask bench`). A connection
             // the server lost within the last second then fails the request that finds it
             // (and is dropped), as one lost mid-request always did.
-            DatabaseUrl::Postgres(database) => AnyPoolOptions::new()
+            DatabaseUrl::Postgres(database) => match AnyPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .idle_timeout(idle_timeout)
@@ -292,9 +292,24 @@ impl Store {
                 })
                 .connect(database)
                 .await
-                .map_err(|e| {
-                    anyhow::anyhow!("cannot connect to the database {}: {e}", url.redacted())
-                })?,
+            {
+                Ok(pool) => pool,
+                Err(e) => {
+                    // The pool says only that it timed out; one connection of our own says why
+                    // (refused, no such host, a wrong password).
+                    let why = match e {
+                        sqlx::Error::PoolTimedOut => {
+                            match <sqlx::AnyConnection as sqlx::Connection>::connect(database).await
+                            {
+                                Err(cause) => cause.to_string(),
+                                Ok(_) => e.to_string(),
+                            }
+                        }
+                        e => e.to_string(),
+                    };
+                    anyhow::bail!("cannot connect to the database {}: {why}", url.redacted());
+                }
+            },
         };
         if let DatabaseUrl::SqliteFile(_) = url
             && !read_only

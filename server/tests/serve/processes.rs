@@ -727,3 +727,25 @@ fn the_log_holds_no_authtoken_even_at_trace_level() {
     assert!(log.contains("DEBUG"), "verbose logging was on:\n{log}");
     assert!(!log.contains(token), "{log}");
 }
+
+/// A PostgreSQL server that cannot be reached: the command says why (the connection was
+/// refused), not only that a pool timed out, and never shows the URL's password.
+#[test]
+fn an_unreachable_postgres_is_said_as_such() {
+    // A loopback port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://tunnel:pw-unreachable-7@127.0.0.1:{port}/tunnel");
+    let out = server_bin()
+        .args(["account", "list", "--database", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("cannot connect to the database"), "{said}");
+    assert!(said.to_lowercase().contains("refused"), "{said}");
+    assert!(!said.contains("pw-unreachable-7"), "{said}");
+}
