@@ -231,13 +231,20 @@ pub async fn migrate(from: &str, to: &str) -> anyhow::Result<serde_json::Value> 
     target.close().await;
     let moved = moved?;
     let total: u64 = moved.iter().map(|(_, n)| n).sum();
-    let key_note = match from.data_dir() {
-        Some(dir) => format!(
+    // The key file is named only where it is: a source served with `--server-key` has none.
+    let key_file = from
+        .data_dir()
+        .map(|dir| dir.join(crate::keys::SERVER_KEY_FILE))
+        .filter(|file| file.is_file());
+    let key_note = match key_file {
+        Some(file) => format!(
             "start the server on the new database with the same server key: \
              TUNNEL_SERVER_KEY=$(cat {})",
-            dir.join(crate::keys::SERVER_KEY_FILE).display()
+            file.display()
         ),
-        None => "start the server on the new database with the same server key".to_owned(),
+        None => "start the server on the new database with the server key the old one was \
+                 started with (--server-key or TUNNEL_SERVER_KEY)"
+            .to_owned(),
     };
     tracing::info!(total, from = %from.redacted(), to = %to.redacted(), "moved the installation");
     Ok(json!({

@@ -749,3 +749,23 @@ fn an_unreachable_postgres_is_said_as_such() {
     assert!(said.to_lowercase().contains("refused"), "{said}");
     assert!(!said.contains("pw-unreachable-7"), "{said}");
 }
+
+/// `migrate`'s `next` names the source's key file only when there is one: a source served with
+/// `--server-key` (or never served) has none, and `$(cat …)` of a missing file is an empty key.
+#[test]
+fn migrate_names_the_key_file_only_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = |name: &str| format!("sqlite://{}", dir.path().join(name).display());
+    run_json(&["account", "create", "--database", &url("a.db")]);
+    let moved = run_json(&["migrate", "--from", &url("a.db"), "--to", &url("b.db")]);
+    let next = moved["next"].as_str().unwrap();
+    assert!(!next.contains("server.key"), "{next}");
+    assert!(next.contains("TUNNEL_SERVER_KEY"), "{next}");
+    std::fs::write(dir.path().join("server.key"), "ab".repeat(32)).unwrap();
+    let moved = run_json(&["migrate", "--from", &url("a.db"), "--to", &url("c.db")]);
+    let next = moved["next"].as_str().unwrap();
+    assert!(
+        next.contains("$(cat ") && next.contains("server.key"),
+        "{next}"
+    );
+}
