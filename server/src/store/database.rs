@@ -87,6 +87,14 @@ impl DatabaseUrl {
         {
             let path = path.split('?').next().unwrap_or_default();
             anyhow::ensure!(!path.is_empty(), "the database URL `{url}` names no file");
+            // `sqlite::memory:?…` is the in-memory one too, not a file named `:memory:`.
+            if path == ":memory:" {
+                return Ok(DatabaseUrl::SqliteMemory);
+            }
+            anyhow::ensure!(
+                !Path::new(path).is_dir(),
+                "the database URL `{url}` names a directory, not a database file"
+            );
             return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -244,6 +252,25 @@ pub(super) fn uri_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sqlite_urls_name_a_file_or_memory() {
+        for memory in [
+            "sqlite::memory:",
+            "sqlite://:memory:",
+            "sqlite::memory:?cache=shared",
+        ] {
+            assert_eq!(
+                DatabaseUrl::parse(memory).unwrap(),
+                DatabaseUrl::SqliteMemory
+            );
+        }
+        let dir = std::env::temp_dir();
+        let said = DatabaseUrl::parse(&format!("sqlite://{}", dir.display()))
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("names a directory"), "{said}");
+    }
 
     #[test]
     fn database_urls_parse_and_never_show_a_password() {
