@@ -1,7 +1,7 @@
 //! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
 //! operator commands that work on the same database (`account create`, `account list`,
-//! `user create`, `user rename`, `user role`, `user list`, the hidden `dev seed-credentials`). `main.rs`
-//! only parses the command line and calls these.
+//! `user create`, `user rename`, `user role`, `user list`, the hidden `dev
+//! seed-credentials`). `main.rs` only parses the command line and calls these.
 
 use crate::config::ServeOptions;
 use crate::secret::Secret;
