@@ -74,6 +74,60 @@ pub fn listen_addr(child: &mut Child) -> SocketAddr {
     }
 }
 
+/// Reads the server's log (stderr, piped) until it has named the address of each listener in
+/// `wanted`, each the words of its log line (`"tunnel-server listening"`, `"metrics
+/// listening"`); the addresses in that order, and the rest of the log, read on by a thread
+/// until the server exits (join it for the log, or let it drain).
+pub fn listener_addrs(
+    child: &mut Child,
+    wanted: &[&str],
+) -> (Vec<SocketAddr>, std::thread::JoinHandle<String>) {
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut found: Vec<Option<SocketAddr>> = vec![None; wanted.len()];
+    let mut line = String::new();
+    while found.iter().any(Option::is_none) {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "exited: {line}");
+        let Some(at) = wanted.iter().position(|w| line.contains(w)) else {
+            continue;
+        };
+        let addr = [" listen=", " addr="].iter().find_map(|field| {
+            let rest = line.split(field).nth(1)?;
+            rest.split_whitespace().next()?.parse().ok()
+        });
+        found[at] = addr;
+    }
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        rest
+    });
+    (found.into_iter().flatten().collect(), rest)
+}
+
+/// The WebSocket handshake of the agent channel over a raw socket: the socket (open after a
+/// 101) and the head of the answer.
+pub fn agent_handshake(addr: SocketAddr) -> (TcpStream, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /agent/v1/connect HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\n\
+         Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .unwrap();
+    // A 101 leaves the socket open: read the head only, up to the blank line.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    (stream, String::from_utf8(head).unwrap())
+}
+
 /// Kills the server and reaps it.
 pub fn stop(mut child: Child) {
     child.kill().unwrap();

@@ -3,7 +3,9 @@
 //! printed once on the first start.
 
 use crate::api_headers;
-use crate::common::process::{http, listen_addr, serve_command, server_bin, stop};
+use crate::common::process::{
+    agent_handshake, http, listen_addr, listener_addrs, serve_command, server_bin, stop,
+};
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader, Read as _};
 
@@ -367,25 +369,11 @@ fn metrics_are_served_on_their_own_listener_only() {
         .args(["--metrics-listen", "127.0.0.1:0"])
         .spawn()
         .unwrap();
-    // The log names the API's address, then the metrics'.
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let (mut api, mut metrics) = (None, None);
-    let mut line = String::new();
-    while metrics.is_none() {
-        line.clear();
-        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
-        let field = |name: &str| -> Option<std::net::SocketAddr> {
-            let rest = line.split(name).nth(1)?;
-            rest.split_whitespace().next()?.parse().ok()
-        };
-        if line.contains("tunnel-server listening") {
-            api = field(" listen=");
-        } else if line.contains("metrics listening") {
-            metrics = field(" addr=");
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-    let (api, metrics) = (api.expect("the API's address"), metrics.unwrap());
+    let (addrs, _log) = listener_addrs(
+        &mut child,
+        &["tunnel-server listening", "metrics listening"],
+    );
+    let (api, metrics) = (addrs[0], addrs[1]);
     assert_ne!(api, metrics);
 
     let (status, head, body) = http(metrics, "GET", "/metrics", &[], "");
@@ -584,28 +572,11 @@ fn the_api_alone_is_served_at_the_root_of_its_own_listener() {
         .env("TUNNEL_BOOTSTRAP_API_KEY", key)
         .spawn()
         .unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let (mut main, mut alone) = (None, None);
-    let mut line = String::new();
-    while main.is_none() || alone.is_none() {
-        line.clear();
-        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
-        let field = |name: &str| -> Option<std::net::SocketAddr> {
-            let rest = line.split(name).nth(1)?;
-            rest.split_whitespace().next()?.parse().ok()
-        };
-        if line.contains("tunnel-server listening") {
-            main = field(" listen=");
-        } else if line.contains("the API alone listening") {
-            alone = field(" addr=");
-        }
-    }
-    let log = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = log.read_to_string(&mut rest);
-        rest
-    });
-    let (main, alone) = (main.unwrap(), alone.unwrap());
+    let (addrs, log) = listener_addrs(
+        &mut child,
+        &["tunnel-server listening", "the API alone listening"],
+    );
+    let (main, alone) = (addrs[0], addrs[1]);
     assert_ne!(main, alone);
 
     let auth = format!("Bearer {key}");
@@ -672,44 +643,12 @@ fn the_log_holds_no_authtoken_even_at_trace_level() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
     let mut child = serve_command(&db).env("RUST_LOG", "trace").spawn().unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr: std::net::SocketAddr = loop {
-        line.clear();
-        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {line}");
-        if let Some(rest) = line.split(" listen=").nth(1) {
-            break rest.split_whitespace().next().unwrap().parse().unwrap();
-        }
-    };
-    let rest = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = log.read_to_string(&mut rest);
-        rest
-    });
+    let (addrs, rest) = listener_addrs(&mut child, &["tunnel-server listening"]);
 
     // An agent's hello, as a client's masked text frame after the handshake.
     let token = "0ERtraceLevelAuthtokenNeverLogged42";
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET /agent/v1/connect HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\n\
-         Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
-         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
-        head.push(byte[0]);
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 101"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
+    let (mut stream, head) = agent_handshake(addrs[0]);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
     let hello = json!({"type": "hello", "authtoken": token, "version": "3.4.0", "os": "linux"});
     let payload = hello.to_string().into_bytes();
     assert!(payload.len() < 126);

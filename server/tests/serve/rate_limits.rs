@@ -4,11 +4,9 @@
 //! (docs/rate-limits.md).
 
 use crate::api_headers;
-use crate::common::process::http;
+use crate::common::process::{agent_handshake, http};
 use serde_json::Value;
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 use tunnel_server::ratelimit::{Rate, Settings};
 
 /// An in-process server on a free loopback port with `limits`, and a new account's API key.
@@ -166,24 +164,7 @@ async fn each_address_has_a_bucket_whatever_the_key() {
 
 /// The start of a WebSocket handshake on the agent channel; the status of the answer.
 fn agent_connect(addr: SocketAddr) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET /agent/v1/connect HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\n\
-         Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
-         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    .unwrap();
-    // The head is all that is needed; a 101 leaves the socket open, so read until the blank line.
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
+    let (_, head) = agent_handshake(addr);
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
     (status, head)
 }

@@ -46,6 +46,28 @@ async fn call(addr: SocketAddr, method: reqwest::Method, path: &str, body: Optio
     serde_json::from_str(&text).unwrap()
 }
 
+/// A destination sending to `url`, subscribed to new credentials: its id and signing secret.
+async fn subscribe(addr: SocketAddr, url: &str) -> (String, String) {
+    let post = reqwest::Method::POST;
+    let destination = call(
+        addr,
+        post.clone(),
+        "/event_destinations",
+        Some(json!({"target": {"webhook": {"url": url}}})),
+    )
+    .await;
+    let id = destination["id"].as_str().unwrap().to_owned();
+    call(
+        addr,
+        post,
+        "/event_subscriptions",
+        Some(json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id]})),
+    )
+    .await;
+    let secret = destination["signing_secret"].as_str().unwrap().to_owned();
+    (id, secret)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,22 +78,7 @@ async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart(
     let receiver = Receiver::start(&[Reply::after(Duration::from_secs(120))]).await;
     let (child, addr) = start(&db, &sqlite);
     let post = reqwest::Method::POST;
-    let destination = call(
-        addr,
-        post.clone(),
-        "/event_destinations",
-        Some(json!({"target": {"webhook": {"url": receiver.url}}})),
-    )
-    .await;
-    let secret = destination["signing_secret"].as_str().unwrap().to_owned();
-    let id = destination["id"].as_str().unwrap().to_owned();
-    call(
-        addr,
-        post.clone(),
-        "/event_subscriptions",
-        Some(json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id]})),
-    )
-    .await;
+    let (id, secret) = subscribe(addr, &receiver.url).await;
     call(addr, post, "/credentials", Some(json!({}))).await;
     let first = receiver.next(Duration::from_secs(10)).await;
     assert!(first.verifies_with(&secret));
@@ -155,21 +162,7 @@ async fn a_clean_stop_finishes_what_is_in_flight_and_frees_what_is_not() {
     .await;
     let (child, addr) = start("clean-stop-a");
     let post = reqwest::Method::POST;
-    let destination = call(
-        addr,
-        post.clone(),
-        "/event_destinations",
-        Some(json!({"target": {"webhook": {"url": receiver.url}}})),
-    )
-    .await;
-    let id = destination["id"].as_str().unwrap().to_owned();
-    call(
-        addr,
-        post.clone(),
-        "/event_subscriptions",
-        Some(json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id]})),
-    )
-    .await;
+    let (id, _) = subscribe(addr, &receiver.url).await;
 
     // In flight at the stop: finished, recorded, and sent once.
     call(addr, post.clone(), "/credentials", Some(json!({}))).await;
