@@ -176,3 +176,35 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
     browser.close().await?;
     Ok(())
 }
+
+/// A slow create left for another page: the user stays where they went, typing there, and
+/// that page keeps its place in the history; the toast says the backend was created.
+#[tokio::test]
+async fn a_slow_create_leaves_a_user_who_moved_on_where_they_are() -> anyhow::Result<()> {
+    let (stack, browser) = tunnel_e2e::harness::Stack::signed_in(&[]).await?;
+    let client = &browser.client;
+    backends::open_list(client).await?;
+    pages::click_button(client, "New backend").await?;
+    pages::fill(client, "Description", "slow pool").await?;
+    pages::delay_requests(client, "POST", 2000).await?;
+    pages::click_button(client, "Create backend").await?;
+    pages::open_from_navigation(client, "Credentials", "Authtokens that tunnel agents use").await?;
+    pages::fill(client, "Search credentials", "typed meanwhile").await?;
+    pages::wait_for_text(client, "created.").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let url = client.current_url().await?;
+    assert_eq!(url.path(), "/credentials", "{url}");
+    let typed = pages::field(client, "Search credentials")
+        .await?
+        .prop("value")
+        .await?;
+    assert_eq!(typed.as_deref(), Some("typed meanwhile"));
+    let (_, listed) = stack.api.get("/backends/tunnel_group").await?;
+    assert_eq!(
+        listed["backends"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    browser.close().await?;
+    Ok(())
+}

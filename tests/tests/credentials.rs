@@ -187,6 +187,18 @@ async fn an_authtoken_whose_page_was_left_is_shown_where_the_user_is() -> anyhow
     pages::click_button(client, "I have copied it").await?;
     assert!(!pages::page_text(client).await?.contains(&token));
     assert_eq!(client.current_url().await?.path(), "/activity");
+
+    // Left and come back to before the answer: the create form shown is another one, which
+    // knows nothing of that create; the authtoken is shown over it all the same.
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    pages::fill(client, "Description", "came back").await?;
+    pages::click_button(client, "Create credential").await?;
+    pages::open_from_navigation(client, "Activity", "Activity").await?;
+    client.back().await?;
+    let token = credentials::token_in_dialog(client).await?;
+    assert!(tunnel_core::ids::SecretToken::parse(&token).is_some());
+    assert_eq!(client.current_url().await?.path(), "/credentials/new");
     browser.close().await?;
     Ok(())
 }

@@ -60,7 +60,7 @@ pub fn App() -> impl IntoView {
     let state = AppState::new(session::load());
     state.start_clock();
     provide_context(state);
-    let secrets = crate::components::token_dialog::ShownElsewhere::view();
+    let secrets = crate::components::token_dialog::ShowSecret::view();
     // Signing in or out replaces the whole screen, taking the focus with it: signed in, it goes
     // to the page's heading (as after a navigation); signed out, to the key field, under the
     // sentence saying why. Not at the first load, where the browser starts at the top.

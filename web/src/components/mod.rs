@@ -39,31 +39,42 @@ use leptos::prelude::{
 use leptos::task::spawn_local;
 
 /// The page being built, to tell later whether the user is still on it: what it started (a
-/// delete, a create) may end after they moved on. Read from the router's location, which
-/// outlives the page and has the new path while the page is built (the browser's address may
-/// not yet).
+/// delete, a create) may end after they moved on. Gone once the router unmounts it, even if
+/// the user came back to the same path since (another instance of the page, which knows
+/// nothing of what this one started); and the router's location must still be its path (the
+/// location, which outlives the page, has the new path while a page is built, the browser's
+/// address may not yet).
 #[derive(Debug, Clone)]
 pub struct ThisPage {
     pathname: leptos::prelude::Memo<String>,
     page: std::sync::Arc<str>,
+    gone: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ThisPage {
     pub fn new() -> ThisPage {
         use leptos::prelude::GetUntracked as _;
         let pathname = leptos_router::hooks::use_location().pathname;
+        let gone = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let unmounted = gone.clone();
+        leptos::prelude::on_cleanup(move || {
+            unmounted.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
         ThisPage {
             pathname,
             page: pathname.get_untracked().into(),
+            gone,
         }
     }
 
     /// Whether the console still shows this page.
     pub fn still_shown(&self) -> bool {
         use leptos::prelude::WithUntracked as _;
-        self.pathname
-            .try_with_untracked(|now| *now == *self.page)
-            .unwrap_or(false)
+        !self.gone.load(std::sync::atomic::Ordering::Relaxed)
+            && self
+                .pathname
+                .try_with_untracked(|now| *now == *self.page)
+                .unwrap_or(false)
     }
 }
 
@@ -88,17 +99,22 @@ pub fn use_leave_when_done() -> impl Fn(&str) + Clone {
 
 /// What a create page calls to open the page of what it created: the detail page takes the
 /// create form's place in the history, so Back returns where the user came from (the list),
-/// not to an emptied form that would only create a second one.
+/// not to an emptied form that would only create a second one. Only while the user is still on
+/// the create page: one who moved on meanwhile stays where they went (the toast says it was
+/// created), and their page keeps its place in the history.
 pub fn use_open_created() -> impl Fn(&str) + Clone {
     let navigate = leptos_router::hooks::use_navigate();
+    let page = ThisPage::new();
     move |href| {
-        navigate(
-            href,
-            leptos_router::NavigateOptions {
-                replace: true,
-                ..Default::default()
-            },
-        );
+        if page.still_shown() {
+            navigate(
+                href,
+                leptos_router::NavigateOptions {
+                    replace: true,
+                    ..Default::default()
+                },
+            );
+        }
     }
 }
 

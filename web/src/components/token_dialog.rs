@@ -7,7 +7,8 @@
 //! once (its words are the confirmation).
 //!
 //! Nor is a secret lost when the user leaves its page before the answer comes (a click on the
-//! navigation while a create runs): [`ShownElsewhere`] shows it over the page they are on.
+//! navigation while a create runs): [`ShowSecret`] shows it over the page they are on, from the
+//! console's top level.
 
 use super::copy_then;
 use super::dialog::Modal;
@@ -114,72 +115,77 @@ pub fn TokenDialog(
     }
 }
 
-/// A secret whose page the user left before its answer came, shown over the page they are on
-/// now (the console's top level renders it): the API never shows it again. Each page that may
-/// receive a secret takes one (`use_it`), which knows the page.
+/// Where a shown-once secret is shown: over whatever page the user is on when its answer comes
+/// (the console's top level renders it), never inside the page that asked. That page may be
+/// gone by then (the user clicked on in the navigation, or went back and forth to a fresh copy
+/// of it while the router was still swapping), and the API never shows the secret again. A
+/// page takes one with [`ShowSecret::use_it`], which knows the page: what it wants done after
+/// the dialog closes (open the new resource's page) is done only if the user is still on it.
 #[derive(Debug, Clone)]
-pub struct ShownElsewhere {
-    waiting: RwSignal<Option<(ShownOnce, String)>>,
-    /// The page that took it.
+pub struct ShowSecret {
+    place: Place,
     page: super::ThisPage,
 }
 
-/// The console's one place for secrets shown elsewhere.
-#[derive(Debug, Clone, Copy)]
-struct Waiting(RwSignal<Option<(ShownOnce, String)>>);
+/// What is done once the dialog closes.
+type Then = Box<dyn FnOnce()>;
 
-impl Waiting {
+/// The console's one place for the secret on show.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    shown: RwSignal<Option<(ShownOnce, String)>>,
+    then: StoredValue<Option<Then>, LocalStorage>,
+}
+
+impl Place {
     /// The console's (provided by the first caller: its top level; a fresh one for components
     /// mounted alone).
-    fn use_it() -> Waiting {
-        use_context::<Waiting>().unwrap_or_else(|| {
-            let made = Waiting(RwSignal::new(None));
+    fn use_it() -> Place {
+        use_context::<Place>().unwrap_or_else(|| {
+            let made = Place {
+                shown: RwSignal::new(None),
+                then: StoredValue::new_local(None),
+            };
             provide_context(made);
             made
         })
     }
 }
 
-impl ShownElsewhere {
-    /// For the page being built (the console's place, provided at its top level; a fresh one
-    /// for components mounted alone).
-    pub fn use_it() -> ShownElsewhere {
-        ShownElsewhere {
-            waiting: Waiting::use_it().0,
+impl ShowSecret {
+    /// For the page being built.
+    pub fn use_it() -> ShowSecret {
+        ShowSecret {
+            place: Place::use_it(),
             page: super::ThisPage::new(),
         }
     }
 
-    /// Puts `value` in `on_page`, the page's signal that shows its dialog, while the user is
-    /// still on that page; else shows its secret (`secret`, if any) of kind `kind` over the
-    /// page they are on.
-    pub fn show<T: Send + Sync + 'static>(
-        &self,
-        on_page: RwSignal<Option<T>>,
-        value: T,
-        kind: ShownOnce,
-        secret: impl FnOnce(&T) -> Option<String>,
-    ) {
-        let value = if self.page.still_shown() {
-            match on_page.try_set(Some(value)) {
-                None => return,
-                // Disposed: the page was left and came back to.
-                Some(value) => value,
+    /// Shows `secret`, a secret of kind `kind`; `then` runs when its dialog closes, if the user
+    /// is still on the page that asked.
+    pub fn show(&self, kind: ShownOnce, secret: String, then: impl FnOnce() + 'static) {
+        let page = self.page.clone();
+        self.place.then.set_value(Some(Box::new(move || {
+            if page.still_shown() {
+                then();
             }
-        } else {
-            Some(value)
-        };
-        if let Some(secret) = value.as_ref().and_then(secret) {
-            self.waiting.set(Some((kind, secret)));
-        }
+        })));
+        self.place.shown.set(Some((kind, secret)));
     }
 
-    /// The dialog, while a secret waits: the console's top level, which provides the place.
+    /// The dialog, while a secret is on show: the console's top level, which provides the
+    /// place.
     pub fn view() -> impl IntoView {
-        let Waiting(waiting) = Waiting::use_it();
-        let close = Callback::new(move |()| waiting.set(None));
+        let place = Place::use_it();
+        let close = Callback::new(move |()| {
+            place.shown.set(None);
+            if let Some(then) = place.then.try_update_value(Option::take).flatten() {
+                then();
+            }
+        });
         move || {
-            waiting
+            place
+                .shown
                 .get()
                 .map(|(kind, token)| view! { <TokenDialog token=token on_close=close kind=kind /> })
         }

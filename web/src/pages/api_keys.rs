@@ -11,7 +11,7 @@ use crate::components::names::OwnerName;
 use crate::components::picker::OwnerPicker;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
+use crate::components::token_dialog::{ShowSecret, ShownOnce};
 use crate::components::use_open_created;
 use crate::routes;
 use crate::state::{AppState, use_app};
@@ -77,24 +77,22 @@ pub fn ApiKeyNew() -> impl IntoView {
     let description = RwSignal::new(String::new());
     let metadata = RwSignal::new(String::new());
     let owner = RwSignal::new(String::new());
-    let created = RwSignal::new(None::<ApiKey>);
     let request = Memo::new(move |_| ApiKeyCreate {
         description: non_empty(description.get()),
         metadata: non_empty(metadata.get()),
         owner_id: non_empty(owner.get().trim().to_owned()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
-    let secrets = ShownElsewhere::use_it();
+    // The key is shown once; closing its dialog goes on to the new key's page.
+    let secrets = ShowSecret::use_it();
     let create = Submit::post(paths::API_KEYS, move |k: &ApiKey| {
         app.toast(format!("API key {} created.", k.id), false);
-        secrets.show(created, k.clone(), ShownOnce::ApiKey, |k| k.token.clone());
-    });
-    let valid = move || live.with(Vec::is_empty);
-    let close_key = Callback::new(move |_| {
-        if let Some(k) = created.get_untracked() {
-            open_created(&routes::api_key(&k.id));
+        let (open_created, href) = (open_created.clone(), routes::api_key(&k.id));
+        if let Some(token) = k.token.clone() {
+            secrets.show(ShownOnce::ApiKey, token, move || open_created(&href));
         }
     });
+    let valid = move || live.with(Vec::is_empty);
     view! {
         <p class="crumbs"><A href=routes::API_KEYS>"API keys"</A>" / new"</p>
         <h1>"New API key"</h1>
@@ -115,9 +113,6 @@ pub fn ApiKeyNew() -> impl IntoView {
                 </button>
             </div>
         </form>
-        {move || created.get().and_then(|k| k.token).map(|token| view! {
-            <TokenDialog token=token on_close=close_key kind=ShownOnce::ApiKey />
-        })}
     }
 }
 

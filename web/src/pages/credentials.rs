@@ -13,7 +13,7 @@ use crate::components::picker::OwnerPicker;
 use crate::components::search::with_search;
 use crate::components::submit::Submit;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
+use crate::components::token_dialog::{ShowSecret, ShownOnce};
 use crate::components::use_open_created;
 use crate::routes;
 use crate::state::use_app;
@@ -80,7 +80,6 @@ pub fn CredentialNew() -> impl IntoView {
     let metadata = RwSignal::new(String::new());
     let owner = RwSignal::new(String::new());
     let rules = RwSignal::new(Vec::<String>::new());
-    let created = RwSignal::new(None::<Credential>);
     let request = Memo::new(move |_| CredentialCreate {
         description: non_empty(description.get()),
         metadata: non_empty(metadata.get()),
@@ -88,19 +87,16 @@ pub fn CredentialNew() -> impl IntoView {
         owner_id: non_empty(owner.get().trim().to_owned()),
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
-    let secrets = ShownElsewhere::use_it();
+    // The token is shown once; closing its dialog goes on to the new credential's page.
+    let secrets = ShowSecret::use_it();
     let create = Submit::post(paths::CREDENTIALS, move |c: &Credential| {
         app.toast(format!("Credential {} created.", c.id), false);
-        secrets.show(created, c.clone(), ShownOnce::Authtoken, |c| {
-            c.token.clone()
-        });
-    });
-    let valid = move || live.with(Vec::is_empty);
-    let close_token = Callback::new(move |_| {
-        if let Some(c) = created.get_untracked() {
-            open_created(&routes::credential(&c.id));
+        let (open_created, href) = (open_created.clone(), routes::credential(&c.id));
+        if let Some(token) = c.token.clone() {
+            secrets.show(ShownOnce::Authtoken, token, move || open_created(&href));
         }
     });
+    let valid = move || live.with(Vec::is_empty);
     view! {
         <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / new"</p>
         <h1>"New credential"</h1>
@@ -123,7 +119,6 @@ pub fn CredentialNew() -> impl IntoView {
                 </button>
             </div>
         </form>
-        {move || created.get().and_then(|c| c.token).map(|token| view! { <TokenDialog token=token on_close=close_token /> })}
     }
 }
 

@@ -16,7 +16,7 @@ use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
 use crate::components::text::message;
 use crate::components::time::RelativeTime;
-use crate::components::token_dialog::{ShownElsewhere, ShownOnce, TokenDialog};
+use crate::components::token_dialog::{ShowSecret, ShownOnce};
 use crate::components::{focus_by_id, keep_focus_on, use_open_created};
 use crate::routes;
 use crate::state::use_app;
@@ -108,15 +108,18 @@ pub fn EventDestinationNew() -> impl IntoView {
         RwSignal::new(String::new()),
         RwSignal::new(String::new()),
     );
-    let created = RwSignal::new(None::<EventDestination>);
     let request = Memo::new(move |_| create_request(description.get(), metadata.get(), url.get()));
     let live = Memo::new(move |_| request.with(Validate::field_errors));
-    let secrets = ShownElsewhere::use_it();
+    // The secret is shown once; closing its dialog goes on to the new destination's page.
+    let secrets = ShowSecret::use_it();
     let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
         app.toast(format!("Event destination {} created.", d.id), false);
-        secrets.show(created, d.clone(), ShownOnce::SigningSecret, |d| {
-            d.signing_secret.clone()
-        });
+        let (open_created, href) = (open_created.clone(), routes::event_destination(&d.id));
+        if let Some(secret) = d.signing_secret.clone() {
+            secrets.show(ShownOnce::SigningSecret, secret, move || {
+                open_created(&href)
+            });
+        }
     });
     let valid = move || live.with(Vec::is_empty);
     // Create stays enabled (a disabled default button ignores Enter, and Tab skips it): sending
@@ -135,12 +138,6 @@ pub fn EventDestinationNew() -> impl IntoView {
         });
         None
     };
-    // The secret is shown once; closing its dialog goes on to the new destination's page.
-    let close = Callback::new(move |_| {
-        if let Some(d) = created.get_untracked() {
-            open_created(&routes::event_destination(&d.id));
-        }
-    });
     view! {
         <p class="crumbs"><A href=routes::EVENT_DESTINATIONS>"Event destinations"</A>" / new"</p>
         <h1>"New event destination"</h1>
@@ -155,9 +152,6 @@ pub fn EventDestinationNew() -> impl IntoView {
                 </button>
             </div>
         </form>
-        {move || created.get().and_then(|d| d.signing_secret).map(|secret| view! {
-            <TokenDialog token=secret on_close=close kind=ShownOnce::SigningSecret />
-        })}
     }
 }
 
@@ -220,14 +214,19 @@ fn destination_view(d: EventDestination, reload: RwSignal<u32>) -> impl IntoView
 fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
     let app = use_app();
     let asked = RwSignal::new(false);
-    let secret = RwSignal::new(None::<String>);
-    let secrets = ShownElsewhere::use_it();
+    // The dialog's opener was the page itself: "Rotate secret" is disabled while the request
+    // runs, which took the focus from it. Once the secret is put away, the page is read again,
+    // so its recent activity shows the rotation.
+    let secrets = ShowSecret::use_it();
     let rotate = Submit::post(
         paths::event_destination_rotate_secret(&id),
         move |d: &EventDestination| {
             app.toast("Signing secret rotated.", false);
-            if let Some(s) = d.signing_secret.clone() {
-                secrets.show(secret, s, ShownOnce::SigningSecret, |s| Some(s.clone()));
+            if let Some(secret) = d.signing_secret.clone() {
+                secrets.show(ShownOnce::SigningSecret, secret, move || {
+                    keep_focus_on("#rotate-secret");
+                    reload.try_update(|r| *r += 1);
+                });
             }
         },
     );
@@ -236,15 +235,6 @@ fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
         rotate.send(serde_json::json!({}));
     });
     let cancel = Callback::new(move |_| asked.set(false));
-    // The dialog's opener was the page itself: "Rotate secret" is disabled while the request
-    // runs, which took the focus from it.
-    // Once the secret is put away, the page is read again, so its recent activity shows the
-    // rotation (not before: the reload rebuilds this section, dialog included).
-    let close = Callback::new(move |_| {
-        secret.set(None);
-        keep_focus_on("#rotate-secret");
-        reload.try_update(|r| *r += 1);
-    });
     view! {
         <section class="card" aria-labelledby="secret-title">
             <h2 id="secret-title">"Signing secret"</h2>
@@ -260,9 +250,6 @@ fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
             <ConfirmDialog title="Rotate the signing secret?"
                 message="A new secret signs the webhooks from now on. The old one keeps signing for a day as well, so your receiver has time to switch."
                 confirm_label="Rotate secret" on_confirm=confirm on_cancel=cancel safe=true />
-        })}
-        {move || secret.get().map(|s| view! {
-            <TokenDialog token=s on_close=close kind=ShownOnce::SigningSecret />
         })}
     }
 }
@@ -520,16 +507,14 @@ fn NewWebhook(
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     // The new destination's signing secret, shown once over the subscription form.
-    let secret = RwSignal::new(None::<String>);
-    let close_secret = Callback::new(move |_| secret.set(None));
-    let secrets = ShownElsewhere::use_it();
+    let secrets = ShowSecret::use_it();
     let create = Submit::post(paths::EVENT_DESTINATIONS, move |d: &EventDestination| {
         app.toast(
             format!("Webhook destination {} created and selected.", d.id),
             false,
         );
-        if let Some(s) = d.signing_secret.clone() {
-            secrets.show(secret, s, ShownOnce::SigningSecret, |s| Some(s.clone()));
+        if let Some(secret) = d.signing_secret.clone() {
+            secrets.show(ShownOnce::SigningSecret, secret, || {});
         }
         url.try_set(String::new());
         pending_error.try_set(None);
@@ -567,7 +552,6 @@ fn NewWebhook(
             </div>
             <p class="error" id="webhook-url-error" role="alert">{move || error().map(|m| message(&m))}</p>
             {move || create.error().filter(|e| !e.has_field_errors()).map(|e| view! { <ErrorView error=e /> })}
-            {move || secret.get().map(|s| view! { <TokenDialog token=s on_close=close_secret kind=ShownOnce::SigningSecret /> })}
         </div>
     }
 }
