@@ -76,18 +76,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
     });
-    let shutdown = {
-        let state = state.clone();
-        async move {
-            leave_on_shutdown(state).await;
-            stopping.send_replace(true);
-        }
-    };
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown)
+    .with_graceful_shutdown(leave_on_shutdown(state.clone(), stopping))
     .await?;
     if let Some(task) = api_alone {
         task.await
@@ -145,10 +138,20 @@ const AGENTS_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 ///
 /// The same when another server took this node's id over (`Node::was_displaced`): it ends with
 /// an error saying so, rather than keep taking agents it cannot keep.
-async fn leave_on_shutdown(state: crate::state::AppState) {
-    tokio::select! {
-        () = shutdown_signal() => state.node.leave(&state.store).await,
-        () = state.node.displaced() => state.node.step_aside(),
+async fn leave_on_shutdown(
+    state: crate::state::AppState,
+    stopping: tokio::sync::watch::Sender<bool>,
+) {
+    let displaced = tokio::select! {
+        () = shutdown_signal() => false,
+        () = state.node.displaced() => true,
+    };
+    // First of all: the webhook worker claims nothing more, the API-alone listener closes.
+    stopping.send_replace(true);
+    if displaced {
+        state.node.step_aside();
+    } else {
+        state.node.leave(&state.store).await;
     }
     state.node.end_connections();
 }

@@ -174,7 +174,12 @@ impl ServeOptions {
             agent_latest: tunnel_core::version::parse_catalogue(&self.agent_latest)
                 .map_err(|e| anyhow::anyhow!("--agent-latest: {e}"))?,
             cors_origins: Config::parse_cors_origins(&self.cors_origin)?,
-            server_key: self.server_key.clone(),
+            // A blank key (an empty variable) is no key: on PostgreSQL it is refused, with
+            // SQLite the key file is used; taken as given, it sealed with a random one.
+            server_key: self
+                .server_key
+                .clone()
+                .filter(|key| !key.expose().trim().is_empty()),
             webhooks: crate::webhooks::Settings {
                 allow_private: self.allow_private_webhooks,
                 timeout: self.webhook_timeout,
@@ -367,8 +372,9 @@ impl Config {
 
     /// Normalises a `--public-url` (drops a trailing `/`) and checks it is an http(s) URL.
     pub fn parse_public_url(text: &str) -> anyhow::Result<String> {
+        // The text is not shown: it may hold a password.
         let parsed =
-            url::Url::parse(text).map_err(|e| anyhow::anyhow!("--public-url `{text}`: {e}"))?;
+            url::Url::parse(text).map_err(|e| anyhow::anyhow!("--public-url is not a URL: {e}"))?;
         anyhow::ensure!(
             matches!(parsed.scheme(), "http" | "https"),
             "--public-url must be an http:// or https:// URL"
@@ -382,7 +388,8 @@ impl Config {
             parsed.username().is_empty() && parsed.password().is_none(),
             "--public-url takes no user or password: it is shown in every uri and in the log"
         );
-        Ok(text.trim_end_matches('/').to_owned())
+        // As parsed (`http:/h/api` is `http://h/api`), not as typed.
+        Ok(parsed.as_str().trim_end_matches('/').to_owned())
     }
 
     /// Checks and normalises the `--cors-origin` values: each must be an origin,
@@ -467,7 +474,12 @@ mod tests {
             Config::parse_public_url("https://tunnel.example.com/api/").unwrap(),
             "https://tunnel.example.com/api"
         );
+        assert_eq!(
+            Config::parse_public_url("http:/h/api").unwrap(),
+            "http://h/api"
+        );
         for (bad, said) in [
+            ("https://user:pw-5e1@x:70000/api", "not a URL"),
             ("ftp://x/api", "http:// or https://"),
             ("http://x/api?tenant=1", "no query or fragment"),
             ("http://x/api#top", "no query or fragment"),

@@ -620,6 +620,74 @@ async fn a_stopping_node_sends_its_agents_away_before_its_last_requests_end() ->
     Ok(())
 }
 
+/// A node stopped cleanly while sending a webhook: the send ends (here it times out) and is
+/// recorded before the node exits, and the other node, told that it left, retries it at once,
+/// not when it would next have looked (up to half a minute later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopping_mid_send_hands_the_retry_to_another_at_once() -> Result<()> {
+    let database = Database::new()?;
+    let settings = [
+        ("TUNNEL_ALLOW_PRIVATE_WEBHOOKS", "true"),
+        ("TUNNEL_WEBHOOK_TIMEOUT", "2s"),
+        ("TUNNEL_WEBHOOK_RETRY_BASE_MS", "300"),
+    ];
+    let mut a = Node::start(&database, "node-a", &settings).await?;
+    let b = Node::start(&database, "node-b", &settings).await?;
+    // Accepts connections and never answers; each attempt is a connection of its own.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let silent_url = format!("http://{}/hook", silent.local_addr()?);
+    let (accepted, mut attempts) = tokio::sync::mpsc::unbounded_channel();
+    let held = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            kept.push(conn);
+            let _ = accepted.send(Instant::now());
+        }
+    });
+    let destination = a
+        .api
+        .create(
+            "/event_destinations",
+            json!({"target": {"webhook": {"url": silent_url}}}),
+        )
+        .await?;
+    a.api
+        .create(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [id(&destination)]}),
+        )
+        .await?;
+    // Through A, whose commit wakes its own worker: A sends first.
+    a.api.create("/credentials", json!({})).await?;
+    tokio::time::timeout(Duration::from_secs(10), attempts.recv())
+        .await?
+        .context("the first attempt")?;
+    a.process.terminate();
+    let stopped = Instant::now();
+    a.process.wait_exit(Duration::from_secs(15))?;
+    let retried = tokio::time::timeout(Duration::from_secs(10), attempts.recv())
+        .await
+        .context("no retry from B within 10 s")?
+        .context("the retry")?;
+    let after = retried - stopped;
+    assert!(
+        after < Duration::from_secs(6),
+        "B retried {after:?} after A was told to stop"
+    );
+    // Recorded: the attempt A made, which timed out, and B's.
+    let (_, listed) = b
+        .api
+        .get(&format!(
+            "/event_destinations/{}/deliveries",
+            id(&destination)
+        ))
+        .await?;
+    let recorded = listed["deliveries"][0]["attempts"].as_array().map(Vec::len);
+    assert!(recorded >= Some(1), "{listed}");
+    held.abort();
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_node_delivers_webhooks_and_no_event_is_sent_twice() -> Result<()> {
     let database = Database::new()?;

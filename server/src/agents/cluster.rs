@@ -236,6 +236,19 @@ impl Node {
     pub async fn depart(&self, store: &Store) {
         if let Err(e) = store.remove_node_row(&self.id, &self.incarnation).await {
             tracing::warn!("cannot remove this node from the cluster (its lease ends it): {e}");
+            return;
+        }
+        // The deliveries it held are free: the other nodes send them now.
+        match store.peer_urls(&self.id).await {
+            Ok(urls) => {
+                self.tell_peers(
+                    &urls,
+                    "deliveries/wake",
+                    "a node may send the deliveries this one held late",
+                )
+                .await;
+            }
+            Err(e) => tracing::warn!("cannot list the other nodes to hand deliveries to: {e}"),
         }
     }
 

@@ -1,8 +1,9 @@
 //! The routes nodes of a cluster call on each other (docs/cluster.md), outside `/api` and
 //! never in the OpenAPI document: `POST /cluster/v1/tunnel_sessions/{id}/command` and
 //! `…/close`, for a session whose agent this node holds, `POST /cluster/v1/api_keys/forget`,
-//! sent when another node deleted an API key, and `POST /cluster/v1/rows/forget`, sent by a node
-//! joining the cluster. Authenticated with the cluster secret
+//! sent when another node deleted an API key, `POST /cluster/v1/rows/forget`, sent by a node
+//! joining the cluster, and `POST /cluster/v1/deliveries/wake`, sent by a node that left and
+//! freed the webhook deliveries it held. Authenticated with the cluster secret
 //! as a Bearer token (compared in constant time); anything else is a 401 that says nothing more.
 //!
 //! A command answers with the local outcome (`Result<(), Undelivered>` as JSON), which the
@@ -38,6 +39,10 @@ pub fn router() -> Router<AppState> {
             post(forget_api_keys),
         )
         .route(&format!("{CLUSTER_PREFIX}/rows/forget"), post(forget_rows))
+        .route(
+            &format!("{CLUSTER_PREFIX}/deliveries/wake"),
+            post(wake_deliveries),
+        )
 }
 
 /// The order in the body, if the request carries the cluster secret (else 401) and the body
@@ -103,18 +108,28 @@ async fn forget_api_keys(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    forget(&state, &headers, &body, Store::forget_api_keys)
+    on_store(&state, &headers, &body, Store::forget_api_keys)
 }
 
 /// Another node joined the cluster and may now change rows this node kept: it forgets them and
 /// keeps none until its heartbeat finds it alone again (`agents::cluster`).
 async fn forget_rows(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    forget(&state, &headers, &body, Store::forget_rows)
+    on_store(&state, &headers, &body, Store::forget_rows)
+}
+
+/// Another node left and freed the webhook deliveries it held: this node's worker looks for
+/// them now, not when it would next have woken.
+async fn wake_deliveries(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    on_store(&state, &headers, &body, Store::wake_deliveries)
 }
 
 /// Runs `action` on the store, if the request carries the cluster secret and no body (`null`);
 /// answers `true`.
-fn forget(state: &AppState, headers: &HeaderMap, body: &[u8], action: fn(&Store)) -> Response {
+fn on_store(state: &AppState, headers: &HeaderMap, body: &[u8], action: fn(&Store)) -> Response {
     if let Err(refused) = order::<()>(state, headers, body) {
         return refused.into_response();
     }

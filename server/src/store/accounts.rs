@@ -160,18 +160,32 @@ impl Store {
     /// Makes sure an admin of the default account holds exactly `api_key` (docs/accounts.md,
     /// `TUNNEL_BOOTSTRAP_API_KEY`). Returns `true` when something was created.
     pub async fn ensure_bootstrap_key(&self, api_key: &str) -> Result<bool> {
-        if self.authenticate_api_key(api_key).await?.is_some() {
+        if self
+            .authenticate_api_key(api_key)
+            .await?
+            .is_some_and(|owner| owner.is_admin)
+        {
             return Ok(false);
         }
         // Checked again, with the default account, inside the write transaction: of several
         // servers starting at once with the same key, one installs it and the others find it.
         let mut tx = self.write_tx().await?;
-        if self
-            .authenticate_api_key_in(&mut tx, api_key)
-            .await?
-            .is_some()
-        {
-            return Ok(false);
+        if let Some(owner) = self.authenticate_api_key_in(&mut tx, api_key).await? {
+            if owner.is_admin {
+                return Ok(false);
+            }
+            // Its holder was made a member (`user role`): an admin holds the key, as asked.
+            sqlx::query("UPDATE principals SET is_admin = 1 WHERE id = $1")
+                .bind(&owner.principal_id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            self.keys.clear();
+            tracing::warn!(
+                principal = %owner.principal_id,
+                "the bootstrap API key's holder was a member: made an admin again, as the bootstrap key asks"
+            );
+            return Ok(true);
         }
         let account_id: Option<String> =
             sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1 ORDER BY id LIMIT 1")

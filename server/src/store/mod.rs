@@ -472,6 +472,12 @@ impl Store {
         self.deliveries_queued.clone()
     }
 
+    /// Wakes this process's delivery worker: deliveries it did not queue may be due (another
+    /// node left and freed the ones it held).
+    pub fn wake_deliveries(&self) {
+        self.deliveries_queued.notify_one();
+    }
+
     /// After a bulk load of `tables` (constants of the store, never input), on PostgreSQL:
     /// `VACUUM ANALYZE` them, as PostgreSQL advises after loading data, rather than leaving it to
     /// autovacuum's next round. Until then the planner knows nothing of the rows just written

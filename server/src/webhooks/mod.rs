@@ -128,7 +128,6 @@ impl Worker {
         let permits = Arc::new(Semaphore::new(concurrency));
         let lease = self.settings.timeout + LEASE_MARGIN;
         let queued = self.store.deliveries_queued();
-        let stop_asked = stop.clone();
         let stopping = async move {
             if stop.wait_for(|stop| *stop).await.is_err() {
                 std::future::pending::<()>().await;
@@ -136,8 +135,22 @@ impl Worker {
         };
         tokio::pin!(stopping);
         loop {
+            // A sender free before anything is claimed: a claim's lease runs from the claim,
+            // and a delivery waiting for a sender could outlive it and be claimed again
+            // elsewhere (or here) while it is still being sent.
+            // Stopping first: a free sender must not win over a stop asked at the same time.
+            let first = tokio::select! {
+                biased;
+                () = &mut stopping => break,
+                permit = permits.clone().acquire_owned() => permit,
+            };
+            let Ok(first) = first else {
+                return;
+            };
+            let mut first = Some(first);
+            // Every permit left is free at once: only this loop takes them.
+            let limit = 1 + permits.available_permits();
             let now = unix_ms(time::OffsetDateTime::now_utc());
-            let limit = permits.available_permits().max(1);
             let claimed = self
                 .store
                 .claim_deliveries(
@@ -153,8 +166,12 @@ impl Worker {
                 });
             let full = claimed.len() >= limit;
             for delivery in claimed {
-                let Ok(permit) = permits.clone().acquire_owned().await else {
-                    return;
+                let permit = match first.take() {
+                    Some(permit) => permit,
+                    None => match permits.clone().acquire_owned().await {
+                        Ok(permit) => permit,
+                        Err(_) => return,
+                    },
                 };
                 let worker = self.clone();
                 tokio::spawn(async move {
@@ -162,12 +179,9 @@ impl Worker {
                     drop(permit);
                 });
             }
+            drop(first);
             if full {
-                // More may be due: claim again once a sender is free (the acquire above waits),
-                // unless stopping.
-                if *stop_asked.borrow() {
-                    break;
-                }
+                // More may be due: claim again once a sender is free (the acquire above waits).
                 continue;
             }
             let wait = match self.store.next_delivery_due().await {

@@ -708,3 +708,79 @@ fn migrate_names_the_key_file_only_where_it_is() {
         "{next}"
     );
 }
+
+/// A blank server key (an empty `TUNNEL_SERVER_KEY`) is no key: a database sealed with a given
+/// key, served again with a blank one, is refused without a key file written beside it (taken
+/// as given, a blank key once sealed with a random one nobody had).
+#[test]
+fn a_blank_server_key_is_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let mut child = serve_command(&db)
+        .env("TUNNEL_SERVER_KEY", "4d".repeat(32))
+        .spawn()
+        .unwrap();
+    listen_addr(&mut child);
+    stop(child);
+    let out = serve_command(&db)
+        .env("TUNNEL_SERVER_KEY", "   ")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("sealed with a server key that is not here"),
+        "{said}"
+    );
+    assert!(!dir.path().join("server.key").exists());
+}
+
+/// `--bootstrap-api-key` makes sure an admin holds the key: its holder made a member (`user
+/// role`) is an admin again at the next start.
+#[test]
+fn the_bootstrap_key_stays_an_admins() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let key = "bootstrap-held-by-an-admin-0123";
+    let start = || {
+        let mut child = serve_command(&db)
+            .env("TUNNEL_BOOTSTRAP_API_KEY", key)
+            .spawn()
+            .unwrap();
+        let addr = listen_addr(&mut child);
+        (child, addr)
+    };
+    let me = |addr| {
+        let auth = format!("Bearer {key}");
+        let (status, _, body) = http(addr, "GET", "/api/me", &api_headers(&auth), "");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    let (child, addr) = start();
+    let holder = me(addr);
+    stop(child);
+    let account = holder["account_id"].as_str().unwrap();
+    run_json(&[
+        "user",
+        "create",
+        "--account",
+        account,
+        "--admin",
+        "--database",
+        &db,
+    ]);
+    let holder_id = holder["principal_id"].as_str().unwrap();
+    run_json(&[
+        "user",
+        "role",
+        "--id",
+        holder_id,
+        "--role",
+        "member",
+        "--database",
+        &db,
+    ]);
+    let (child, addr) = start();
+    assert_eq!(me(addr)["is_admin"], true);
+    stop(child);
+}
