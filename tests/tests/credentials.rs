@@ -234,3 +234,35 @@ async fn deleting_what_was_deleted_elsewhere_ends_on_the_list() -> anyhow::Resul
     browser.close().await?;
     Ok(())
 }
+
+/// Back to the list while a slow delete runs: the list, loaded before the delete ended, fetches
+/// again once it has, so the deleted row does not stay on show.
+#[tokio::test]
+async fn a_list_gone_back_to_during_a_slow_delete_drops_the_row() -> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    let id = id(&api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": "going away"}),
+        )
+        .await?)
+    .to_owned();
+    client
+        .goto(&format!("{}/credentials", stack.server.url()))
+        .await?;
+    lists::open_row(client, &id).await?;
+    pages::wait_for_text(client, "going away").await?;
+    pages::delay_requests(client, "DELETE", 2000).await?;
+    pages::click_button(client, "Delete").await?;
+    pages::click_in_dialog(client, "Delete credential").await?;
+    client.back().await?;
+    pages::wait_for_text(client, &format!("Credential {id} deleted")).await?;
+    pages::eventually("the row gone from the list", || async {
+        Ok((!lists::row_ids(client).await?.contains(&id)).then_some(()))
+    })
+    .await?;
+    assert_eq!(client.current_url().await?.path(), "/credentials");
+    browser.close().await?;
+    Ok(())
+}

@@ -35,6 +35,9 @@ pub struct AppState {
     /// Each list page's URL as last shown in this tab (console path → the path with its search
     /// and order), so that leaving one of its detail pages by a delete returns to the same rows.
     list_urls: StoredValue<BTreeMap<String, String>>,
+    /// Moved on by a change that ended after the user left the page that made it (a slow
+    /// delete, create or bulk run): the list on show may predate it, and fetches again.
+    pub changed_while_away: RwSignal<u32>,
 }
 
 /// How often the relative times move on: well under the minute they count in past the first.
@@ -51,6 +54,7 @@ impl AppState {
             names: RwSignal::new(BTreeMap::new()),
             clock: RwSignal::new(now_ms()),
             list_urls: StoredValue::new(BTreeMap::new()),
+            changed_while_away: RwSignal::new(0),
         }
     }
 

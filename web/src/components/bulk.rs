@@ -334,6 +334,7 @@ pub fn BulkBar(
                     .is_none();
             }
             if left || !page.still_shown() {
+                page.changed_while_away();
                 let not = if failed > 0 {
                     format!("; {failed} failed")
                 } else {

@@ -191,6 +191,16 @@ impl ListPage {
         V: IntoView + 'static,
     {
         let reload = self.reload.unwrap_or_else(|| RwSignal::new(0));
+        // A change that ended after the user left the page that made it (a slow delete) may
+        // postdate this page's rows: fetched again.
+        let app = crate::state::use_app();
+        Effect::new(move |seen: Option<u32>| {
+            let now = app.changed_while_away.get();
+            if seen.is_some_and(|seen| seen != now) {
+                reload.update(|r| *r += 1);
+            }
+            now
+        });
         let mut list = self;
         let mut searched = None;
         if list.search.is_some() {

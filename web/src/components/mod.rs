@@ -46,6 +46,7 @@ use leptos::task::spawn_local;
 /// address may not yet).
 #[derive(Debug, Clone)]
 pub struct ThisPage {
+    app: crate::state::AppState,
     pathname: leptos::prelude::Memo<String>,
     page: std::sync::Arc<str>,
     gone: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -61,10 +62,18 @@ impl ThisPage {
             unmounted.store(true, std::sync::atomic::Ordering::Relaxed);
         });
         ThisPage {
+            app: crate::state::use_app(),
             pathname,
             page: pathname.get_untracked().into(),
             gone,
         }
+    }
+
+    /// Says that something this page started changed data after the user left it: the list
+    /// on show now fetches again (`AppState::changed_while_away`).
+    pub fn changed_while_away(&self) {
+        use leptos::prelude::Update as _;
+        self.app.changed_while_away.update(|n| *n += 1);
     }
 
     /// Whether the console still shows this page.
@@ -93,6 +102,8 @@ pub fn use_leave_when_done() -> impl Fn(&str) + Clone {
     move |href| {
         if page.still_shown() {
             navigate(href, leptos_router::NavigateOptions::default());
+        } else {
+            page.changed_while_away();
         }
     }
 }
@@ -114,6 +125,8 @@ pub fn use_open_created() -> impl Fn(&str) + Clone {
                     ..Default::default()
                 },
             );
+        } else {
+            page.changed_while_away();
         }
     }
 }
