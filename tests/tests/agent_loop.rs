@@ -143,7 +143,8 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
         .await?;
     assert_eq!(status, 204);
     last.process.wait_exit(Duration::from_secs(15))?;
-    pages::wait_for_text(client, "This session is no longer online").await?;
+    pages::wait_for_text(client, "No session with this id is online").await?;
+    pages::wait_for_text(client, "Not online").await?;
     pages::wait_for_focus(client, "p.empty.session-ended").await?;
     let asked = "return performance.getEntriesByType('resource')
                    .filter(e => e.name.endsWith(arguments[0])).length;";

@@ -84,6 +84,15 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     })
     .await?;
     lists::open_row(client, &id).await?;
+    // The way back to the list is not "the current page" to a screen reader.
+    pages::wait_for_text(client, "Shown only once").await?;
+    let marked = client
+        .execute(
+            "return [...document.querySelectorAll('.crumbs a[aria-current], a.brand[aria-current]')].length;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(marked, serde_json::json!(0));
     pages::click_button(client, "Edit").await?;
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
     // Enter in the field saves; the editor closes and the page reloads, and the focus goes

@@ -122,7 +122,7 @@ fn Console() -> impl IntoView {
                     components::focus_by_id("menu-toggle");
                 }
             }>
-                <A href=routes::CREDENTIALS attr:class="brand">{routes::PRODUCT}</A>
+                <A href=routes::CREDENTIALS exact=true attr:class="brand">{routes::PRODUCT}</A>
                 <button type="button" id="menu-toggle" class="menu-toggle" aria-controls="topnav"
                     aria-expanded=move || menu_open.get().to_string()
                     on:click=move |_| menu_open.update(|o| *o = !*o)>

@@ -94,7 +94,7 @@ pub fn ApiKeyNew() -> impl IntoView {
     });
     let valid = move || live.with(Vec::is_empty);
     view! {
-        <p class="crumbs"><A href=routes::API_KEYS>"API keys"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::API_KEYS exact=true>"API keys"</A>" / new"</p>
         <h1>"New API key"</h1>
         <form class="card form" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate>
             <TextField name="description" label="Description" value=description error=create.message(live, "description")

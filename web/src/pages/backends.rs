@@ -117,7 +117,7 @@ pub fn BackendNew() -> impl IntoView {
         open_created(&routes::backend(&b.id));
     });
     view! {
-        <p class="crumbs"><A href=routes::BACKENDS>"Backends"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::BACKENDS exact=true>"Backends"</A>" / new"</p>
         <h1>"New tunnel-group backend"</h1>
         <NewBackendForm on_created=created titled=false />
     }

@@ -98,7 +98,7 @@ pub fn CredentialNew() -> impl IntoView {
     });
     let valid = move || live.with(Vec::is_empty);
     view! {
-        <p class="crumbs"><A href=routes::CREDENTIALS>"Credentials"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::CREDENTIALS exact=true>"Credentials"</A>" / new"</p>
         <h1>"New credential"</h1>
         <form class="card form" on:submit=create.on_submit(move || valid().then(|| request.get_untracked())) novalidate>
             <TextField name="description" label="Description" value=description error=create.message(live, "description")

@@ -139,7 +139,7 @@ pub fn EventDestinationNew() -> impl IntoView {
         None
     };
     view! {
-        <p class="crumbs"><A href=routes::EVENT_DESTINATIONS>"Event destinations"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::EVENT_DESTINATIONS exact=true>"Event destinations"</A>" / new"</p>
         <h1>"New event destination"</h1>
         <form class="card form" novalidate on:submit=create.on_submit(ready)>
             <DestinationFields url=url description=description metadata=metadata

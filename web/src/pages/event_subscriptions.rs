@@ -327,7 +327,7 @@ pub fn EventSubscriptionNew() -> impl IntoView {
         open_created(&routes::event_subscription(&s.id));
     });
     view! {
-        <p class="crumbs"><A href=routes::EVENT_SUBSCRIPTIONS>"Event subscriptions"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::EVENT_SUBSCRIPTIONS exact=true>"Event subscriptions"</A>" / new"</p>
         <h1>"New event subscription"</h1>
         <SubscriptionForm original=None on_saved=on_saved />
     }

@@ -112,7 +112,7 @@ pub fn detail_load<T, V: IntoView + 'static>(
         Load::Failed(error) if error.status == 404 => view! {
             <h1>"Not found"</h1>
             <p class="lead">{crate::components::text::message(&error.message)}</p>
-            <p><A href=list_route attr:class="button">{format!("Back to {list_label}")}</A></p>
+            <p><A href=list_route exact=true attr:class="button">{format!("Back to {list_label}")}</A></p>
         }
         .into_any(),
         other => render_load(other, reload, show),
@@ -122,7 +122,7 @@ pub fn detail_load<T, V: IntoView + 'static>(
 /// The breadcrumb of a detail page: the list it belongs to, then the id.
 pub fn crumbs(list_route: &'static str, list_label: &'static str, id: Memo<String>) -> AnyView {
     view! {
-        <p class="crumbs"><A href=list_route>{list_label}</A>" / " <span class="mono">{move || id.get()}</span></p>
+        <p class="crumbs"><A href=list_route exact=true>{list_label}</A>" / " <span class="mono">{move || id.get()}</span></p>
     }
     .into_any()
 }

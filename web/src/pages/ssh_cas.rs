@@ -205,7 +205,7 @@ pub fn SshCaNew() -> impl IntoView {
         open_created(&routes::ssh_ca(&ca.id));
     });
     view! {
-        <p class="crumbs"><A href=routes::SSH_CAS>"SSH CAs"</A>" / new"</p>
+        <p class="crumbs"><A href=routes::SSH_CAS exact=true>"SSH CAs"</A>" / new"</p>
         <h1>"New SSH certificate authority"</h1>
         <p class="lead">"The server generates the private key and never returns it."</p>
         <SshCaForm on_submit=Callback::new(move |body| create.send(body)) busy=Signal::derive(move || create.busy())

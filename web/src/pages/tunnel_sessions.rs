@@ -180,7 +180,8 @@ pub fn TunnelSessionDetail() -> impl IntoView {
         {crumbs(routes::TUNNEL_SESSIONS, "Sessions", id)}
         {move || match session.get() {
             Load::Failed(e) if e.status == 404 => view! {
-                <p class="empty session-ended" role="status" tabindex="-1">"This session is no longer online: the agent stopped, disconnected, or restarted under a new session id."</p>
+                <h1>"Not online"</h1>
+                <p class="empty session-ended" role="status" tabindex="-1">"No session with this id is online: the agent stopped, disconnected, or restarted under a new session id."</p>
             }.into_any(),
             other => render_load(other, reload, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
         }}
