@@ -98,6 +98,17 @@ async fn pick_a_backend_disable_it_and_delete_the_module() -> anyhow::Result<()>
         "a form of the edge's page under Not found"
     );
 
+    // An id of only a space, typed in the address bar, is not found either (not "no API
+    // operation" at the list's path).
+    client
+        .goto(&format!("{}/tls-edges/%20", stack.server.url()))
+        .await?;
+    pages::wait_for_text(client, "Back to TLS edges").await?;
+    assert!(
+        !pages::page_text(client).await?.contains("No API operation"),
+        "asked at the list's path"
+    );
+
     // `n` on the list, which creates in place, puts the focus in its form.
     tls_edges::open_list(client).await?;
     pages::blur(client).await?;

@@ -70,7 +70,10 @@ where
     T: DeserializeOwned + PartialEq + Clone + Send + Sync + 'static,
 {
     let id = use_id();
-    (id, fetch_into::<T>(move || api_path(&id.get()), reload))
+    // Encoded: an id from the address bar may hold anything, and a trailing space would be
+    // dropped from the request's URL, asking for the list's path with a slash instead.
+    let request = move || api_path(&String::from(js_sys::encode_uri_component(&id.get())));
+    (id, fetch_into::<T>(request, reload))
 }
 
 /// The frame of a detail page: the breadcrumb back to the list, then `view` of the resource
