@@ -115,6 +115,8 @@ async fn the_owner_picker_retries_a_failed_load() -> anyhow::Result<()> {
     pages::wait_for_text(client, "Could not load users").await?;
     pages::stop_failing_requests(client).await?;
     pages::click_button(client, "Retry").await?;
+    // The button went with the error: the focus is on the picker's search, not lost.
+    pages::wait_for_focus(client, "input#owner-search").await?;
     let options = pages::field(client, "Owner").await?.text().await?;
     assert!(options.starts_with("Me"), "{options}");
     let kept = pages::field(client, "Description")

@@ -12,6 +12,11 @@ pub fn ErrorView(
     /// Offered as a Retry button (loading a page, not a rejected form).
     #[prop(optional)]
     retry: Option<Callback<()>>,
+    /// Where the focus goes after Retry, which takes this box (and its button) away: a CSS
+    /// selector of what the load brings back (a picker's search field); by default the page's
+    /// heading.
+    #[prop(optional)]
+    refocus: Option<&'static str>,
 ) -> impl IntoView {
     let title = title.unwrap_or_else(|| "The request failed".to_owned());
     let code = error.code().map(str::to_owned);
@@ -43,8 +48,24 @@ pub fn ErrorView(
                 {op.map(|o| view! { <dt>"Operation id"</dt><dd><code class="operation-id">{o}</code></dd> })}
             </dl>
             {retry.map(|retry| view! {
-                <button type="button" class="retry" on:click=move |_| retry.run(())>"Retry"</button>
+                <button type="button" class="retry" on:click=move |_| {
+                    retry.run(());
+                    after_retry(refocus);
+                }>"Retry"</button>
             })}
         </div>
     }
+}
+
+/// Keeps the focus, which Retry's button takes away with it, on `refocus` (else the page's
+/// heading, made focusable) until the user acts.
+fn after_retry(refocus: Option<&'static str>) {
+    const HEADING: &str = "main h1";
+    if refocus.is_none()
+        && let Some(heading) = document().query_selector(HEADING).ok().flatten()
+        && !heading.has_attribute("tabindex")
+    {
+        let _ = heading.set_attribute("tabindex", "-1");
+    }
+    super::keep_focus_on(refocus.unwrap_or(HEADING));
 }

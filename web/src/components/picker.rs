@@ -132,7 +132,7 @@ pub fn OwnerPicker(
             {search.field("owner-search", "Find users and bots by name or id")}
             {move || match users.get() {
                 Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
-                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" retry=Callback::new(move |()| reload.update(|r| *r += 1)) /> }.into_any(),
+                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" retry=Callback::new(move |()| reload.update(|r| *r += 1)) refocus="#owner-search" /> }.into_any(),
                 Load::Ready(list) => {
                     // The caller is the empty choice, "Me": listed again by name, they would
                     // read as someone else, and picking either would mean the same.

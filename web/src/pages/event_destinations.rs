@@ -443,7 +443,7 @@ pub fn DestinationsPicker(
             {search.field("destination-search", "Find destinations by id, description or URL")}
             {move || match list.get() {
                 Load::Loading => view! { <p class="loading">"Loading destinations…"</p> }.into_any(),
-                Load::Failed(e) => view! { <ErrorView error=e title="Could not load destinations" retry=Callback::new(move |()| reload.update(|r| *r += 1)) /> }.into_any(),
+                Load::Failed(e) => view! { <ErrorView error=e title="Could not load destinations" retry=Callback::new(move |()| reload.update(|r| *r += 1)) refocus="#destination-search" /> }.into_any(),
                 Load::Ready(l) if l.event_destinations.is_empty() && !search.searching() => view! {
                     <p class="empty">"No event destinations yet; add a webhook below."</p>
                 }.into_any(),

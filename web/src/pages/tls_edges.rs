@@ -228,7 +228,7 @@ fn BackendModule(
                     {search.field("backend-search", "Find backends by id, description or label")}
                     {move || match backends.get() {
                         Load::Loading => view! { <p class="loading">"Loading backends…"</p> }.into_any(),
-                        Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" retry=Callback::new(move |()| backends_reload.update(|r| *r += 1)) /> }.into_any(),
+                        Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" retry=Callback::new(move |()| backends_reload.update(|r| *r += 1)) refocus="#backend-search" /> }.into_any(),
                         Load::Ready(list) => {
                             let choices = list.backends.into_iter().map(backend_choice).collect();
                             view! {
