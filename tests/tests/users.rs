@@ -36,6 +36,20 @@ async fn owners_are_picked_and_shown_by_name() -> anyhow::Result<()> {
     })
     .await?;
     pages::select_containing(client, "Owner", "Grace Hopper").await?;
+    // A search that leaves her out keeps her, by name, as the choice made.
+    pages::fill(client, "Find users and bots by name or id", "nightly").await?;
+    pages::eventually("the search to find the bot", || async {
+        let options = pages::field(client, "Owner").await?.text().await?;
+        Ok(options.contains("Nightly builds").then_some(options))
+    })
+    .await
+    .map(|options| assert!(options.contains("Grace Hopper"), "{options}"))?;
+    pages::fill(client, "Find users and bots by name or id", "hopp").await?;
+    pages::eventually("the search to leave the bot out again", || async {
+        let options = pages::field(client, "Owner").await?.text().await?;
+        Ok((!options.contains("Nightly builds")).then_some(()))
+    })
+    .await?;
     browser.screenshot("owner-picker").await?;
     pages::click_button(client, "Create credential").await?;
     pages::click_button(client, "I have copied it").await?;

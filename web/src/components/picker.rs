@@ -17,12 +17,16 @@ use tunnel_core::resources::user::{User, UserList};
 #[derive(Debug, Clone, Copy)]
 pub struct PickerSearch {
     applied: RwSignal<String>,
+    /// The text of every choice shown so far, by id: the chosen one, when a search leaves it
+    /// out, keeps its name rather than showing a bare id.
+    seen: StoredValue<std::collections::BTreeMap<String, String>>,
 }
 
 impl PickerSearch {
     pub fn new() -> PickerSearch {
         PickerSearch {
             applied: RwSignal::new(String::new()),
+            seen: StoredValue::new(std::collections::BTreeMap::new()),
         }
     }
 
@@ -48,9 +52,19 @@ impl PickerSearch {
         nothing_found: &'static str,
     ) -> impl IntoView + use<> {
         let current = chosen.get_untracked();
-        let missing = (!current.is_empty() && !choices.iter().any(|(id, _)| *id == current)).then(
-            || view! { <option value=current.clone() selected=true>{current.clone()}</option> },
-        );
+        self.seen.update_value(|seen| {
+            for (id, text) in &choices {
+                seen.insert(id.clone(), text.clone());
+            }
+        });
+        let missing =
+            (!current.is_empty() && !choices.iter().any(|(id, _)| *id == current)).then(|| {
+                let text = self
+                    .seen
+                    .with_value(|seen| seen.get(&current).cloned())
+                    .unwrap_or_else(|| current.clone());
+                view! { <option value=current.clone() selected=true>{text}</option> }
+            });
         let none_found = (choices.is_empty() && self.searching())
             .then(|| view! { <option value="" disabled=true>{nothing_found}</option> });
         let choices = choices
