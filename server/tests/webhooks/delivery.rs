@@ -289,3 +289,32 @@ async fn test_sends_one_signed_ping_that_is_not_stored() {
         .await
         .error(404, "ERR_TUNNEL_120");
 }
+
+/// With every sender busy, nothing more is claimed: a claim's lease runs from the claim, and a
+/// delivery claimed to wait for a sender could see its lease end while it is still being sent,
+/// to be claimed and sent again. One sender, two deliveries, the first slow: while it is sent,
+/// the second is due now (not leased until the first's lease ends).
+#[tokio::test]
+async fn nothing_is_claimed_while_every_sender_is_busy() {
+    let mut config = crate::common::test_config();
+    config.webhooks.allow_private = true;
+    config.webhooks.timeout = Duration::from_secs(5);
+    config.webhooks.retry_base = Duration::from_millis(50);
+    config.webhooks.concurrency = 1;
+    let app = crate::started(config).await;
+    let (receiver, _) = subscribed(&app, &[Reply::after(Duration::from_millis(1500))]).await;
+    credential(&app, &app.admin_key).await;
+    credential(&app, &app.admin_key).await;
+    receiver.next(WAIT).await;
+    // The first is being sent: the second waits unclaimed, due at once.
+    let due = app.state.store.next_delivery_due().await.unwrap().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let now = i64::try_from(now).unwrap();
+    assert!(due <= now + 1_000, "due in {} ms", due - now);
+    // Then it is sent, once.
+    receiver.next(WAIT).await;
+    receiver.nothing_for(Duration::from_millis(500)).await;
+}
