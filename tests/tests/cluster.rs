@@ -566,6 +566,26 @@ async fn a_node_whose_id_another_server_takes_stops_saying_why() -> Result<()> {
     Ok(())
 }
 
+/// A webhook receiver that accepts connections and never answers: its URL, the task holding
+/// the connections (abort it at the end), and when each connection came.
+async fn silent_receiver() -> Result<(
+    String,
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<Instant>,
+)> {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/hook", silent.local_addr()?);
+    let (accepted, attempts) = tokio::sync::mpsc::unbounded_channel();
+    let held = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            kept.push(conn);
+            let _ = accepted.send(Instant::now());
+        }
+    });
+    Ok((url, held, attempts))
+}
+
 /// A request still running when the node is told to stop (here a webhook test waiting for a
 /// receiver that never answers) does not hold its agents: they are sent away at once, and the
 /// request is answered before the node exits.
@@ -578,15 +598,8 @@ async fn a_stopping_node_sends_its_agents_away_before_its_last_requests_end() ->
     ];
     let mut a = Node::start(&database, "node-a", &slow).await?;
     let b = Node::start(&database, "node-b", &[]).await?;
-    // Accepts connections and never answers: the test request waits its 8 s.
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let silent_url = format!("http://{}/hook", silent.local_addr()?);
-    let held = tokio::spawn(async move {
-        let mut kept = Vec::new();
-        while let Ok((conn, _)) = silent.accept().await {
-            kept.push(conn);
-        }
-    });
+    // Never answers: the test request waits its 8 s.
+    let (silent_url, held, _) = silent_receiver().await?;
     let destination = a
         .api
         .create(
@@ -633,17 +646,8 @@ async fn a_node_stopping_mid_send_hands_the_retry_to_another_at_once() -> Result
     ];
     let mut a = Node::start(&database, "node-a", &settings).await?;
     let b = Node::start(&database, "node-b", &settings).await?;
-    // Accepts connections and never answers; each attempt is a connection of its own.
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let silent_url = format!("http://{}/hook", silent.local_addr()?);
-    let (accepted, mut attempts) = tokio::sync::mpsc::unbounded_channel();
-    let held = tokio::spawn(async move {
-        let mut kept = Vec::new();
-        while let Ok((conn, _)) = silent.accept().await {
-            kept.push(conn);
-            let _ = accepted.send(Instant::now());
-        }
-    });
+    // Never answers; each attempt is a connection of its own.
+    let (silent_url, held, mut attempts) = silent_receiver().await?;
     let destination = a
         .api
         .create(
