@@ -157,11 +157,18 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
     })
     .await?;
     pages::fill(client, "Find backends by id, description or label", "beta").await?;
-    eventually("only beta offered (and the chosen one kept)", || async {
-        let options = picker_options(client).await?;
-        let pools: Vec<&String> = options.iter().filter(|o| o.contains("pool")).collect();
-        Ok((pools.len() == 1 && pools[0].contains("beta pool")).then_some(()))
-    })
+    eventually(
+        "only beta offered (and the chosen one kept, by name)",
+        || async {
+            let options = picker_options(client).await?;
+            let found: Vec<&String> = options
+                .iter()
+                .filter(|o| o.contains("pool") && !o.contains("prod pool"))
+                .collect();
+            let kept = options.iter().any(|o| o.contains("prod pool (renamed)"));
+            Ok((kept && found.len() == 1 && found[0].contains("beta pool")).then_some(()))
+        },
+    )
     .await?;
     let chosen = client
         .find(Locator::Css("#field-backend_id"))
