@@ -320,6 +320,40 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
     Ok(())
 }
 
+/// A detail page whose recent activity could not be loaded says so in that section, with a
+/// Retry that loads it once the server answers again and leaves the focus on the section's
+/// heading (the button goes with the error).
+#[tokio::test]
+async fn the_recent_activity_retries_a_failed_load() -> anyhow::Result<()> {
+    let (stack, browser) = Stack::signed_in(&[]).await?;
+    let (api, client) = (&stack.api, &browser.client);
+    let credential = id(&api
+        .create("/credentials", json!({"description": "retried activity"}))
+        .await?);
+    let (_, events) = api.get(&format!("/events?object_id={credential}")).await?;
+    let event_id = id(&events["events"][0]);
+    client
+        .goto(&format!("{}/credentials/{credential}", stack.server.url()))
+        .await?;
+    activity::recent_has(client, &event_id).await?;
+
+    // Away to the Activity page and back, every load of the audit log failing meanwhile.
+    pages::fail_requests(client, "/api/events").await?;
+    pages::click_button(client, "All activity").await?;
+    pages::wait_for_text(client, "Could not load").await?;
+    client.back().await?;
+    pages::wait_for_text(client, "Could not load the activity").await?;
+    pages::wait_for_text(client, "retried activity").await?;
+
+    pages::stop_failing_requests(client).await?;
+    pages::click_button(client, "Retry").await?;
+    activity::recent_has(client, &event_id).await?;
+    pages::wait_for_focus(client, "h2#recent-activity-title").await?;
+    assert!(!pages::has_button(client, "Retry").await?);
+    browser.close().await?;
+    Ok(())
+}
+
 /// Needs the server side of webhook delivery (rotate_secret, test, deliveries and
 /// `--allow-private-webhooks`).
 #[tokio::test]

@@ -5,7 +5,7 @@
 //! The Activity page (`pages/activity.rs`) and the detail pages share these, so an event reads
 //! the same everywhere.
 
-use super::loading::{Load, fetch_into};
+use super::loading::{LoadWords, fetch_into, render_load_as};
 use super::names::OwnerName;
 use super::time::RelativeTime;
 use crate::routes;
@@ -89,6 +89,13 @@ pub fn changes_view(event: &Event) -> AnyView {
     view! { <span class="changes">{fields}{details}</span> }.into_any()
 }
 
+/// The recent activity's load: Retry leaves the focus on the section's heading.
+const ACTIVITY_LOAD: LoadWords = LoadWords {
+    loading: "Loading activity…",
+    failed: "Could not load the activity",
+    refocus: Some("#recent-activity-title"),
+};
+
 /// The last [`RECENT`] events of the object `object_id`, newest first, on its detail page;
 /// fetched again when `reload` changes (after a save on the page).
 #[component]
@@ -107,12 +114,11 @@ pub fn RecentActivity(#[prop(into)] object_id: String, reload: RwSignal<u32>) ->
                 <h2 id="recent-activity-title">"Recent activity"</h2>
                 <A href=all>"All activity"</A>
             </div>
-            {move || match events.get() {
-                Load::Loading => view! { <p class="loading">"Loading activity…"</p> }.into_any(),
-                // A secondary section: a short note, not the page's error box.
-                Load::Failed(e) => view! { <p class="error">{format!("Could not load the activity: {}", e.message)}</p> }.into_any(),
-                Load::Ready(list) if list.events.is_empty() => view! { <p class="muted">"No events yet."</p> }.into_any(),
-                Load::Ready(list) => view! {
+            {move || render_load_as(events.get(), reload, &ACTIVITY_LOAD, |list: EventList| {
+                if list.events.is_empty() {
+                    return view! { <p class="muted">"No events yet."</p> }.into_any();
+                }
+                view! {
                     <ul class="event-list">
                         {list.events.into_iter().map(|e| {
                             let (actor, changes) = (actor_view(&e.actor), changes_view(&e));
@@ -126,8 +132,8 @@ pub fn RecentActivity(#[prop(into)] object_id: String, reload: RwSignal<u32>) ->
                             }
                         }).collect_view()}
                     </ul>
-                }.into_any(),
-            }}
+                }.into_any()
+            })}
         </section>
     }
 }

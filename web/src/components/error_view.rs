@@ -14,8 +14,8 @@ pub fn ErrorView(
     retry: Option<Callback<()>>,
     /// Where the focus goes after Retry, which takes this box (and its button) away: a CSS
     /// selector of what the load brings back (a picker's search field); by default the page's
-    /// heading.
-    #[prop(optional)]
+    /// heading. A heading is made focusable for it.
+    #[prop(optional_no_strip)]
     refocus: Option<&'static str>,
 ) -> impl IntoView {
     let title = title.unwrap_or_else(|| "The request failed".to_owned());
@@ -58,14 +58,14 @@ pub fn ErrorView(
 }
 
 /// Keeps the focus, which Retry's button takes away with it, on `refocus` (else the page's
-/// heading, made focusable) until the user acts.
+/// heading) until the user acts. A heading target is made focusable first.
 fn after_retry(refocus: Option<&'static str>) {
-    const HEADING: &str = "main h1";
-    if refocus.is_none()
-        && let Some(heading) = document().query_selector(HEADING).ok().flatten()
-        && !heading.has_attribute("tabindex")
+    let target = refocus.unwrap_or("main h1");
+    if let Some(element) = document().query_selector(target).ok().flatten()
+        && matches!(element.tag_name().as_str(), "H1" | "H2" | "H3")
+        && !element.has_attribute("tabindex")
     {
-        let _ = heading.set_attribute("tabindex", "-1");
+        let _ = element.set_attribute("tabindex", "-1");
     }
-    super::keep_focus_on(refocus.unwrap_or(HEADING));
+    super::keep_focus_on(target);
 }

@@ -47,8 +47,27 @@ pub fn Spinner(#[prop(into)] label: String) -> impl IntoView {
     view! { <p class="loading" role="status" aria-live="polite"><span class="spinner" aria-hidden="true"></span>{label}</p> }
 }
 
+/// The words of a load's three states, and where Retry leaves the focus.
+#[derive(Debug)]
+pub struct LoadWords {
+    /// Beside the spinner while loading.
+    pub loading: &'static str,
+    /// The error box's title.
+    pub failed: &'static str,
+    /// A CSS selector of what the load brings back (a picker's search field, a section's
+    /// heading); by default ([`ErrorView`]'s) the page's heading.
+    pub refocus: Option<&'static str>,
+}
+
+/// A page's own load: a list or a resource.
+pub const PAGE_LOAD: LoadWords = LoadWords {
+    loading: "Loading…",
+    failed: "Could not load",
+    refocus: None,
+};
+
 /// Renders `state`: a spinner, the error with a Retry button (which bumps `reload`), or
-/// `ready(value)`.
+/// `ready(value)`, in a page's words ([`PAGE_LOAD`]).
 pub fn render_load<T, V>(
     state: Load<T>,
     reload: RwSignal<u32>,
@@ -57,11 +76,26 @@ pub fn render_load<T, V>(
 where
     V: IntoView + 'static,
 {
+    render_load_as(state, reload, &PAGE_LOAD, ready)
+}
+
+/// [`render_load`] in the words of a part of a page (a picker, a section), so that every load
+/// of the console shows the same spinner, error box and Retry.
+pub fn render_load_as<T, V>(
+    state: Load<T>,
+    reload: RwSignal<u32>,
+    words: &LoadWords,
+    ready: impl FnOnce(T) -> V,
+) -> AnyView
+where
+    V: IntoView + 'static,
+{
     match state {
-        Load::Loading => view! { <Spinner label="Loading…" /> }.into_any(),
+        Load::Loading => view! { <Spinner label=words.loading /> }.into_any(),
         Load::Failed(error) => {
             let retry = Callback::new(move |_| reload.update(|r| *r += 1));
-            view! { <ErrorView error=error title="Could not load" retry=retry /> }.into_any()
+            view! { <ErrorView error=error title=words.failed retry=retry refocus=words.refocus /> }
+                .into_any()
         }
         Load::Ready(value) => ready(value).into_any(),
     }

@@ -5,8 +5,7 @@
 //! [`OwnerPicker`] is the one picker used by two pages.
 
 use super::Pause;
-use super::error_view::ErrorView;
-use super::loading::{Load, fetch_into};
+use super::loading::{LoadWords, fetch_into, render_load_as};
 use super::search::with_search;
 use super::text::message;
 use leptos::prelude::*;
@@ -121,6 +120,13 @@ impl Default for PickerSearch {
     }
 }
 
+/// The owner picker's load.
+const OWNERS_LOAD: LoadWords = LoadWords {
+    loading: "Loading users…",
+    failed: "Could not load users",
+    refocus: Some("#owner-search"),
+};
+
 /// The owner of a new credential or API key, for admins (members always own what they create):
 /// a select of the account's users and bots by name, searchable, starting on "Me" (with the
 /// caller's name, and the caller not listed again by name). `owner` holds the chosen id, empty
@@ -144,10 +150,7 @@ pub fn OwnerPicker(
         <div class="field" class:invalid=has_error>
             <label for="field-owner_id">"Owner"</label>
             {search.field("owner-search", "Find users and bots by name or id")}
-            {move || match users.get() {
-                Load::Loading => view! { <p class="loading">"Loading users…"</p> }.into_any(),
-                Load::Failed(e) => view! { <ErrorView error=e title="Could not load users" retry=Callback::new(move |()| reload.update(|r| *r += 1)) refocus="#owner-search" /> }.into_any(),
-                Load::Ready(list) => {
+            {move || render_load_as(users.get(), reload, &OWNERS_LOAD, move |list: UserList| {
                     // The caller is the empty choice, "Me": listed again by name, they would
                     // read as someone else, and picking either would mean the same.
                     let me = app.me.with(|me| me.as_ref().map(|me| (me.principal_id.clone(), me.principal_name.clone())));
@@ -167,9 +170,8 @@ pub fn OwnerPicker(
                             on:change=move |ev| owner.set(event_target_value(&ev))>
                             {search.options(owner, choices, none, "No user or bot matches the search")}
                         </select>
-                    }.into_any()
-                }
-            }}
+                    }
+                })}
             <p class="hint">{hint}</p>
             <p class="error" id="field-owner_id-error" role="alert">{move || error.get().map(|e| message(&e))}</p>
         </div>

@@ -11,7 +11,7 @@ use crate::components::copy::CopyValue;
 use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, message_for};
 use crate::components::list::{ListPage, RowName};
-use crate::components::loading::{Load, fetch_into};
+use crate::components::loading::{LoadWords, fetch_into, render_load_as};
 use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
 use crate::components::text::message;
@@ -441,37 +441,54 @@ pub fn DestinationsPicker(
         <fieldset class="destinations">
             <legend>"Destinations"</legend>
             {search.field("destination-search", "Find destinations by id, description or URL")}
-            {move || match list.get() {
-                Load::Loading => view! { <p class="loading">"Loading destinations…"</p> }.into_any(),
-                Load::Failed(e) => view! { <ErrorView error=e title="Could not load destinations" retry=Callback::new(move |()| reload.update(|r| *r += 1)) refocus="#destination-search" /> }.into_any(),
-                Load::Ready(l) if l.event_destinations.is_empty() && !search.searching() => view! {
-                    <p class="empty">"No event destinations yet; add a webhook below."</p>
-                }.into_any(),
-                Load::Ready(l) => {
-                    let shown: Vec<String> = l.event_destinations.iter().map(|d| d.id.clone()).collect();
-                    // Chosen before the search changed: still listed, so they can be unticked.
-                    let kept: Vec<(String, String)> = selected
-                        .get_untracked()
-                        .into_iter()
-                        .filter(|id| !shown.contains(id))
-                        .map(|id| (id, String::new()))
-                        .collect();
-                    let found: Vec<(String, String)> = l.event_destinations.into_iter()
-                        .map(|d| (d.id, d.target.webhook.map(|w| w.url).unwrap_or_default()))
-                        .collect();
-                    let nothing = found.is_empty().then(|| view! { <p class="hint">"No destination matches the search."</p> });
-                    view! {
-                        <ul class="checks">
-                            {kept.into_iter().chain(found).map(|(id, url)| destination_check(selected, id, url)).collect_view()}
-                        </ul>
-                        {nothing}
-                    }.into_any()
-                }
-            }}
+            {move || render_load_as(list.get(), reload, &DESTINATIONS_LOAD, move |l| destination_checks(selected, search.searching(), l))}
             <p class="error" role="alert">{move || error.get().map(|m| message(&m))}</p>
             <NewWebhook on_created=on_created url=pending_url pending_error=pending_error />
         </fieldset>
     }
+}
+
+/// The destinations picker's load.
+const DESTINATIONS_LOAD: LoadWords = LoadWords {
+    loading: "Loading destinations…",
+    failed: "Could not load destinations",
+    refocus: Some("#destination-search"),
+};
+
+/// The picker's checkboxes for one page of destinations (`searching`: the page is what a search
+/// found, so an empty one is no match rather than no destination at all).
+fn destination_checks(
+    selected: RwSignal<Vec<String>>,
+    searching: bool,
+    l: EventDestinationList,
+) -> AnyView {
+    if l.event_destinations.is_empty() && !searching {
+        return view! { <p class="empty">"No event destinations yet; add a webhook below."</p> }
+            .into_any();
+    }
+    let shown: Vec<String> = l.event_destinations.iter().map(|d| d.id.clone()).collect();
+    // Chosen before the search changed: still listed, so they can be unticked.
+    let kept: Vec<(String, String)> = selected
+        .get_untracked()
+        .into_iter()
+        .filter(|id| !shown.contains(id))
+        .map(|id| (id, String::new()))
+        .collect();
+    let found: Vec<(String, String)> = l
+        .event_destinations
+        .into_iter()
+        .map(|d| (d.id, d.target.webhook.map(|w| w.url).unwrap_or_default()))
+        .collect();
+    let nothing = found
+        .is_empty()
+        .then(|| view! { <p class="hint">"No destination matches the search."</p> });
+    view! {
+        <ul class="checks">
+            {kept.into_iter().chain(found).map(|(id, url)| destination_check(selected, id, url)).collect_view()}
+        </ul>
+        {nothing}
+    }
+    .into_any()
 }
 
 /// One destination's checkbox in the picker.

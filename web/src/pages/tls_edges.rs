@@ -13,7 +13,7 @@ use crate::components::error_view::ErrorView;
 use crate::components::field::{TextField, list_message_for, message_for};
 use crate::components::keep_focus_on;
 use crate::components::list::{ListPage, RowName};
-use crate::components::loading::{Load, fetch_into};
+use crate::components::loading::{Load, LoadWords, fetch_into, render_load_as};
 use crate::components::names::RefName;
 use crate::components::picker::PickerSearch;
 use crate::components::submit::Submit;
@@ -226,18 +226,14 @@ fn BackendModule(
                 <div class="field" class:invalid=move || backend_msg.with(Option::is_some)>
                     <label for="field-backend_id">"Tunnel-group backend"</label>
                     {search.field("backend-search", "Find backends by id, description or label")}
-                    {move || match backends.get() {
-                        Load::Loading => view! { <p class="loading">"Loading backends…"</p> }.into_any(),
-                        Load::Failed(e) => view! { <ErrorView error=e title="Could not load backends" retry=Callback::new(move |()| backends_reload.update(|r| *r += 1)) refocus="#backend-search" /> }.into_any(),
-                        Load::Ready(list) => {
-                            let choices = list.backends.into_iter().map(backend_choice).collect();
-                            view! {
-                                <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
-                                    {search.options(backend_id, choices, "Choose a backend…".to_owned(), "No backend matches the search")}
-                                </select>
-                            }.into_any()
+                    {move || render_load_as(backends.get(), backends_reload, &BACKENDS_LOAD, move |list: TunnelGroupBackendList| {
+                        let choices = list.backends.into_iter().map(backend_choice).collect();
+                        view! {
+                            <select id="field-backend_id" on:change=move |ev| backend_id.set(event_target_value(&ev))>
+                                {search.options(backend_id, choices, "Choose a backend…".to_owned(), "No backend matches the search")}
+                            </select>
                         }
-                    }}
+                    })}
                     <p class="error" role="alert">{backend_msg}</p>
                 </div>
                 <label class="check switch">
@@ -260,6 +256,13 @@ fn BackendModule(
         </section>
     }
 }
+
+/// The backend picker's load.
+const BACKENDS_LOAD: LoadWords = LoadWords {
+    loading: "Loading backends…",
+    failed: "Could not load backends",
+    refocus: Some("#backend-search"),
+};
 
 /// One choice of the backend picker: the id, the description and the labels.
 fn backend_choice(b: TunnelGroupBackend) -> (String, String) {
