@@ -76,6 +76,7 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
     pages::wait_for_text(client, "e2e laptop").await?;
     pages::wait_for_text(client, &id).await?;
     browser.screenshot("credentials-list").await?;
+    assert_eq!(pages::current_sections(client).await?, ["Credentials=page"]);
 
     // Searched, so that the delete below can show it returns to the same rows.
     pages::fill(client, "Search credentials", "laptop").await?;
@@ -93,6 +94,8 @@ async fn create_edit_test_and_delete_a_credential() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(marked, serde_json::json!(0));
+    // The top bar's section is the current item, not the current page.
+    assert_eq!(pages::current_sections(client).await?, ["Credentials=true"]);
     pages::click_button(client, "Edit").await?;
     pages::fill(client, "Description", "e2e laptop (renamed)").await?;
     // Enter in the field saves; the editor closes and the page reloads, and the focus goes

@@ -129,9 +129,7 @@ fn Console() -> impl IntoView {
                     {move || if menu_open.get() { "Close menu" } else { "Menu" }}
                 </button>
                 <div id="topnav" class="topnav" class:open=move || menu_open.get()>
-                    <nav class="mainnav" aria-label="Main">
-                        {routes::SECTIONS.iter().map(|(href, label)| view! { <A href=*href>{*label}</A> }).collect_view()}
-                    </nav>
+                    <MainNav />
                     <div class="topbar-end">
                         <WhoAmI base=Signal::derive(base) />
                         <keyboard::ShortcutsButton open=shortcuts_open />
@@ -185,6 +183,25 @@ fn Console() -> impl IntoView {
 /// Who is signed in (`GET /me`): the name, whether an admin, and the account; the user or bot id
 /// and the API base URL on hover. A resumed sign-in (a reload) reads it again; until it is
 /// known, only the base URL shows.
+/// The top bar's sections. Not `<A>`, which marks a section's link as the current page on
+/// every page under it too ([`routes::section_current`] tells the two apart); the router
+/// still takes these links' clicks.
+#[component]
+fn MainNav() -> impl IntoView {
+    let pathname = use_location().pathname;
+    view! {
+        <nav class="mainnav" aria-label="Main">
+            {routes::SECTIONS
+                .iter()
+                .map(|(href, label)| {
+                    let current = move || pathname.with(|p| routes::section_current(href, p));
+                    view! { <a href=*href aria-current=current>{*label}</a> }
+                })
+                .collect_view()}
+        </nav>
+    }
+}
+
 #[component]
 fn WhoAmI(base: Signal<String>) -> impl IntoView {
     let app = use_app();

@@ -167,6 +167,18 @@ pub const SECTIONS: [(&str, &str); 10] = [
     (USERS, "Users"),
 ];
 
+/// What the top bar's link to `section` says to screen readers on `path`: `page` on the
+/// section's list itself, `true` ("the current item") on a page inside it (a detail page, a
+/// form), nothing elsewhere. The visual highlight follows both.
+pub fn section_current(section: &str, path: &str) -> Option<&'static str> {
+    let path = path.trim_end_matches('/');
+    match path.strip_prefix(section) {
+        Some("") => Some("page"),
+        Some(rest) if rest.starts_with('/') => Some("true"),
+        _ => None,
+    }
+}
+
 /// The product name, the last part of every title.
 pub const PRODUCT: &str = "Tunnel Console";
 
@@ -246,6 +258,23 @@ mod tests {
         let titles: std::collections::BTreeSet<String> =
             SECTIONS.iter().map(|(path, _)| title(path)).collect();
         assert_eq!(titles.len(), SECTIONS.len());
+    }
+
+    #[test]
+    fn a_section_link_is_the_page_only_on_the_section_list() {
+        assert_eq!(section_current(CREDENTIALS, CREDENTIALS), Some("page"));
+        assert_eq!(section_current(CREDENTIALS, "/credentials/"), Some("page"));
+        assert_eq!(
+            section_current(CREDENTIALS, &credential("cr_1")),
+            Some("true")
+        );
+        assert_eq!(section_current(CREDENTIALS, CREDENTIAL_NEW), Some("true"));
+        // A section whose name begins another's is not it.
+        assert_eq!(
+            section_current(EVENT_SUBSCRIPTIONS, "/event-subscriptionsx"),
+            None
+        );
+        assert_eq!(section_current(CREDENTIALS, SSH_CAS), None);
     }
 
     #[test]

@@ -179,6 +179,18 @@ pub async fn stop_failing_requests(client: &Client) -> Result<()> {
     Ok(())
 }
 
+/// The top bar's links marked current, as `label=value` of their `aria-current`.
+pub async fn current_sections(client: &Client) -> Result<Vec<String>> {
+    let value = client
+        .execute(
+            "return [...document.querySelectorAll('.mainnav a[aria-current]')] \
+               .map(a => a.textContent + '=' + a.getAttribute('aria-current'));",
+            vec![],
+        )
+        .await?;
+    Ok(serde_json::from_value(value)?)
+}
+
 /// The visible text of the page.
 pub async fn page_text(client: &Client) -> Result<String> {
     Ok(client.find(Locator::Css("body")).await?.text().await?)
