@@ -55,7 +55,8 @@ async fn read(
 }
 
 /// The wire form of a stored event: what `GET /events/{id}` answers, and the body of its webhooks.
-pub(crate) fn wire(state: &AppState, row: EventRow) -> Event {
+pub(crate) fn wire(state: &AppState, mut row: EventRow) -> Event {
+    rebase_uris(state, &mut row.object);
     Event {
         uri: state.uri(&paths::event(&row.id)),
         id: row.id,
@@ -68,6 +69,61 @@ pub(crate) fn wire(state: &AppState, row: EventRow) -> Event {
         changed_fields: row.changed_fields,
         details: row.details,
     }
+}
+
+/// The API's collections: every path the API answers begins with one.
+const COLLECTIONS: [&str; 10] = [
+    paths::CREDENTIALS,
+    paths::SSH_CERTIFICATE_AUTHORITIES,
+    paths::TUNNEL_SESSIONS,
+    paths::TLS_EDGES,
+    paths::TUNNEL_GROUP_BACKENDS,
+    paths::EVENT_DESTINATIONS,
+    paths::EVENT_SUBSCRIPTIONS,
+    paths::API_KEYS,
+    paths::USERS,
+    paths::EVENTS,
+];
+
+/// Every `uri` in an event's object, on today's `{base_url}`. The object was stored as the API
+/// answered it then, `uri`s absolute on the base URL of that day; a server since moved (another
+/// `--public-url`, `--api-listen`) must not send its clients to the old address.
+fn rebase_uris(state: &AppState, value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (name, value) in map.iter_mut() {
+                match value {
+                    Value::String(uri) if name == "uri" => {
+                        if let Some(path) = path_of(uri) {
+                            *uri = state.uri(path);
+                        }
+                    }
+                    value => rebase_uris(state, value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| rebase_uris(state, item)),
+        _ => {}
+    }
+}
+
+/// The API path of an absolute `uri`, whatever base URL it was made on: from the last place a
+/// collection's path begins (a base URL may itself end in a collection's name; the API path
+/// comes after it). `None` when it names no collection.
+fn path_of(uri: &str) -> Option<&str> {
+    COLLECTIONS
+        .iter()
+        .filter_map(|collection| {
+            uri.rmatch_indices(collection)
+                .find(|(at, _)| {
+                    let rest = &uri[at + collection.len()..];
+                    rest.is_empty() || rest.starts_with('/')
+                })
+                .map(|(at, _)| at)
+        })
+        .max()
+        .map(|at| &uri[at..])
 }
 
 /// The filters of the query, each checked, and the query string that repeats them (for the
@@ -122,6 +178,32 @@ fn instant(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uri_path_is_found_whatever_base_made_it() {
+        let cases = [
+            (
+                "http://h:8080/api/credentials/cr_1",
+                Some("/credentials/cr_1"),
+            ),
+            (
+                "http://h:8081/edges/tls/edgtls_1/backend",
+                Some("/edges/tls/edgtls_1/backend"),
+            ),
+            (
+                "https://x/credentials/event_subscriptions/esb_1/sources/credential_created.v0",
+                Some("/event_subscriptions/esb_1/sources/credential_created.v0"),
+            ),
+            ("https://x/users/api/users/usr_1", Some("/users/usr_1")),
+            ("https://x/api/events", Some("/events")),
+            // Not a collection: the name must end where a segment does.
+            ("https://x/api/credentialsx/1", None),
+            ("https://x/api/nothing", None),
+        ];
+        for (uri, path) in cases {
+            assert_eq!(path_of(uri), path, "{uri}");
+        }
+    }
 
     #[test]
     fn filters_are_checked_and_kept() {

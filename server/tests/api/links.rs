@@ -51,6 +51,58 @@ async fn every_uri_the_api_returns_answers_get() {
     }
 }
 
+/// An event keeps its object as the API answered it, but its `uri`s follow the server's base
+/// URL of today: one moved since (another `--public-url`) does not send clients to the old one.
+#[tokio::test]
+async fn an_events_object_links_to_the_base_url_of_today() {
+    let app = TestApp::new().await;
+    let ed = destination(&app).await;
+    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    let edge: TlsEdge = app.created("/edges/tls", json!({})).await;
+    app.put(
+        &format!("/edges/tls/{}/backend", edge.id),
+        json!({"backend_id": backend.id}),
+    )
+    .send(&app)
+    .await;
+    app.create(
+        "/event_subscriptions",
+        json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
+    )
+    .await;
+    app.create("/credentials", json!({})).await;
+
+    // The same data served under another base URL, as after a restart with `--public-url`.
+    // It ends in a collection's name, which the API path after it must not be confused with.
+    const MOVED: &str = "https://tunnels.example.com/credentials";
+    let state = app.state.clone().with(|parts| {
+        let mut config = (*parts.config).clone();
+        config.public_url = MOVED.to_owned();
+        parts.config = std::sync::Arc::new(config);
+    });
+    let moved = TestApp {
+        router: tunnel_server::app(state.clone()),
+        state,
+        ..app.clone()
+    };
+    let events = moved.get("/events").send(&moved).await;
+    assert_eq!(events.status, 200, "{}", events.text);
+    let mut uris = HashSet::new();
+    for event in events.json["events"].as_array().unwrap() {
+        collect_uris(&event["object"], &mut uris);
+    }
+    // The destination's, the subscription's and its source's, the backend's (also the edge
+    // module's), the edge's, the credential's.
+    assert!(uris.len() >= 6, "{uris:?}");
+    for uri in &uris {
+        let path = uri
+            .strip_prefix(MOVED)
+            .unwrap_or_else(|| panic!("{uri} not on {MOVED}"));
+        let r = app.get(&format!("{BASE}{path}")).send(&app).await;
+        assert_eq!(r.status, 200, "GET {path}: {}", r.text);
+    }
+}
+
 fn collect_uris(value: &Value, out: &mut HashSet<String>) {
     match value {
         Value::Object(map) => {
