@@ -72,7 +72,9 @@ fn encode(msg: &ServerMessage) -> Message {
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
 async fn refuse(channel: &Sessions, mut socket: WebSocket, code: ErrorCode, msg: String) {
-    tracing::info!(error_code = code.as_str(), %msg, "agent refused");
+    // Debug, quoted and escaped: the message may hold what the client sent (a bind, a
+    // version), which must not start lines of its own in the log or reach a terminal raw.
+    tracing::info!(error_code = code.as_str(), ?msg, "agent refused");
     let limit = channel.registry.timings().send_timeout;
     let refused = ServerMessage::Refused {
         error_code: code.as_str().to_owned(),
@@ -267,7 +269,7 @@ pub async fn serve(
         Err(_) => None,
     };
     if let Some((code, msg)) = verdict {
-        tracing::info!(error_code = code.as_str(), %msg, "agent refused");
+        tracing::info!(error_code = code.as_str(), ?msg, "agent refused");
         let ending = Ending::closed(code, Cause::system());
         end(&channel, &account, &shown, ending).await;
         let closed = ServerMessage::Closed {

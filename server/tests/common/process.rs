@@ -128,6 +128,24 @@ pub fn agent_handshake(addr: SocketAddr) -> (TcpStream, String) {
     (stream, String::from_utf8(head).unwrap())
 }
 
+/// Sends `text` as a client's masked WebSocket text frame (under 64 KiB), as an agent sends its
+/// hello after [`agent_handshake`].
+pub fn send_text_frame(stream: &mut TcpStream, text: &str) {
+    let payload = text.as_bytes();
+    let mut frame = vec![0x81];
+    match u8::try_from(payload.len()) {
+        Ok(len) if len < 126 => frame.push(0x80 | len),
+        _ => {
+            frame.push(0x80 | 126);
+            frame.extend(u16::try_from(payload.len()).unwrap().to_be_bytes());
+        }
+    }
+    let mask = [7u8, 11, 13, 17];
+    frame.extend(mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    stream.write_all(&frame).unwrap();
+}
+
 /// Kills the server and reaps it.
 pub fn stop(mut child: Child) {
     child.kill().unwrap();

@@ -4,7 +4,8 @@
 
 use crate::api_headers;
 use crate::common::process::{
-    agent_handshake, http, listen_addr, listener_addrs, serve_command, server_bin, stop,
+    agent_handshake, http, listen_addr, listener_addrs, send_text_frame, serve_command, server_bin,
+    stop,
 };
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader, Read as _};
@@ -639,7 +640,6 @@ fn the_api_alone_is_served_at_the_root_of_its_own_listener() {
 /// library's logging below trace whatever `RUST_LOG` says.
 #[test]
 fn the_log_holds_no_authtoken_even_at_trace_level() {
-    use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
     let mut child = serve_command(&db).env("RUST_LOG", "trace").spawn().unwrap();
@@ -650,13 +650,7 @@ fn the_log_holds_no_authtoken_even_at_trace_level() {
     let (mut stream, head) = agent_handshake(addrs[0]);
     assert!(head.starts_with("HTTP/1.1 101"), "{head}");
     let hello = json!({"type": "hello", "authtoken": token, "version": "3.4.0", "os": "linux"});
-    let payload = hello.to_string().into_bytes();
-    assert!(payload.len() < 126);
-    let mask = [7u8, 11, 13, 17];
-    let mut frame = vec![0x81, 0x80 | u8::try_from(payload.len()).unwrap()];
-    frame.extend(mask);
-    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    stream.write_all(&frame).unwrap();
+    send_text_frame(&mut stream, &hello.to_string());
     // The server answers (an unknown authtoken) and closes.
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
@@ -665,6 +659,45 @@ fn the_log_holds_no_authtoken_even_at_trace_level() {
     let log = rest.join().unwrap();
     assert!(log.contains("DEBUG"), "verbose logging was on:\n{log}");
     assert!(!log.contains(token), "{log}");
+}
+
+/// What a client sends cannot write lines of its own into the log: a hello refused for a bind
+/// holding a line break and terminal control bytes (checked before any authtoken, so anyone can
+/// send one) is logged on one line, those characters escaped.
+#[test]
+fn a_client_cannot_forge_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let mut child = serve_command(&db).spawn().unwrap();
+    let (addrs, rest) = listener_addrs(&mut child, &["tunnel-server listening"]);
+
+    let forged = "2026-01-01T00:00:00.000000Z  WARN tunnel_server::cli: FORGED";
+    let bind = format!("x\n{forged}\u{1b}[31m\r\u{7}");
+    let (mut stream, head) = agent_handshake(addrs[0]);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let hello = json!({"type": "hello", "authtoken": "nope", "agent_version": "3.4.0",
+        "os": "linux", "metadata": "", "update_checks": true, "binds": [bind]});
+    send_text_frame(&mut stream, &hello.to_string());
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+
+    stop(child);
+    let log = rest.join().unwrap();
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("agent refused"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(
+        refused[0].contains("FORGED"),
+        "the bind is in the message: {log}"
+    );
+    assert!(
+        !log.lines()
+            .any(|l| l.starts_with(forged) || l.starts_with("FORGED")),
+        "{log}"
+    );
+    assert!(!log.contains(['\u{1b}', '\r', '\u{7}']), "{log:?}");
 }
 
 /// A PostgreSQL server that cannot be reached: the command says why (the connection was
