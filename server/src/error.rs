@@ -157,8 +157,61 @@ impl ApiError {
             }
         };
         body.details.operation_id = operation_id.to_owned();
+        bound_texts(&mut body);
         body
     }
+}
+
+/// The longest a value quoted in a message (between backticks: what the caller sent) is shown
+/// in full; a longer one is cut, with `…`.
+const QUOTED_CHARS: usize = 64;
+/// The longest message; only one whose quoting was tricked (a value holding backticks) nears it.
+const MESSAGE_CHARS: usize = 1024;
+/// The longest field name shown (a label key, an unknown field's name are the caller's).
+const FIELD_CHARS: usize = 128;
+
+/// Keeps what the body echoes of the request bounded, so a large request cannot make a larger
+/// answer: quoted values, whole messages and field names are cut where they are too long. The
+/// one place, whatever code raised the error.
+fn bound_texts(body: &mut ErrorBody) {
+    let bound = |text: &mut String| {
+        if text.len() > QUOTED_CHARS {
+            *text = bounded_message(text);
+        }
+    };
+    let cut = |text: &mut String| {
+        if let Some((at, _)) = text.char_indices().nth(FIELD_CHARS) {
+            text.truncate(at);
+            text.push('…');
+        }
+    };
+    bound(&mut body.msg);
+    if let Some(field) = &mut body.details.field {
+        cut(field);
+    }
+    for error in &mut body.details.errors {
+        bound(&mut error.message);
+        cut(&mut error.field);
+    }
+}
+
+/// `text` with each backticked span cut to [`QUOTED_CHARS`], then the whole to
+/// [`MESSAGE_CHARS`].
+fn bounded_message(text: &str) -> String {
+    let shorten = |part: &str, limit: usize| match part.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &part[..at]),
+        None => part.to_owned(),
+    };
+    let parts: Vec<String> = text
+        .split('`')
+        .enumerate()
+        // Odd parts are inside backticks (an unclosed last one too).
+        .map(|(i, part)| match i % 2 {
+            1 => shorten(part, QUOTED_CHARS),
+            _ => part.to_owned(),
+        })
+        .collect();
+    shorten(&parts.join("`"), MESSAGE_CHARS)
 }
 
 /// The one mapping of the store's errors: a missing row is a 404 (never 403: no leak), a write

@@ -258,6 +258,56 @@ async fn command_style_bodies_and_unknown_field_messages() {
     assert_eq!(msg.matches("descripton").count(), 1, "{msg}");
 }
 
+/// An error quotes what the caller sent, but never at length: a huge unknown field, ACL rule,
+/// label key or key type makes an answer of a few hundred bytes that still says what is wrong.
+#[tokio::test]
+async fn errors_echo_what_was_sent_only_shortened() {
+    let app = TestApp::new().await;
+    let huge = "y".repeat(100_000);
+    let cases = [
+        (
+            "/credentials",
+            json!({ huge.clone(): 1 }),
+            "ERR_TUNNEL_111",
+            "the accepted fields are",
+        ),
+        (
+            "/credentials",
+            json!({"acl": [huge.clone()]}),
+            "ERR_TUNNEL_114",
+            "is not a bind rule",
+        ),
+        (
+            "/backends/tunnel_group",
+            json!({"labels": { huge.clone(): "v" }}),
+            "ERR_TUNNEL_114",
+            "",
+        ),
+        (
+            "/ssh_certificate_authorities",
+            json!({"private_key_type": huge.clone()}),
+            "ERR_TUNNEL_114",
+            "is not a key type",
+        ),
+        // A value holding backticks, to trick the quoting: the whole message is bounded.
+        (
+            "/credentials",
+            json!({"acl": [format!("a`{huge}")]}),
+            "ERR_TUNNEL_114",
+            "",
+        ),
+    ];
+    for (path, body, code, says) in cases {
+        let r = app.post(path, body).send(&app).await;
+        r.error(400, code);
+        assert!(r.text.len() < 4_000, "{path}: {} bytes", r.text.len());
+        let error = r.error_body();
+        assert!(error.msg.contains(says), "{path}: {}", error.msg);
+        // Quoted in the message, or (a label key) in the field's name.
+        assert!(r.text.contains(&"y".repeat(60)), "{path}: {}", r.text);
+    }
+}
+
 #[tokio::test]
 async fn undecodable_path_ids_get_the_json_error_body() {
     let app = TestApp::new().await;

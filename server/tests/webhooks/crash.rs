@@ -88,12 +88,19 @@ async fn a_delivery_in_flight_when_the_server_is_killed_arrives_after_a_restart(
     let again = receiver.next(Duration::from_secs(20)).await;
     assert!(again.verifies_with(&secret));
     assert_eq!(again.header("webhook-id"), first.header("webhook-id"));
-    // The same event; only its `uri` differs, the restarted server listening on another port.
-    let without_uri = |mut event: Value| {
+    // The same event; only its `uri`s differ, the restarted server listening on another port
+    // (the object's too: it links to where the server answers now).
+    let without_uris = |mut event: Value| {
         event.as_object_mut().unwrap().remove("uri");
-        event
+        let object = event["object"].as_object_mut().unwrap().remove("uri");
+        (event, object.unwrap().as_str().unwrap().to_owned())
     };
-    assert_eq!(without_uri(again.json()), without_uri(first.json()));
+    let ((again, again_uri), (first, _)) = (without_uris(again.json()), without_uris(first.json()));
+    assert_eq!(again, first);
+    assert!(
+        again_uri.starts_with(&format!("http://{addr}/api/credentials/")),
+        "{again_uri}"
+    );
     let path = format!("/event_destinations/{id}/deliveries");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
