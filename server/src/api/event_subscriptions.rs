@@ -182,17 +182,22 @@ async fn update_source(
     if !row.sources.contains(&event_type) {
         return Err(no_source(&id, &event_type));
     }
-    for (field, given, path) in [
-        ("subscription_id", &body.subscription_id, &id),
-        ("type", &body.event_type, &event_type),
-    ] {
-        if given.as_deref().is_some_and(|g| !g.is_empty() && g != path) {
-            return Err(ApiError::new(
-                ErrorCode::InvalidField,
-                format!("The body's {field} differs from the path's; a source's type cannot change: add the new type and remove the old one."),
-            )
-            .with_field(field));
-        }
+    let differs = |given: &Option<String>, path: &str| {
+        given.as_deref().is_some_and(|g| !g.is_empty() && g != path)
+    };
+    if differs(&body.subscription_id, &id) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidField,
+            "The body's subscription_id differs from the path's; leave it out or make them equal.",
+        )
+        .with_field("subscription_id"));
+    }
+    if differs(&body.event_type, &event_type) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidField,
+            "The body's type differs from the path's; a source's type cannot change: add the new type and remove the old one.",
+        )
+        .with_field("type"));
     }
     Ok(Json(source(&state, &id, &event_type)))
 }
@@ -215,6 +220,7 @@ async fn remove_source(
 
 /// Official clients repeat the subscription's id in the body as `subscription_id`.
 impl super::BodyId for EventSourceCreate {
+    const FIELD: &'static str = "subscription_id";
     fn body_id(&self) -> &Option<String> {
         &self.subscription_id
     }

@@ -103,6 +103,8 @@ impl<T> Change<T> {
 
 /// A request body that may repeat the path's id.
 pub trait BodyId {
+    /// The body's name for that id, as errors name it.
+    const FIELD: &'static str = "id";
     fn body_id(&self) -> &Option<String>;
 }
 
@@ -140,7 +142,7 @@ impl<T: DeserializeOwned + Serialize + BodyId + Send> FromRequest<AppState> for 
         let Path(id) = Path::<String>::from_request_parts(&mut parts, state).await?;
         let request = Request::from_parts(parts, body);
         let JsonBody(body) = JsonBody::<T>::from_request(request, state).await?;
-        check_body_id(body.body_id(), &id)?;
+        check_body_id(T::FIELD, body.body_id(), &id)?;
         Ok(Change {
             state: state.clone(),
             cause: caller.cause(),
@@ -153,13 +155,13 @@ impl<T: DeserializeOwned + Serialize + BodyId + Send> FromRequest<AppState> for 
 
 /// Tolerance (docs/api/README.md): a body `id` equal to the path id is accepted and ignored;
 /// another id is a mistake worth reporting rather than silently updating a different resource.
-fn check_body_id(body_id: &Option<String>, path_id: &str) -> Result<(), ApiError> {
+fn check_body_id(field: &str, body_id: &Option<String>, path_id: &str) -> Result<(), ApiError> {
     match body_id.as_deref() {
         Some(id) if !id.is_empty() && id != path_id => Err(ApiError::new(
             ErrorCode::InvalidField,
-            format!("The body's id `{}` differs from the id in the path; leave it out or make them equal.", id.chars().take(64).collect::<String>()),
+            format!("The body's {field} `{id}` differs from the id in the path; leave it out or make them equal."),
         )
-        .with_field("id")),
+        .with_field(field)),
         _ => Ok(()),
     }
 }

@@ -264,7 +264,7 @@ async fn sources_added_and_removed_are_updates_of_the_subscription() {
     )
     .send(&app)
     .await
-    .error_at(400, "ERR_TUNNEL_114", "id");
+    .error_at(400, "ERR_TUNNEL_114", "subscription_id");
     app.post(&sources, json!({"type": "tls_edge_created.v0"}))
         .send(&app)
         .await;
@@ -291,6 +291,14 @@ async fn sources_added_and_removed_are_updates_of_the_subscription() {
         .send(&app)
         .await
         .error_at(400, "ERR_TUNNEL_114", "type");
+    // Another subscription's id is a mistake of its own, said as such.
+    let other = app
+        .patch(&one, json!({"subscription_id": "esb_other"}))
+        .send(&app)
+        .await;
+    other.error_at(400, "ERR_TUNNEL_114", "subscription_id");
+    let msg = other.error_body().msg;
+    assert!(!msg.contains("type cannot change"), "{msg}");
     app.deleted(&one).await;
     app.delete(&one)
         .send(&app)
