@@ -185,6 +185,23 @@ fn retry_after(error: &tokio_tungstenite::tungstenite::Error) -> Option<Duration
     Some(Duration::from_secs(secs.min(3600)))
 }
 
+/// Why a handshake failed, in words: an answer that is not the agent channel's at all (a page,
+/// a 404 of the API-only listener, another service) most likely means a wrong `--server`.
+fn handshake_failure(error: &tokio_tungstenite::tungstenite::Error) -> String {
+    match error {
+        tokio_tungstenite::tungstenite::Error::Http(response)
+            if !matches!(response.status().as_u16(), 429 | 500..) =>
+        {
+            format!(
+                "cannot connect: the server answered {} instead of opening the agent channel; \
+                 check that --server is the server's address (its main listener, not the API alone)",
+                response.status()
+            )
+        }
+        e => format!("cannot connect: {e}"),
+    }
+}
+
 fn refused(error_code: String, msg: String) -> SessionEnd {
     SessionEnd::Exit(Err(AgentError::Refused { error_code, msg }))
 }
@@ -213,7 +230,7 @@ async fn session(
         Ok(Err(e)) => {
             let wait = retry_after(&e);
             return SessionEnd::Lost {
-                reason: format!("cannot connect: {e}"),
+                reason: handshake_failure(&e),
                 up_for: None,
                 wait,
             };

@@ -115,32 +115,54 @@ impl Config {
 }
 
 /// The WebSocket address of the agent channel for a server base address: `https://` and
-/// `wss://` give `wss://` (TLS), `http://` and `ws://` give `ws://`.
+/// `wss://` give `wss://` (TLS), `http://` and `ws://` give `ws://`. Parsed as a URL (the `url`
+/// crate), so a port out of range or not a number is refused here rather than dropped, which
+/// would send the hello, authtoken included, to the scheme's default port.
 pub fn connect_url(server: &str) -> Result<String, AgentError> {
-    let server = server.trim().trim_end_matches('/');
-    let (scheme, rest) = if let Some(rest) = server.strip_prefix("https://") {
-        ("wss", rest)
-    } else if let Some(rest) = server.strip_prefix("wss://") {
-        ("wss", rest)
-    } else if let Some(rest) = server.strip_prefix("http://") {
-        ("ws", rest)
-    } else if let Some(rest) = server.strip_prefix("ws://") {
-        ("ws", rest)
-    } else {
-        return Err(AgentError::Config(format!(
-            "`{}` is not a server address like https://tunnel.example.com or http://127.0.0.1:8080",
+    let server = server.trim();
+    let refused = |why: &str| {
+        AgentError::Config(format!(
+            "`{}` {why}; write a server address like https://tunnel.example.com or http://127.0.0.1:8080",
             shown_url(server)
-        )));
+        ))
     };
-    // A base URL of the API (`…/api`) is accepted too: the channel lives beside the API.
-    let rest = rest.strip_suffix("/api").unwrap_or(rest);
-    if rest.is_empty() || rest.starts_with(['/', ':']) {
-        return Err(AgentError::Config(format!(
-            "`{}` names no host",
-            shown_url(server)
-        )));
+    let parsed = url::Url::parse(server).map_err(|e| match e {
+        url::ParseError::InvalidPort => refused("has a port that is not a number from 0 to 65535"),
+        url::ParseError::EmptyHost => refused("names no host"),
+        _ => refused("is not a server address"),
+    })?;
+    let scheme = match parsed.scheme() {
+        "https" | "wss" => "wss",
+        "http" | "ws" => "ws",
+        _ => return Err(refused("is not an http(s) or ws(s) address")),
+    };
+    let Some(host) = parsed.host_str().filter(|h| !h.is_empty()) else {
+        return Err(refused("names no host"));
+    };
+    // A `:` with no port after it is the default port to a URL parser: a typo, most likely.
+    let authority = server.split_once("://").map_or("", |(_, rest)| rest);
+    let authority = authority.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.ends_with(':') {
+        return Err(refused("has no port after its `:`"));
     }
-    Ok(format!("{scheme}://{rest}{AGENT_CONNECT}"))
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(refused(
+            "has a query or a fragment, which a server address never has",
+        ));
+    }
+    // Credentials for a proxy in front of the server stay in the address.
+    let userinfo = match (parsed.username(), parsed.password()) {
+        ("", None) => String::new(),
+        (user, None) => format!("{user}@"),
+        (user, Some(password)) => format!("{user}:{password}@"),
+    };
+    let port = parsed.port().map(|p| format!(":{p}")).unwrap_or_default();
+    // A base URL of the API (`…/api`) is accepted too: the channel lives beside the API.
+    let path = parsed.path().trim_end_matches('/');
+    let path = path.strip_suffix("/api").unwrap_or(path);
+    Ok(format!(
+        "{scheme}://{userinfo}{host}{port}{path}{AGENT_CONNECT}"
+    ))
 }
 
 /// The host of a `scheme://host[:port][/path]` address, without brackets around IPv6.
@@ -231,9 +253,29 @@ mod tests {
         assert_eq!(url("https://h:8443/api/"), "wss://h:8443/agent/v1/connect");
         assert_eq!(url("wss://h"), "wss://h/agent/v1/connect");
         assert_eq!(url("http://h:1"), "ws://h:1/agent/v1/connect");
-        assert!(connect_url("https://").is_err());
-        assert!(connect_url("https://:443").is_err());
-        assert!(connect_url("ftp://h").is_err());
+        assert_eq!(url("HTTP://H:8080/"), "ws://h:8080/agent/v1/connect");
+        assert_eq!(
+            url("http://[::1]:9/x/api"),
+            "ws://[::1]:9/x/agent/v1/connect"
+        );
+        assert_eq!(url("https://h:443"), "wss://h/agent/v1/connect");
+        assert_eq!(url("http://u:p@h:8080"), "ws://u:p@h:8080/agent/v1/connect");
+        // What was once sent to the default port: a port out of range, not a number, missing.
+        for bad in [
+            "https://",
+            "https://:443",
+            "ftp://h",
+            "http://127.0.0.1:99999",
+            "http://127.0.0.1:abc",
+            "http://127.0.0.1:",
+            "http://[::1]:99999",
+            "https://h:70000/api",
+            "http://h?tok=abc",
+            "http://h/#x",
+            "h:8080",
+        ] {
+            assert!(connect_url(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

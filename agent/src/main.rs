@@ -83,7 +83,9 @@ struct Args {
 impl Args {
     fn config(self) -> Config {
         let mut servers = self.servers.into_iter();
-        let mut config = Config::new(servers.next().unwrap_or_default(), self.authtoken);
+        // A token never holds whitespace: a pasted line end or space is not part of it.
+        let authtoken = self.authtoken.trim().to_owned();
+        let mut config = Config::new(servers.next().unwrap_or_default(), authtoken);
         config.fallback_servers = servers.collect();
         config.binds = self.binds.into_iter().chain(self.labels).collect();
         config.metadata = self.metadata;

@@ -671,5 +671,40 @@ async fn a_hello_the_server_would_refuse_fails_before_connecting() {
     let mut agent = Agent::spawn_to("ftp://127.0.0.1:1", &token, &[]);
     let (status, stderr) = agent.exit().await;
     assert_eq!(status.code(), Some(2), "{stderr}");
+    // A port that is no port is refused, not replaced by the default one (which would send the
+    // authtoken elsewhere); so is a query, which would end up inside the channel's path.
+    let port = server.url().rsplit_once(':').unwrap().1.to_owned();
+    for (server_url, needle) in [
+        ("http://127.0.0.1:99999".to_owned(), "port"),
+        ("http://127.0.0.1:abc".to_owned(), "port"),
+        ("http://127.0.0.1:".to_owned(), "port"),
+        (format!("http://127.0.0.1:{port}?tok=abc"), "query"),
+    ] {
+        let mut agent = Agent::spawn_to(&server_url, &token, &[]);
+        let (status, stderr) = agent.exit().await;
+        assert_eq!(status.code(), Some(2), "{server_url}: {stderr}");
+        assert!(stderr.contains(needle), "{server_url}: {stderr}");
+    }
     assert!(server.session_ids(&key).await.is_empty());
+}
+
+/// An address that answers but is not the agent channel (a path under which nothing serves
+/// it): each attempt says what was answered and what to check, rather than a bare HTTP error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_that_is_not_the_agent_channel_says_so() {
+    let server = server().await;
+    let key = server.account().await;
+    let (_, token) = server.credential(&key, &[]).await;
+    let mut agent = Agent::spawn_to(&format!("{}/elsewhere", server.url()), &token, &[]);
+    let reason = agent
+        .wait_line("a failed attempt", |l| {
+            l.strip_prefix("connection lost (").map(str::to_owned)
+        })
+        .await;
+    assert!(
+        reason.contains("instead of opening the agent channel"),
+        "{reason}"
+    );
+    assert!(reason.contains("--server"), "{reason}");
+    agent.kill().await;
 }
