@@ -182,6 +182,18 @@ impl Store {
     /// (`--database-idle-timeout`).
     pub async fn open_with(url: &DatabaseUrl, idle_timeout: Duration) -> anyhow::Result<Store> {
         let store = Store::connect(url, false, idle_timeout).await?;
+        // A newer build migrated it: its schema is one this build does not know.
+        if let Some(found) = store.schema_version_if_any().await?
+            && found > store.latest_version()
+        {
+            anyhow::bail!(
+                "the database {} is at schema version {found}, newer than this build's {}: a \
+                 newer tunnel-server has migrated it; run that version (going back needs the \
+                 backup made before the upgrade, docs/database.md)",
+                url.redacted(),
+                store.latest_version()
+            );
+        }
         store.migrate().await.context("database migration failed")?;
         store
             .start_search()
@@ -202,14 +214,19 @@ impl Store {
         }
         let store = Store::connect(url, true, DEFAULT_IDLE_TIMEOUT).await?;
         let (found, wanted) = (store.schema_version_if_any().await?, store.latest_version());
-        anyhow::ensure!(
-            found == Some(wanted),
-            "the database {} is at schema version {}, this build's is {wanted}: start this \
-             version's server on it once (it migrates at start), then move it",
-            url.redacted(),
-            found.map_or_else(|| "none".to_owned(), |v| v.to_string())
-        );
-        Ok(store)
+        let shown = url.redacted();
+        match found {
+            Some(found) if found == wanted => Ok(store),
+            None | Some(0) => anyhow::bail!("the database {shown} holds no installation"),
+            Some(found) if found < wanted => anyhow::bail!(
+                "the database {shown} is at schema version {found}, this build's is {wanted}: \
+                 start this version's server on it once (it migrates at start), then move it"
+            ),
+            Some(found) => anyhow::bail!(
+                "the database {shown} is at schema version {found}, newer than this build's \
+                 {wanted}: move it with the tunnel-server that migrated it"
+            ),
+        }
     }
 
     /// The pool on `url` (a SQLite file read-only when `read_only`).
@@ -234,7 +251,15 @@ impl Store {
         }
         .map(search_index::Indexer::new)
         .transpose()
-        .context("cannot open the search index")?
+        // The indexer's connection is the first to open the database file itself, so what
+        // fails here is most often the database (not a SQLite file, not writable), not the
+        // search file beside it.
+        .with_context(|| {
+            format!(
+                "cannot open the database {} or its search index",
+                url.redacted()
+            )
+        })?
         .map(Arc::new);
         let attach = search.as_ref().map(|search| search.attach());
         let pool = match url {

@@ -722,6 +722,60 @@ fn an_unreachable_postgres_is_said_as_such() {
     assert!(!said.contains("pw-unreachable-7"), "{said}");
 }
 
+/// A database a newer build migrated (its schema past this build's last migration) is refused
+/// by `serve` and by the operator commands, before anything is written; `migrate` says who can
+/// move it, and that an empty database holds nothing to move.
+#[test]
+fn a_database_from_a_newer_build_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    let url = format!("sqlite://{}", file.display());
+    run_json(&["account", "create", "--database", &url]);
+    let newer = {
+        let db = rusqlite::Connection::open(&file).unwrap();
+        db.execute(
+            "INSERT INTO schema_migrations (version, applied_at) \
+             SELECT MAX(version) + 1, '2030-01-01T00:00:00Z' FROM schema_migrations",
+            [],
+        )
+        .unwrap();
+        db.query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap()
+    };
+    for args in [
+        vec!["account", "list", "--database", &url],
+        vec!["serve", "--listen", "127.0.0.1:0", "--database", &url],
+    ] {
+        let out = server_bin().args(&args).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {said}");
+        assert!(
+            said.contains(&format!("schema version {newer}, newer than this build's")),
+            "{args:?}: {said}"
+        );
+    }
+    let to = format!("sqlite://{}", dir.path().join("b.db").display());
+    let out = server_bin()
+        .args(["migrate", "--from", &url, "--to", &to])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("the tunnel-server that migrated it"),
+        "{said}"
+    );
+    std::fs::write(dir.path().join("empty.db"), "").unwrap();
+    let empty = format!("sqlite://{}", dir.path().join("empty.db").display());
+    let out = server_bin()
+        .args(["migrate", "--from", &empty, "--to", &to])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("holds no installation"), "{said}");
+}
+
 /// `migrate`'s `next` names the source's key file only when there is one: a source served with
 /// `--server-key` (or never served) has none, and `$(cat …)` of a missing file is an empty key.
 #[test]
