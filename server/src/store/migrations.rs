@@ -29,6 +29,10 @@ const SQLITE_MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../migrations/sqlite/0009_small_pending_lists.sql"),
     ),
+    (
+        10,
+        include_str!("../../migrations/sqlite/0010_session_search.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -60,6 +64,10 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (
         9,
         include_str!("../../migrations/postgres/0009_small_pending_lists.sql"),
+    ),
+    (
+        10,
+        include_str!("../../migrations/postgres/0010_session_search.sql"),
     ),
 ];
 

@@ -17,9 +17,17 @@ use sqlx::Row as _;
 use sqlx::any::AnyRow;
 use tunnel_core::resources::tunnel_session::TunnelSession;
 
-/// The columns a search of the sessions (`q`) looks in: the session's wire form holds its ip,
-/// os, agent version, metadata and credential (`super::search`).
-pub(super) const SEARCH: &[&str] = &["id", "credential_id", "session"];
+/// The columns a search of the sessions (`q`) looks in (`super::search`): copies of the wire
+/// form's values a user searches by (migration 10), not the wire form itself, whose field names,
+/// `uri`s and region would match every session.
+pub(super) const SEARCH: &[&str] = &[
+    "id",
+    "credential_id",
+    "ip",
+    "os",
+    "agent_version",
+    "metadata",
+];
 
 /// A session as the directory holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -305,8 +313,8 @@ impl Store {
     pub async fn open_session(&self, row: &SessionRow, started: NewEvent) -> Result<()> {
         let mut tx = self.write_tx().await?;
         sqlx::query(
-            "INSERT INTO tunnel_sessions (id, account_id, credential_id, node_id, session, binds, update_state)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO tunnel_sessions (id, account_id, credential_id, node_id, session, binds, update_state, ip, os, agent_version, metadata)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(&row.session.id)
         .bind(&row.account_id)
@@ -315,6 +323,10 @@ impl Store {
         .bind(serde_json::to_string(&row.session).unwrap_or_default())
         .bind(serde_json::to_string(&row.binds).unwrap_or_default())
         .bind(&row.update_state)
+        .bind(&row.session.ip)
+        .bind(&row.session.os)
+        .bind(&row.session.agent_version)
+        .bind(&row.session.metadata)
         .execute(&mut *tx)
         .await?;
         self.emit(&mut tx, &row.account_id, started).await?;

@@ -544,6 +544,23 @@ async fn sessions_are_found_by_ip_os_version_metadata_and_credential() {
     assert_eq!(page, [ids_by_n[3].clone(), ids_by_n[1].clone()]);
     let (rest, _) = found(&app, &next.unwrap(), "tunnel_sessions").await;
     assert_eq!(rest, [ids_by_n[0].clone()]);
+    // Only those: not a field's name, the region, the transport, a `uri`, an update target.
+    for q in [
+        "local",
+        "region",
+        "http",
+        "tunnel/v2",
+        "agent_update",
+        "true",
+        "started",
+    ] {
+        assert!(
+            ids(&app, &format!("/tunnel_sessions?q={q}"), "tunnel_sessions")
+                .await
+                .is_empty(),
+            "q={q}"
+        );
+    }
 }
 
 #[tokio::test]
