@@ -70,6 +70,7 @@ error_codes! {
     UnknownQueryParameter = 115, 400, "The request has a query parameter the operation does not accept.";
     InvalidQueryParameter = 116, 400, "A query parameter is invalid.";
     WebhookAddressRefused = 117, 400, "The webhook URL's host is not a public address.";
+    BodyTimeout = 118, 408, "The request body did not arrive in time.";
     NotFound = 120, 404, "The resource does not exist.";
     ReferenceNotFound = 121, 400, "A resource named in the request body does not exist.";
     InUse = 122, 409, "The resource is still referenced by another resource.";

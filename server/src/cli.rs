@@ -55,37 +55,27 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             tracing::info!(addr = %listener.local_addr()?, "the API alone listening at the root");
             let router = crate::api_alone(state.clone());
             let mut stop = stop.clone();
-            Some(tokio::spawn(async move {
-                axum::serve(
-                    listener,
-                    router.into_make_service_with_connect_info::<SocketAddr>(),
-                )
-                .with_graceful_shutdown(async move {
+            Some(tokio::spawn(crate::serve::run(
+                listener,
+                router,
+                async move {
                     let _ = stop.wait_for(|stop| *stop).await;
-                })
-                .await
-            }))
+                },
+                false,
+            )))
         }
         None => None,
     };
     let app = crate::app(state.clone());
-    // No Nagle: the agent channel sends small WebSocket frames back to back (a command, a close),
-    // and with Nagle each waited for the peer's delayed ACK, up to 40 ms (`cargo xtask bench`).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(
+    crate::serve::run(
         listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
+        app,
+        leave_on_shutdown(state.clone(), stopping),
+        true,
     )
-    .with_graceful_shutdown(leave_on_shutdown(state.clone(), stopping))
-    .await?;
+    .await;
     if let Some(task) = api_alone {
-        task.await
-            .context("the --api-listen listener's task")?
-            .context("the --api-listen listener")?;
+        task.await.context("the --api-listen listener's task")?;
     }
     // The sends in flight at the signal have recorded their attempts (bounded by the webhook
     // timeout): nothing is sent twice, and `depart` frees what is left.
@@ -143,7 +133,10 @@ async fn leave_on_shutdown(
     stopping: tokio::sync::watch::Sender<bool>,
 ) {
     let displaced = tokio::select! {
-        () = shutdown_signal() => false,
+        () = crate::serve::shutdown_signal() => {
+            tracing::info!("shutting down");
+            false
+        }
         () = state.node.displaced() => true,
     };
     // First of all: the webhook worker claims nothing more, the API-alone listener closes.
@@ -185,28 +178,6 @@ pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow
         );
     }
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down");
 }
 
 async fn open(database: &str) -> anyhow::Result<Store> {

@@ -1,5 +1,5 @@
 //! The request-body extractor (docs/api/README.md): JSON only (415 otherwise), at most 1 MiB (413,
-//! docs/limits.md), malformed JSON 400, unknown fields 400 naming the field and the accepted ones,
+//! docs/limits.md) arriving within [`BODY_READ`] (408), malformed JSON 400, unknown fields 400 naming the field and the accepted ones,
 //! and a missing body read as `{}` (every request type of the API accepts `{}`; required fields are
 //! then reported by validation, with their field name). Response bodies are `crate::response`'s.
 
@@ -12,6 +12,10 @@ use serde_json::Value;
 use tunnel_core::errors::ErrorCode;
 use tunnel_core::errors::FieldError;
 use tunnel_core::limits::MAX_BODY_BYTES;
+
+/// How long a request body may take to arrive once its head has: a 1 MiB body at a few tens
+/// of kB/s, and no client that stops sending midway holds the request for good.
+pub const BODY_READ: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A JSON request body of type `T`.
 #[derive(Debug, Clone)]
@@ -47,9 +51,23 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
             .headers()
             .get(CONTENT_TYPE)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
-            .await
-            .map_err(|_| too_large())?;
+        // Bounded: a client that stops sending midway holds no request (and no connection)
+        // for good.
+        let bytes = tokio::time::timeout(
+            BODY_READ,
+            axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES),
+        )
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::BodyTimeout,
+                format!(
+                    "The request body did not arrive within {} s; send it whole, at once.",
+                    BODY_READ.as_secs()
+                ),
+            )
+        })?
+        .map_err(|_| too_large())?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return parse(b"{}").map(JsonBody);
         }

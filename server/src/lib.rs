@@ -43,6 +43,7 @@ pub mod response;
 pub mod retention;
 pub mod secret;
 pub mod security;
+pub mod serve;
 pub mod state;
 pub mod store;
 pub mod webhooks;

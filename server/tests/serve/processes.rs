@@ -624,15 +624,117 @@ fn the_api_alone_is_served_at_the_root_of_its_own_listener() {
         assert!(body.contains("ERR_TUNNEL_"), "{path}: {body}");
     }
 
-    let interrupted = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupted.success());
+    interrupt(&child);
     let exit = child.wait().unwrap();
     let log = log.join().unwrap();
     assert!(exit.success(), "{exit:?}\n{log}");
     assert!(std::net::TcpStream::connect(alone).is_err(), "{log}");
+}
+
+/// `kill -INT` of `child`.
+fn interrupt(child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// A client that stops midway holds nothing for good: a request head never finished is closed
+/// after 30 s (`serve::HEADER_READ`), a body never finished is answered 408 after 30 s
+/// (`json::BODY_READ`), both while the server goes on answering others.
+#[test]
+fn a_client_that_stops_sending_midway_is_let_go() {
+    use std::io::Write as _;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let key = "stalled-clients-test-key-0123";
+    let mut child = serve_command(&db)
+        .env("TUNNEL_BOOTSTRAP_API_KEY", key)
+        .spawn()
+        .unwrap();
+    let (addrs, log) = listener_addrs(&mut child, &["tunnel-server listening"]);
+    let addr = addrs[0];
+    let started = Instant::now();
+    let mut head = std::net::TcpStream::connect(addr).unwrap();
+    head.write_all(b"GET /api/credentials HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut body = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        body,
+        "POST /api/credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Service-Version: 2\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"de"
+    )
+    .unwrap();
+    for stream in [&head, &body] {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+    }
+    // Others are served meanwhile.
+    let (status, _, _) = http(
+        addr,
+        "GET",
+        "/api/credentials",
+        &[
+            ("Authorization", &format!("Bearer {key}")),
+            ("Service-Version", "2"),
+        ],
+        "",
+    );
+    assert_eq!(status, 200);
+    let mut answer = String::new();
+    let _ = body.read_to_string(&mut answer);
+    let body_waited = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("ERR_TUNNEL_118"), "{answer}");
+    let mut rest = Vec::new();
+    let read = head.read_to_end(&mut rest);
+    let head_waited = started.elapsed();
+    assert!(
+        read.is_ok() || head_waited < Duration::from_secs(59),
+        "{read:?}"
+    );
+    for waited in [body_waited, head_waited] {
+        assert!(
+            waited >= Duration::from_secs(29) && waited < Duration::from_secs(50),
+            "{waited:?}"
+        );
+    }
+    interrupt(&child);
+    assert!(child.wait().unwrap().success(), "{}", log.join().unwrap());
+}
+
+/// A stop is not held up by a client that stalled mid-request: the first interrupt waits for
+/// it (what runs may finish), a second stops the server at once, cleanly.
+#[test]
+fn a_second_interrupt_stops_without_waiting_for_stalled_clients() {
+    use std::io::Write as _;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let mut child = serve_command(&db).spawn().unwrap();
+    let (addrs, log) = listener_addrs(&mut child, &["tunnel-server listening"]);
+    let mut stalled = std::net::TcpStream::connect(addrs[0]).unwrap();
+    stalled
+        .write_all(b"GET /api/credentials HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    interrupt(&child);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first interrupt waits"
+    );
+    let second = Instant::now();
+    interrupt(&child);
+    let exit = child.wait().unwrap();
+    let log = log.join().unwrap();
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(second.elapsed() < Duration::from_secs(10), "{log}");
+    assert!(log.contains("stopping at once"), "{log}");
+    drop(stalled);
 }
 
 /// The log holds no authtoken even at `RUST_LOG=trace`, where the WebSocket library would write
