@@ -134,6 +134,8 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
     pages::click_button(client, "Delete").await?;
     pages::click_in_dialog(client, "Delete backend").await?;
     pages::wait_for_text(client, "The backend was not deleted").await?;
+    // The dialog gave the focus back to Delete, which kept it while the delete ran.
+    pages::wait_for_focus(client, "button.danger \"Delete\"").await?;
     let (status, _) = api
         .get(&format!("/backends/tunnel_group/{backend}"))
         .await?;

@@ -111,7 +111,10 @@ pub async fn click_in_dialog(client: &Client, text: &str) -> Result<()> {
 async fn click_xpath(client: &Client, text: &str, xpath: &str) -> Result<()> {
     eventually(&format!("a click on the button {text:?}"), || async {
         for b in client.find_all(Locator::XPath(xpath)).await? {
-            if b.is_displayed().await? && b.is_enabled().await? {
+            // Unavailable buttons are waited for, `disabled` ones and those the console marks
+            // `aria-disabled` while their request runs (they keep the focus).
+            let available = b.attr("aria-disabled").await?.as_deref() != Some("true");
+            if b.is_displayed().await? && b.is_enabled().await? && available {
                 return match b.click().await {
                     Ok(_) => Ok(Some(())),
                     Err(e) if e.to_string().contains("intercepted") => Ok(None),

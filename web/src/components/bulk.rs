@@ -426,7 +426,12 @@ pub fn BulkBar(
                             on:click=move |_| asked.set(Some(a))>{a.label}</button>
                     }
                 }).collect_view()}
-                <button type="button" class="link" on:click=move |_| selection.clear()>"Clear selection"</button>
+                // The bar goes with the selection, and its button with it: the focus goes to the
+                // list's "select all" box, not to the top of the page.
+                <button type="button" class="link" on:click=move |_| {
+                    selection.clear();
+                    keep_focus_on("main .select-all");
+                }>"Clear selection"</button>
             </div>
         </Show>
         {move || asked.get().map(|a| {
@@ -550,7 +555,12 @@ fn RunDialog(
                     <ul class="bulk-results">{results}</ul>
                     <div class="actions">
                         {move || (!running() && counts.get().2 > 0).then(|| view! {
-                            <button type="button" on:click=move |_| on_retry.run(())>
+                            // Gone while the retry runs: the focus goes to Stop, which the
+                            // dialog keeps (and Escape with it).
+                            <button type="button" on:click=move |_| {
+                                on_retry.run(());
+                                keep_focus_on("dialog .bulk-close");
+                            }>
                                 {move || format!("Retry the failed ones ({})", counts.get().2)}
                             </button>
                         })}

@@ -90,12 +90,15 @@ impl ConfirmedDelete {
         })
     }
 
-    /// The button that asks; disabled, saying so, while the delete runs.
+    /// The button that asks; unavailable, saying so, while the delete runs. `aria-disabled`,
+    /// not `disabled`: the dialog gives the focus back to this button, and a disabled one would
+    /// drop it to the page (a refused delete then left the keyboard user nowhere).
     pub fn button(self, label: &'static str) -> impl IntoView {
         let busy = move || self.submit.busy();
         view! {
-            <button type="button" class="danger" disabled=busy aria-busy=move || busy().to_string()
-                on:click=move |_| self.asked.set(true)>
+            <button type="button" class="danger" aria-disabled=move || busy().to_string()
+                aria-busy=move || busy().to_string()
+                on:click=move |_| if !busy() { self.asked.set(true) }>
                 {move || if busy() { "Deleting…" } else { label }}
             </button>
         }

@@ -77,11 +77,18 @@ pub fn Modal(
             on_close.run(());
         }
     };
+    // Escape with the focus outside the dialog (on the page's body, after the focused button
+    // went away) never reaches `on_keydown`; the browser then cancels the dialog itself, and
+    // that too goes through the app's state.
+    let on_cancel = move |ev: leptos::ev::Event| {
+        ev.prevent_default();
+        on_close.run(());
+    };
     view! {
         <dialog node_ref=dialog_ref class=format!("dialog {class}")
             role=if alert { "alertdialog" } else { "dialog" } aria-modal="true"
             aria-labelledby=labelled_by
-            on:keydown=on_keydown>
+            on:keydown=on_keydown on:cancel=on_cancel>
             {children()}
         </dialog>
     }

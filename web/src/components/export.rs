@@ -104,8 +104,11 @@ pub fn ExportButtons(
     let busy = move || matches!(state.get(), State::Fetching(_));
     view! {
         <div class="export" role="group" aria-label="Export">
-            <button type="button" disabled=busy on:click=move |_| export(Format::Csv)>"Export CSV"</button>
-            <button type="button" disabled=busy on:click=move |_| export(Format::Json)>"Export JSON"</button>
+            // `aria-disabled`: a disabled button would drop the focus to the page.
+            <button type="button" aria-disabled=move || busy().to_string()
+                on:click=move |_| if !busy() { export(Format::Csv) }>"Export CSV"</button>
+            <button type="button" aria-disabled=move || busy().to_string()
+                on:click=move |_| if !busy() { export(Format::Json) }>"Export JSON"</button>
             {move || match state.get() {
                 State::Idle => ().into_any(),
                 State::Fetching(n) => view! {

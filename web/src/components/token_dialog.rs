@@ -91,11 +91,11 @@ pub fn TokenDialog(
                 <h2 id="token-title">{kind.title()}</h2>
                 <p class="warning">
                     <strong>"Copy it now: you will not see it again."</strong>
-                    {kind.explanation()}
+                    {super::text::with_code_spans(kind.explanation())}
                 </p>
                 <label for="token-value">{kind.label()}</label>
                 <div class="copy-row">
-                    <textarea id="token-value" class="token mono" readonly rows="2" spellcheck="false">{token}</textarea>
+                    <textarea id="token-value" class="token mono" readonly rows="3" spellcheck="false">{token}</textarea>
                     <button type="button" class="copy" on:click=copy>"Copy"</button>
                 </div>
                 <p class="copied" role="status">

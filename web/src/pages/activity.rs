@@ -185,7 +185,7 @@ fn ActivityFilters(current: Memo<Filters>) -> impl IntoView {
         })
     };
     view! {
-        <form class="card filters" on:submit=submit aria-label="Filter events">
+        <form class="card filters" on:submit=submit aria-label="Filter events" novalidate>
             <div class="field">
                 <label for="filter-type">"Type"</label>
                 <select id="filter-type" on:change=move |ev| {

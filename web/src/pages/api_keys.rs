@@ -108,7 +108,7 @@ pub fn ApiKeyNew() -> impl IntoView {
             {create.failure("The API key was not created")}
             <div class="actions">
                 <A href=routes::API_KEYS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                <button type="submit" class="primary" disabled=move || !valid() aria-disabled=move || create.busy().to_string()>
                     {move || if create.busy() { "Creating…" } else { "Create API key" }}
                 </button>
             </div>

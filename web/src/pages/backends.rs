@@ -164,7 +164,7 @@ pub fn NewBackendForm(on_created: Callback<TunnelGroupBackend>, titled: bool) ->
             <TextField name="labels" label="Labels" value=labels error=create.message_by(list_message_for, live, "labels") placeholder="env=prod, app=web"
                 hint="Tunnels whose agents bound all of these labels serve this backend." />
             {create.failure("The backend was not created")}
-            <div class="actions"><button type="submit" class="primary" disabled=move || create.busy() || !valid()>"Create backend"</button></div>
+            <div class="actions"><button type="submit" class="primary" disabled=move || !valid() aria-disabled=move || create.busy().to_string()>"Create backend"</button></div>
         </form>
     }
 }

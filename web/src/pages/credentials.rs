@@ -114,7 +114,7 @@ pub fn CredentialNew() -> impl IntoView {
             {create.failure("The credential was not created")}
             <div class="actions">
                 <A href=routes::CREDENTIALS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>
+                <button type="submit" class="primary" disabled=move || !valid() aria-disabled=move || create.busy().to_string()>
                     {move || if create.busy() { "Creating…" } else { "Create credential" }}
                 </button>
             </div>

@@ -147,7 +147,7 @@ pub fn EventDestinationNew() -> impl IntoView {
             {create.failure("The destination was not created")}
             <div class="actions">
                 <A href=routes::EVENT_DESTINATIONS attr:class="button">"Cancel"</A>
-                <button type="submit" class="primary" disabled=move || create.busy()>
+                <button type="submit" class="primary" aria-disabled=move || create.busy().to_string()>
                     {move || if create.busy() { "Creating…" } else { "Create destination" }}
                 </button>
             </div>
@@ -241,7 +241,8 @@ fn SigningSecret(id: String, reload: RwSignal<u32>) -> impl IntoView {
             <p class="hint">"Every webhook is signed with this destination's secret, so the receiver can check that it came from here. The secret is shown only once: when the destination is created and when it is rotated."</p>
             {rotate.failure("The secret was not rotated")}
             <div class="actions">
-                <button type="button" id="rotate-secret" disabled=move || rotate.busy() on:click=move |_| asked.set(true)>
+                <button type="button" id="rotate-secret" aria-disabled=move || rotate.busy().to_string()
+                    on:click=move |_| if !rotate.busy() { asked.set(true) }>
                     {move || if rotate.busy() { "Rotating…" } else { "Rotate secret" }}
                 </button>
             </div>
@@ -269,12 +270,14 @@ fn TestEvent(id: String, deliveries_reload: RwSignal<u32>) -> impl IntoView {
         <section class="card" aria-labelledby="test-title">
             <div class="page-head">
                 <h2 id="test-title">"Test"</h2>
-                <button type="button" id="send-test" disabled=move || test.busy()
+                <button type="button" id="send-test" aria-disabled=move || test.busy().to_string()
                     on:click=move |_| {
-                        result.set(None);
-                        test.send(serde_json::json!({}));
-                        // Disabled while it sends, the button loses the focus: it gets it back.
-                        keep_focus_on("#send-test");
+                        // `aria-disabled` while it sends, so it keeps the focus; a click then
+                        // does nothing.
+                        if !test.busy() {
+                            result.set(None);
+                            test.send(serde_json::json!({}));
+                        }
                     }>
                     {move || if test.busy() { "Sending…" } else { "Send test event" }}
                 </button>
@@ -365,7 +368,7 @@ fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl In
                 message=move |f| save.message(live, f) tried=Signal::stored(true) />
             {save.failure("The destination was not saved")}
             <div class="actions">
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                <button type="submit" class="primary" disabled=move || unchanged() || !valid() aria-disabled=move || save.busy().to_string()>
                     {move || if save.busy() { "Saving…" } else { "Save changes" }}
                 </button>
             </div>

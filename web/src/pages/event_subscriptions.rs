@@ -190,7 +190,7 @@ fn SubscriptionForm(
             <DestinationsPicker selected=dest_ids error=save.message(live, "destination_ids") pending_url=pending_url pending_error=pending_error />
             {save.failure("The subscription was not saved")}
             <div class="actions">
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !live.with(Vec::is_empty)>
+                <button type="submit" class="primary" disabled=move || unchanged() || !live.with(Vec::is_empty) aria-disabled=move || save.busy().to_string()>
                     {if is_edit { "Save changes" } else { "Create subscription" }}
                 </button>
             </div>
@@ -363,6 +363,9 @@ fn subscription_view(sub: EventSubscription, reload: RwSignal<u32>) -> impl Into
     let on_saved = Callback::new(move |_| {
         app.toast("Event subscription saved.", false);
         reload.update(|r| *r += 1);
+        // As on the destination page: "Save changes", disabled now that nothing has changed,
+        // hands the focus to the form.
+        keep_focus_on("#field-description");
     });
     let delete = ConfirmedDelete::back_to_list(
         paths::event_subscription(&id),

@@ -172,7 +172,8 @@ pub fn editable_head(
 }
 
 /// The buttons under a detail page's editor: Cancel (closes it), and Save changes, disabled
-/// while saving (`busy`) or while there is nothing valid to save (`blocked`).
+/// while there is nothing valid to save (`blocked`), and unavailable while saving (`busy`:
+/// `aria-disabled`, so that the focus stays on it; the submit sends once).
 pub fn edit_actions(
     editing: RwSignal<bool>,
     busy: impl Fn() -> bool + Copy + Send + Sync + 'static,
@@ -181,7 +182,7 @@ pub fn edit_actions(
     view! {
         <div class="actions">
             <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
-            <button type="submit" class="primary" disabled=move || busy() || blocked()>
+            <button type="submit" class="primary" disabled=blocked aria-disabled=move || busy().to_string()>
                 {move || if busy() { "Saving…" } else { "Save changes" }}
             </button>
         </div>

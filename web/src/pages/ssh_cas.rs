@@ -287,7 +287,7 @@ fn ssh_ca_view(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
             <TextField name="metadata" label="Metadata" value=metadata error=save.message(live, "metadata") multiline=true />
             {move || error().map(|e| view! { <ErrorView error=e /> })}
             <div class="actions">
-                <button type="submit" class="primary" disabled=move || save.busy() || unchanged() || !valid()>
+                <button type="submit" class="primary" disabled=move || unchanged() || !valid() aria-disabled=move || save.busy().to_string()>
                     {move || if save.busy() { "Saving…" } else { "Save changes" }}
                 </button>
             </div>

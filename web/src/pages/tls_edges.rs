@@ -91,7 +91,7 @@ fn NewEdgeForm(reload: RwSignal<u32>) -> impl IntoView {
                 placeholder="app.example.com:443" hint="Comma-separated host:port pairs." />
             {create.failure("The edge was not created")}
             <div class="actions">
-                <button type="submit" class="primary" disabled=move || create.busy() || !valid()>"Create TLS edge"</button>
+                <button type="submit" class="primary" disabled=move || !valid() aria-disabled=move || create.busy().to_string()>"Create TLS edge"</button>
             </div>
         </form>
     }
@@ -242,7 +242,7 @@ fn BackendModule(
                 </label>
                 {move || error().map(|e| view! { <ErrorView error=e /> })}
                 <div class="actions">
-                    <button type="submit" id="replace-module" class="primary" disabled=move || save.busy() || !valid()>"Replace backend module"</button>
+                    <button type="submit" id="replace-module" class="primary" disabled=move || !valid() aria-disabled=move || save.busy().to_string()>"Replace backend module"</button>
                     {has_module.then(|| view! {
                         {delete.button("Delete module")}
                     })}
