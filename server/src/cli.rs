@@ -155,7 +155,7 @@ pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow
     if let Some(key) = bootstrap_api_key.map(str::trim).filter(|k| !k.is_empty()) {
         anyhow::ensure!(
             key.len() >= 16 && key.len() <= 200 && key.bytes().all(|b| b.is_ascii_graphic()),
-            "TUNNEL_BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces"
+            "--bootstrap-api-key (TUNNEL_BOOTSTRAP_API_KEY) must be 16 to 200 printable characters without spaces"
         );
         if store.ensure_bootstrap_key(key).await? {
             tracing::info!("bootstrap API key installed for an admin of the default account");
@@ -167,16 +167,33 @@ pub async fn bootstrap(store: &Store, bootstrap_api_key: Option<&str>) -> anyhow
         .await?
     {
         // Printed once, on purpose, to stdout (not through the logger): the operator needs it.
-        println!(
+        print(&format!(
             "\n==================== tunnel-server first start ====================\n\
              Created account {} with admin user {}.\n\
              Admin API key (shown only now; keep it safe):\n\n    {}\n\n\
              Use it as `Authorization: Bearer <key>` or to sign in to the console.\n\
              Name the user: tunnel-server user rename --id {} --name NAME (and the server's --database)\n\
-             ===================================================================\n",
+             ===================================================================\n\n",
             created.account_id, created.principal_id, created.api_key, created.principal_id
-        );
+        ))
+        .with_context(|| {
+            format!(
+                "cannot write the first admin API key to stdout; make another with \
+                 `tunnel-server user create --account {} --name NAME --admin`",
+                created.account_id
+            )
+        })?;
     }
+    Ok(())
+}
+
+/// Writes `text` to stdout, saying when it could not (a full disk, a reader gone): `println!`
+/// would panic.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
     Ok(())
 }
 

@@ -75,9 +75,9 @@ impl KeyVault {
     /// `data_dir/server.key`, else ephemeral when there is no data directory.
     pub fn load(env_key: Option<&str>, data_dir: Option<&Path>) -> anyhow::Result<KeyVault> {
         if let Some(hex) = env_key.filter(|k| !k.trim().is_empty()) {
-            return Ok(KeyVault::from_bytes(
-                parse_hex_key(hex.trim()).context("TUNNEL_SERVER_KEY must be 64 hex digits")?,
-            ));
+            return Ok(KeyVault::from_bytes(parse_hex_key(hex.trim()).context(
+                "--server-key (TUNNEL_SERVER_KEY) must be 64 hex digits",
+            )?));
         }
         let Some(dir) = data_dir else {
             return Ok(KeyVault::ephemeral());

@@ -144,6 +144,7 @@ fn main() -> std::process::ExitCode {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use anyhow::Context as _;
 use tracing_subscriber::filter::LevelFilter;
 
 async fn start() -> std::process::ExitCode {
@@ -181,8 +182,11 @@ async fn start() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::Serve(options) = cli.command {
+        return cli::serve(*options).await;
+    }
     let output = match cli.command {
-        Command::Serve(options) => return cli::serve(*options).await,
+        Command::Serve(_) => unreachable!("served above"),
         Command::Account(AccountCommand::Create {
             name,
             admin_name,
@@ -216,6 +220,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             database,
         }) => cli::seed_credentials(&database.database, &account, count).await?,
     };
-    println!("{}", serde_json::to_string_pretty(&output)?);
-    Ok(())
+    cli::print(&format!("{}\n", serde_json::to_string_pretty(&output)?))
+        .context("cannot write the answer to stdout (what the command changed is kept)")
 }

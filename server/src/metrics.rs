@@ -19,8 +19,10 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-/// The content type of the Prometheus text format.
-const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The content type of what `prometheus_client` writes: OpenMetrics text (a counter's `TYPE`
+/// line names the family, its sample ends in `_total`, the body ends with `# EOF`), which a
+/// strict parser of Prometheus's older 0.0.4 text format would misread under that format's type.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The metrics listener's router: `GET /metrics` only.
 pub fn router(state: AppState) -> Router {

@@ -381,7 +381,7 @@ fn metrics_are_served_on_their_own_listener_only() {
     assert_eq!(status, 200, "{body}");
     assert!(
         head.to_ascii_lowercase()
-            .contains("content-type: text/plain; version=0.0.4"),
+            .contains("content-type: application/openmetrics-text; version=1.0.0"),
         "{head}"
     );
     let value = |name: &str| -> i64 {
@@ -822,6 +822,27 @@ fn an_unreachable_postgres_is_said_as_such() {
     assert!(said.contains("cannot connect to the database"), "{said}");
     assert!(said.to_lowercase().contains("refused"), "{said}");
     assert!(!said.contains("pw-unreachable-7"), "{said}");
+}
+
+/// An answer that cannot be written (stdout on a full disk) is an error said on stderr, exit
+/// status 1, not a panic; what the command made is kept and says how to get another key.
+#[test]
+fn an_unwritable_stdout_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("a.db").display());
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = server_bin()
+        .args(["account", "create", "--database", &url])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("cannot write the answer to stdout"), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
 }
 
 /// A database a newer build migrated (its schema past this build's last migration) is refused
