@@ -69,6 +69,9 @@ pub fn event_type(kind: IdKind, verb: &str) -> String {
     format!("{}_{verb}.v0", object_name(kind))
 }
 
+/// [`check_form`]'s rule as a regular expression (the OpenAPI document's pattern).
+pub const FORM_PATTERN: &str = "^[a-z][a-z0-9_]*\\.v[0-9]{1,9}$";
+
 /// Checks the form `<name>.v<digits>`: a lower-case name of letters, digits and `_`, starting
 /// with a letter, then `.v` and a version number.
 pub fn check_form(event_type: &str) -> Result<(), String> {

@@ -234,13 +234,27 @@ impl From<store::Error> for ApiError {
                 id,
                 by,
                 users,
+                total,
             } => {
                 let named: Vec<String> = users.iter().map(|u| format!("`{u}`")).collect();
+                // Only the first ten are named: the count says when there are more, so that
+                // the caller does not meet a second refusal after changing those ten.
+                let named = match usize::try_from(total) {
+                    Ok(total) if total > users.len() => {
+                        format!(
+                            "{total} in all; the first {}: {}",
+                            users.len(),
+                            named.join(", ")
+                        )
+                    }
+                    _ => named.join(", "),
+                };
                 ApiError::new(
                     ErrorCode::InUse,
-                    format!("{} `{id}` is {by} ({}).", kind.noun(), named.join(", ")),
+                    format!("{} `{id}` is {by} ({named}).", kind.noun()),
                 )
                 .with_detail("used_by", users)
+                .with_detail("used_by_count", total)
             }
             store::Error::Database(e) => ApiError::Internal(e.into()),
         }

@@ -16,7 +16,7 @@ record! {
         table: "tunnel_group_backends",
         kind: IdKind::TunnelGroupBackend,
         used_by: UsedBy {
-            ids: "SELECT id AS user_id FROM tls_edges WHERE backend_id = $1 ORDER BY id LIMIT 10",
+            ids: "SELECT id AS user_id, COUNT(*) OVER () AS total FROM tls_edges WHERE backend_id = $1 ORDER BY id LIMIT 10",
             by: "the backend of a TLS edge; remove that backend module first",
         },
         search: ["id", "description", "metadata", "labels"],

@@ -29,6 +29,8 @@ pub enum Error {
         by: &'static str,
         /// What references it (the first ten ids).
         users: Vec<String>,
+        /// How many reference it in all.
+        total: u64,
     },
     /// The database failed, or holds a row that does not decode: an internal error.
     #[error(transparent)]

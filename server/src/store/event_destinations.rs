@@ -16,7 +16,7 @@ record! {
         table: "event_destinations",
         kind: IdKind::EventDestination,
         used_by: UsedBy {
-            ids: "SELECT subscription_id AS user_id FROM event_subscription_destinations WHERE destination_id = $1 ORDER BY subscription_id LIMIT 10",
+            ids: "SELECT subscription_id AS user_id, COUNT(*) OVER () AS total FROM event_subscription_destinations WHERE destination_id = $1 ORDER BY subscription_id LIMIT 10",
             by: "used by an event subscription; remove it from the subscription first",
         },
         search: ["id", "description", "metadata", "format", "target"],

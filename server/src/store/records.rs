@@ -28,8 +28,9 @@ enum RowReads<'s> {
 /// [`Error::InUse`]).
 #[derive(Debug, Clone, Copy)]
 pub struct UsedBy {
-    /// The ids of the rows referencing the row `$1` (as `user_id`), the first ten: named in
-    /// the refusal, so the caller knows what to change.
+    /// The ids of the rows referencing the row `$1` (as `user_id`), the first ten, each with
+    /// how many there are in all (`total`): named in the refusal, so the caller knows what to
+    /// change, and how much.
     pub ids: &'static str,
     pub by: &'static str,
 }
@@ -303,19 +304,21 @@ impl Store {
         self.write::<R, _>(async |tx| {
             let before = fetch::<R>(&mut tx.exec(), scope, id).await?;
             if let Some(used_by) = R::USED_BY {
-                let users: Vec<String> = tx
+                let found = tx
                     .exec()
-                    .fetch(used_by.ids, &[id.into()], |row| row.text("user_id"))
-                    .await?
-                    .into_iter()
-                    .flatten()
-                    .collect();
+                    .fetch(used_by.ids, &[id.into()], |row| {
+                        Ok((row.text("user_id")?, row.integer("total")?))
+                    })
+                    .await?;
+                let total = found.first().and_then(|(_, total)| *total).unwrap_or(0);
+                let users: Vec<String> = found.into_iter().filter_map(|(user, _)| user).collect();
                 if !users.is_empty() {
                     return Err(Error::InUse {
                         kind: R::KIND,
                         id: id.to_owned(),
                         by: used_by.by,
                         users,
+                        total: u64::try_from(total).unwrap_or(0),
                     });
                 }
             }

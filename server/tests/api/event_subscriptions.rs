@@ -103,6 +103,37 @@ async fn event_subscription_crud_and_partial_updates() {
     app.deleted(&format!("/event_destinations/{d2}")).await;
 }
 
+/// A destination used by more subscriptions than the refusal names says how many there are.
+#[tokio::test]
+async fn a_refusal_names_ten_users_and_counts_them_all() {
+    let app = TestApp::new().await;
+    let ed = destination(&app).await;
+    for _ in 0..12 {
+        app.create(
+            "/event_subscriptions",
+            json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
+        )
+        .await;
+    }
+    let refused = app
+        .delete(&format!("/event_destinations/{ed}"))
+        .fails(&app, 409, "ERR_TUNNEL_122")
+        .await;
+    let details = &refused.json["details"];
+    assert_eq!(
+        details["used_by"].as_array().unwrap().len(),
+        10,
+        "{}",
+        refused.text
+    );
+    assert_eq!(details["used_by_count"], 12, "{}", refused.text);
+    assert!(
+        refused.text.contains("12 in all; the first 10"),
+        "{}",
+        refused.text
+    );
+}
+
 #[tokio::test]
 async fn unknown_event_type_and_bad_destinations() {
     let app = TestApp::new().await;

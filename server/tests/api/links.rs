@@ -185,3 +185,42 @@ fn the_document_is_valid_and_every_response_is_held_to_it() {
     assert!(!check("GET", 418, Value::Null, ""));
     assert!(!check("DELETE", 204, json!({}), "{}"));
 }
+
+/// The events list's `type` filter is described as the server checks it: a document-driven
+/// client (or fuzzer) sends only types the server accepts.
+#[tokio::test]
+async fn the_event_type_filter_is_described_as_checked() {
+    let app = TestApp::new().await;
+    let doc = app
+        .get("/openapi.json")
+        .without("authorization")
+        .without("service-version")
+        .send(&app)
+        .await
+        .json;
+    let schema = doc["paths"]["/events"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "type")
+        .unwrap()["schema"]
+        .clone();
+    let schema = jsonschema::draft202012::new(&schema).unwrap();
+    for (value, accepted) in [
+        ("credential_created.v0", true),
+        ("x1_y.v123456789", true),
+        ("", false),
+        ("bogus", false),
+        ("Credential_created.v0", false),
+        ("credential_created.v", false),
+        ("credential_created.v1234567890", false),
+    ] {
+        assert_eq!(schema.is_valid(&json!(value)), accepted, "{value:?}");
+        let status = app
+            .get(&format!("/events?type={value}"))
+            .send(&app)
+            .await
+            .status;
+        assert_eq!(status == 200, accepted, "{value:?}: {status}");
+    }
+}

@@ -148,7 +148,7 @@ fn parameters(op: &Operation) -> Vec<Value> {
                 query(
                     "type",
                     "Only events of this type (`<object>_<verb>.v0`).",
-                    json!({"type": "string"}),
+                    json!({"type": "string", "pattern": tunnel_core::event_types::FORM_PATTERN}),
                 ),
                 query("object_id", "Only events about this object.", id.clone()),
                 query(
@@ -197,6 +197,7 @@ fn error_codes(op: &Operation) -> Vec<ErrorCode> {
             UnknownField,
             InvalidField,
             BodyTooLarge,
+            BodyTimeout,
             UnsupportedMediaType,
         ]);
     }
