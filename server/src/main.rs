@@ -61,6 +61,7 @@ enum DevCommand {
 enum AccountCommand {
     /// Create an account with an admin user; prints {"account_id","user_id","api_key"}.
     Create {
+        /// The account's name, shown in the console's top bar (`default` when not given).
         #[arg(long)]
         name: Option<String>,
         /// The admin user's name, shown wherever it owns something (none by default).
@@ -80,13 +81,16 @@ enum AccountCommand {
 enum UserCommand {
     /// Create a user (or bot) with an API key; prints {"user_id","api_key"}.
     Create {
+        /// The account (acct_…) the user joins (`account list` shows them).
         #[arg(long)]
         account: String,
         /// The name shown wherever the user owns something (credentials, API keys).
         #[arg(long, default_value = "")]
         name: String,
+        /// An admin, who manages every API key and owns what they choose (a member by default).
         #[arg(long)]
         admin: bool,
+        /// A bot (bot_…), for automation, rather than a person (usr_…).
         #[arg(long)]
         bot: bool,
         #[command(flatten)]
@@ -97,6 +101,7 @@ enum UserCommand {
         /// The user (usr_…) or bot (bot_…).
         #[arg(long)]
         id: String,
+        /// The new name (1 to 64 characters).
         #[arg(long)]
         name: String,
         #[command(flatten)]
@@ -108,6 +113,7 @@ enum UserCommand {
         /// The user (usr_…) or bot (bot_…).
         #[arg(long)]
         id: String,
+        /// `admin` or `member`.
         #[arg(long, value_parser = ["admin", "member"])]
         role: String,
         #[command(flatten)]
@@ -115,6 +121,7 @@ enum UserCommand {
     },
     /// List the users and bots of an account; prints [{"user_id","name","kind","is_admin"}].
     List {
+        /// The account (acct_…).
         #[arg(long)]
         account: String,
         #[command(flatten)]

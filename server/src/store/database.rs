@@ -78,6 +78,12 @@ pub(super) fn placeholders(first: usize, n: usize) -> String {
 
 impl DatabaseUrl {
     pub fn parse(url: &str) -> anyhow::Result<DatabaseUrl> {
+        // An empty `TUNNEL_DATABASE=` in an environment file, most likely.
+        anyhow::ensure!(
+            !url.trim().is_empty(),
+            "the database URL is empty (--database or TUNNEL_DATABASE); use sqlite://data/tunnel.db, \
+             sqlite::memory: or postgres://user:password@host:port/database"
+        );
         if url == "sqlite::memory:" || url == "sqlite://:memory:" {
             return Ok(DatabaseUrl::SqliteMemory);
         }
@@ -270,6 +276,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(said.contains("names a directory"), "{said}");
+        for empty in ["", "  "] {
+            let said = DatabaseUrl::parse(empty).unwrap_err().to_string();
+            assert!(said.contains("the database URL is empty"), "{said}");
+        }
     }
 
     #[test]
