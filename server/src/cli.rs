@@ -1,6 +1,6 @@
 //! The commands of the binary (docs/command-line.md, docs/accounts.md): `serve`, and the
 //! operator commands that work on the same database (`account create`, `account list`,
-//! `user create`, `user rename`, `user role`, `user list`, the hidden `dev
+//! `user create`, `user rename`, `user role`, `user remove`, `user list`, the hidden `dev
 //! seed-credentials`). `main.rs` only parses the command line and calls these.
 
 use crate::config::ServeOptions;
@@ -336,6 +336,43 @@ pub async fn user_role(database: &str, id: &str, admin: bool) -> anyhow::Result<
         RoleChange::LastAdmin => anyhow::bail!(
             "`{id}` is the last admin of its account: make another user admin first \
              (`tunnel-server user role --id ID --role admin`)"
+        ),
+    }
+}
+
+/// `user remove --id ID [--to ID]`: `{"user_id","api_keys_deleted","credentials_moved"}`.
+pub async fn user_remove(
+    database: &str,
+    id: &str,
+    to: Option<&str>,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::store::Removal;
+    let store = open(database).await?;
+    let removed = store.remove_principal(id, to).await;
+    store.close().await;
+    match removed? {
+        Removal::Done {
+            api_keys,
+            credentials,
+        } => Ok(json!({
+            "user_id": id,
+            "api_keys_deleted": api_keys,
+            "credentials_moved": credentials,
+        })),
+        Removal::NoSuch => {
+            anyhow::bail!("no user or bot `{id}` (see `tunnel-server user list --account ID`)")
+        }
+        Removal::LastAdmin => anyhow::bail!(
+            "`{id}` is the last admin of its account: make another user admin first \
+             (`tunnel-server user role --id ID --role admin`)"
+        ),
+        Removal::OwnsCredentials(n) => anyhow::bail!(
+            "`{id}` owns {n} credential(s), which agents may be using: name who takes them over \
+             with --to ID (another user or bot of the account), or delete them first"
+        ),
+        Removal::NoHeir => anyhow::bail!(
+            "--to: `{}` is not another user or bot of `{id}`'s account",
+            to.unwrap_or_default()
         ),
     }
 }

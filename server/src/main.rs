@@ -119,6 +119,20 @@ enum UserCommand {
         #[command(flatten)]
         database: Database,
     },
+    /// Remove a user or bot, with its API keys (someone who left); its credentials, which
+    /// agents may be using, go to --to. Prints {"user_id","api_keys_deleted","credentials_moved"}.
+    /// Running servers refuse its keys within 10 s.
+    Remove {
+        /// The user (usr_…) or bot (bot_…).
+        #[arg(long)]
+        id: String,
+        /// Another user or bot of the account, who takes over the credentials it owns (required
+        /// when it owns any).
+        #[arg(long)]
+        to: Option<String>,
+        #[command(flatten)]
+        database: Database,
+    },
     /// List the users and bots of an account; prints [{"user_id","name","kind","is_admin"}].
     List {
         /// The account (acct_…).
@@ -216,6 +230,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User(UserCommand::Role { id, role, database }) => {
             cli::user_role(&database.database, &id, role == "admin").await?
+        }
+        Command::User(UserCommand::Remove { id, to, database }) => {
+            cli::user_remove(&database.database, &id, to.as_deref()).await?
         }
         Command::User(UserCommand::List { account, database }) => {
             cli::user_list(&database.database, &account).await?

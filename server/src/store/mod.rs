@@ -71,7 +71,7 @@ pub use records::{Audit, Record, Scope, UsedBy};
 pub use sessions::{EndedEvent, LocatedSession, SessionRow};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
-pub use users::{RoleChange, UserRow};
+pub use users::{Removal, RoleChange, UserRow};
 
 use anyhow::Context as _;
 use rand::RngCore as _;

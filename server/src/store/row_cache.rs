@@ -3,8 +3,10 @@
 //!
 //! Why it is safe: the rows cached change only through commits of the servers of the
 //! installation. Of the other processes that write the database, the operator commands write
-//! only accounts, users and their API keys, never the tables cached here (API keys, whose reads
-//! are scoped to an owner, are not cached: [`super::Record::OWNER`]); the benchmarks' `dev
+//! only accounts, users and their API keys (API keys, whose reads are scoped to an owner, are
+//! not cached: [`super::Record::OWNER`]), with one exception: `user remove --to` hands a
+//! removed user's credentials over, and a running server shows their new owner from its next
+//! commit (its heartbeat commits every few seconds), as documented; the benchmarks' `dev
 //! seed-credentials` only adds rows, and no "not found" is kept. Rows are kept only while this
 //! process is the one server ([`RowCache::stop`], [`RowCache::resume`]): always on a SQLite
 //! file, which one server at a time uses (`serve` holds `<file>-server.lock`); on PostgreSQL

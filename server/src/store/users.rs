@@ -1,7 +1,7 @@
 //! The users and bots of an account as the API shows them (docs/api/users.md): listed, read,
 //! and named. The API only reads them; the operator's commands create them (`accounts.rs`),
-//! name them ([`Store::rename_principal`]) and give or take their admin role
-//! ([`Store::set_principal_admin`]).
+//! name them ([`Store::rename_principal`]), give or take their admin role
+//! ([`Store::set_principal_admin`]) and remove them ([`Store::remove_principal`]).
 
 use super::error::Error;
 use super::records::page_filter;
@@ -22,6 +22,21 @@ pub enum RoleChange {
     NoSuch,
     /// It is its account's last admin: taking the role would leave nobody to manage it.
     LastAdmin,
+}
+
+/// What [`Store::remove_principal`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removal {
+    /// Removed: this many API keys deleted with it, and credentials handed over.
+    Done { api_keys: u64, credentials: u64 },
+    /// No user or bot of that id.
+    NoSuch,
+    /// It is its account's last admin.
+    LastAdmin,
+    /// It owns credentials (this many) and no one was named to take them.
+    OwnsCredentials(u64),
+    /// The one named to take its credentials is not another user or bot of its account.
+    NoHeir,
 }
 
 /// A user or bot.
@@ -121,6 +136,79 @@ impl Store {
             .await?;
         tx.commit().await?;
         Ok(RoleChange::Done)
+    }
+
+    /// Removes the user or bot `id` (of any account: the operator's command), with its API keys;
+    /// its credentials, which agents may be using, go to `heir` (another user or bot of the
+    /// account), and without one a principal owning credentials is not removed. An account keeps
+    /// at least one admin. All in one write transaction. Running servers refuse its keys from
+    /// their next authentication (at most the key cache's 10 s later), and show the credentials'
+    /// new owner from their next commit (a heartbeat at the latest, every few seconds: the row
+    /// cache keeps rows only until a commit of its own process, `row_cache.rs`).
+    pub async fn remove_principal(&self, id: &str, heir: Option<&str>) -> Result<Removal> {
+        let mut tx = self.write_tx().await?;
+        let Some(found) = sqlx::query("SELECT account_id, is_admin FROM principals WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+        else {
+            return Ok(Removal::NoSuch);
+        };
+        let account: String = found.try_get("account_id")?;
+        if found.try_get::<i64, _>("is_admin")? != 0 {
+            let others: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND is_admin <> 0 AND id <> $2",
+            )
+            .bind(&account)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if others == 0 {
+                return Ok(Removal::LastAdmin);
+            }
+        }
+        if let Some(heir) = heir {
+            let known: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND id = $2 AND id <> $3",
+            )
+            .bind(&account)
+            .bind(heir)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if known == 0 {
+                return Ok(Removal::NoHeir);
+            }
+        }
+        let owned: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM credentials WHERE owner_id = $1")
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let owned = u64::try_from(owned).unwrap_or(0);
+        let credentials = match heir {
+            Some(heir) => sqlx::query("UPDATE credentials SET owner_id = $1 WHERE owner_id = $2")
+                .bind(heir)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected(),
+            None if owned > 0 => return Ok(Removal::OwnsCredentials(owned)),
+            None => 0,
+        };
+        let api_keys = sqlx::query("DELETE FROM api_keys WHERE principal_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        sqlx::query("DELETE FROM principals WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Removal::Done {
+            api_keys,
+            credentials,
+        })
     }
 
     /// Names the user or bot `id` (of any account: the operator's command); `false` when there

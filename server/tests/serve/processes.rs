@@ -994,3 +994,119 @@ fn the_bootstrap_key_stays_an_admins() {
     assert_eq!(me(addr)["is_admin"], true);
     stop(child);
 }
+
+/// `user remove`: someone who left. A user owning a credential is kept until someone takes it
+/// over (`--to`); then the user and their API keys go, the credential (which agents may be
+/// using) changes hands, and a running server refuses the key within its key cache's 10 s and
+/// shows the new owner; the last admin, an unknown heir and the user as their own heir are
+/// refused.
+#[test]
+fn a_user_who_left_is_removed_and_their_credentials_handed_over() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tunnel.db").display());
+    let admin_key = "user-remove-admin-key-0123456";
+    let mut child = serve_command(&db)
+        .env("TUNNEL_BOOTSTRAP_API_KEY", admin_key)
+        .spawn()
+        .unwrap();
+    let addr = listen_addr(&mut child);
+    let call = |key: &str, method: &str, path: &str, body: &str| {
+        let auth = format!("Bearer {key}");
+        let (status, _, body) = http(addr, method, path, &api_headers(&auth), body);
+        (
+            status,
+            serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
+        )
+    };
+    let (_, me) = call(admin_key, "GET", "/api/me", "");
+    let (account, admin) = (
+        me["account_id"].as_str().unwrap().to_owned(),
+        me["principal_id"].as_str().unwrap().to_owned(),
+    );
+    let leaver = run_json(&[
+        "user",
+        "create",
+        "--account",
+        &account,
+        "--name",
+        "Leaver",
+        "--database",
+        &db,
+    ]);
+    let (leaver_id, leaver_key) = (
+        leaver["user_id"].as_str().unwrap().to_owned(),
+        leaver["api_key"].as_str().unwrap().to_owned(),
+    );
+    let (status, credential) = call(&leaver_key, "POST", "/api/credentials", "{}");
+    assert_eq!(status, 201, "{credential}");
+    let credential_path = format!("/api/credentials/{}", credential["id"].as_str().unwrap());
+    // Read once by the server, so that its row cache holds the credential.
+    assert_eq!(
+        call(admin_key, "GET", &credential_path, "").1["owner_id"],
+        leaver_id.as_str()
+    );
+
+    let remove = |extra: &[&str]| {
+        let mut args = vec![
+            "user",
+            "remove",
+            "--id",
+            leaver_id.as_str(),
+            "--database",
+            &db,
+        ];
+        args.extend(extra);
+        server_bin().args(&args).output().unwrap()
+    };
+    for (extra, said) in [
+        (&[][..], "owns 1 credential(s)"),
+        (
+            &["--to", "usr_0000000000000000000000000000"][..],
+            "is not another user or bot",
+        ),
+        (
+            &["--to", leaver_id.as_str()][..],
+            "is not another user or bot",
+        ),
+    ] {
+        let out = remove(extra);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains(said), "{extra:?}: {stderr}");
+    }
+    let out = server_bin()
+        .args(["user", "remove", "--id", &admin, "--database", &db])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("last admin"));
+
+    let removed = run_json(&[
+        "user",
+        "remove",
+        "--id",
+        &leaver_id,
+        "--to",
+        &admin,
+        "--database",
+        &db,
+    ]);
+    assert_eq!(removed["api_keys_deleted"], 1);
+    assert_eq!(removed["credentials_moved"], 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let refused = call(&leaver_key, "GET", "/api/me", "").0 == 401;
+        let handed = call(admin_key, "GET", &credential_path, "").1["owner_id"] == admin.as_str();
+        if refused && handed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "refused {refused}, handed over {handed}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let (_, users) = call(admin_key, "GET", "/api/users", "");
+    assert!(!users.to_string().contains(&leaver_id), "{users}");
+    stop(child);
+}
