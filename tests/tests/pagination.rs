@@ -56,6 +56,17 @@ async fn pages_through_250_credentials() -> anyhow::Result<()> {
         .await?;
     pages::wait_for_focus(client, &format!("a.name {first_row}")).await?;
 
+    // A row's page and Back: the list still knows its page number and the way back.
+    lists::open_row(client, &before_last[0]).await?;
+    pages::wait_for_text(client, "Recent activity").await?;
+    client.back().await?;
+    pages::eventually("the page before the last after Back", || async {
+        Ok((lists::row_ids(client).await? == *before_last).then_some(()))
+    })
+    .await?;
+    pages::wait_for_text(client, "Page 2").await?;
+    assert!(pages::has_button(client, "← Previous").await?);
+
     // The page is in the URL: a reload shows the same rows.
     let url = client.current_url().await?.to_string();
     assert!(url.contains("?before_id="), "{url}");

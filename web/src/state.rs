@@ -38,6 +38,10 @@ pub struct AppState {
     /// Moved on by a change that ended after the user left the page that made it (a slow
     /// delete, create or bulk run): the list on show may predate it, and fetches again.
     pub changed_while_away: RwSignal<u32>,
+    /// Each list's trail of page cursors (`components::pager`), by the list's URL without its
+    /// cursor: a list shown again (Back from a row's page) still knows its page number and
+    /// "Previous".
+    pager_trails: StoredValue<BTreeMap<String, Vec<String>>>,
 }
 
 /// How often the relative times move on: well under the minute they count in past the first.
@@ -55,6 +59,7 @@ impl AppState {
             clock: RwSignal::new(now_ms()),
             list_urls: StoredValue::new(BTreeMap::new()),
             changed_while_away: RwSignal::new(0),
+            pager_trails: StoredValue::new(BTreeMap::new()),
         }
     }
 
@@ -155,6 +160,19 @@ impl AppState {
         self.list_urls
             .with_value(|urls| urls.get(list).cloned())
             .unwrap_or_else(|| list.to_owned())
+    }
+
+    /// The trail of page cursors of the list at `list` (its URL without the cursor), as last
+    /// kept in this tab.
+    pub fn pager_trail(&self, list: &str) -> Option<Vec<String>> {
+        self.pager_trails.with_value(|t| t.get(list).cloned())
+    }
+
+    /// Keeps the trail of page cursors of the list at `list`.
+    pub fn keep_pager_trail(&self, list: String, trail: Vec<String>) {
+        self.pager_trails.update_value(|t| {
+            t.insert(list, trail);
+        });
     }
 
     pub fn dismiss_toast(&self, id: u64) {

@@ -66,20 +66,40 @@ pub struct Pager {
     pathname: Memo<String>,
     query: Memo<leptos_router::params::ParamsMap>,
     navigate: StoredValue<Navigate, LocalStorage>,
+    /// Where the trail is kept between mounts of the list.
+    app: crate::state::AppState,
 }
 
 impl Pager {
+    /// The pager of the list on show, with the trail this tab kept for it (Back from a row's
+    /// page shows the list again, a new mount that would otherwise know only its cursor).
     pub fn new() -> Pager {
         let query = use_query_map();
         let location = use_location();
         let navigate = use_navigate();
-        Pager {
+        let pager = Pager {
             cursor: Memo::new(move |_| query.with(|q| q.get(PARAM).unwrap_or_default())),
             trail: RwSignal::new(vec![String::new()]),
             pathname: location.pathname,
             query: location.query,
             navigate: StoredValue::new_local(std::rc::Rc::new(navigate)),
+            app: crate::state::use_app(),
+        };
+        if let Some(kept) = pager.app.pager_trail(&pager.list()) {
+            pager.trail.set(kept);
         }
+        pager
+    }
+
+    /// The list's URL without its cursor: what its trail is kept under.
+    fn list(&self) -> String {
+        let mut query = self.query.get_untracked();
+        query.remove(PARAM);
+        format!(
+            "{}{}",
+            self.pathname.get_untracked(),
+            query.to_query_string()
+        )
     }
 
     /// Shows the page before `cursor` (empty: the first), as a new history entry.
@@ -122,6 +142,8 @@ impl Pager {
                 None => *t = vec![current],
             });
         self.trail.update(|t| t.push(next.clone()));
+        self.app
+            .keep_pager_trail(self.list(), self.trail.get_untracked());
         self.go(&next);
     }
 
