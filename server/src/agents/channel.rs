@@ -71,10 +71,16 @@ fn encode(msg: &ServerMessage) -> Message {
 }
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
-async fn refuse(channel: &Sessions, mut socket: WebSocket, code: ErrorCode, msg: String) {
+async fn refuse(
+    channel: &Sessions,
+    mut socket: WebSocket,
+    ip: &str,
+    code: ErrorCode,
+    msg: String,
+) {
     // Debug, quoted and escaped: the message may hold what the client sent (a bind, a
     // version), which must not start lines of its own in the log or reach a terminal raw.
-    tracing::info!(error_code = code.as_str(), ?msg, "agent refused");
+    tracing::info!(error_code = code.as_str(), ip, ?msg, "agent refused");
     let limit = channel.registry.timings().send_timeout;
     let refused = ServerMessage::Refused {
         error_code: code.as_str().to_owned(),
@@ -171,26 +177,26 @@ pub async fn serve(
     drop(slot);
     let hello = match hello {
         Ok(hello) => hello,
-        Err((code, msg)) => return refuse(&channel, socket, code, msg).await,
+        Err((code, msg)) => return refuse(&channel, socket, &ip, code, msg).await,
     };
     if let Err(msg) = check_hello(&hello) {
-        return refuse(&channel, socket, ErrorCode::InvalidHello, msg).await;
+        return refuse(&channel, socket, &ip, ErrorCode::InvalidHello, msg).await;
     }
     let binds = hello.parsed_binds();
     let credential = match channel.store.authenticate_authtoken(&hello.authtoken).await {
         Ok(Some(credential)) => credential,
         Ok(None) => {
             let msg = "The authtoken is unknown or its credential was deleted.".to_owned();
-            return refuse(&channel, socket, ErrorCode::AgentAuthFailed, msg).await;
+            return refuse(&channel, socket, &ip, ErrorCode::AgentAuthFailed, msg).await;
         }
         Err(e) => {
             tracing::error!(error = %e, "authtoken lookup failed");
             let msg = "The server could not check the authtoken; try again later.".to_owned();
-            return refuse(&channel, socket, ErrorCode::Internal, msg).await;
+            return refuse(&channel, socket, &ip, ErrorCode::Internal, msg).await;
         }
     };
     if let Some((code, msg)) = acl_refusal(&credential.acl, &binds) {
-        return refuse(&channel, socket, code, msg).await;
+        return refuse(&channel, socket, &ip, code, msg).await;
     }
 
     let (id, started_at) = channel.store.mint(IdKind::TunnelSession);
@@ -250,7 +256,7 @@ pub async fn serve(
         channel.registry.remove(&id);
         tracing::error!(error = %e, "cannot register a tunnel session");
         let msg = "The server could not register the session; try again later.".to_owned();
-        return refuse(&channel, socket, ErrorCode::Internal, msg).await;
+        return refuse(&channel, socket, &shown.ip, ErrorCode::Internal, msg).await;
     }
     let limit = channel.registry.timings().send_timeout;
     // A credential deleted, or its ACL narrowed, between the token check and the registration:
