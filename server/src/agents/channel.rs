@@ -71,13 +71,7 @@ fn encode(msg: &ServerMessage) -> Message {
 }
 
 /// Sends a refusal and closes; errors are moot, the connection is going away.
-async fn refuse(
-    channel: &Sessions,
-    mut socket: WebSocket,
-    ip: &str,
-    code: ErrorCode,
-    msg: String,
-) {
+async fn refuse(channel: &Sessions, mut socket: WebSocket, ip: &str, code: ErrorCode, msg: String) {
     // Debug, quoted and escaped: the message may hold what the client sent (a bind, a
     // version), which must not start lines of its own in the log or reach a terminal raw.
     tracing::info!(error_code = code.as_str(), ip, ?msg, "agent refused");

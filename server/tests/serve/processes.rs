@@ -795,6 +795,10 @@ fn a_client_cannot_forge_log_lines() {
         "the bind is in the message: {log}"
     );
     assert!(
+        refused[0].contains("ip=127.0.0.1"),
+        "who was refused: {log}"
+    );
+    assert!(
         !log.lines()
             .any(|l| l.starts_with(forged) || l.starts_with("FORGED")),
         "{log}"
