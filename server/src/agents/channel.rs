@@ -74,7 +74,7 @@ fn encode(msg: &ServerMessage) -> Message {
 async fn refuse(channel: &Sessions, mut socket: WebSocket, ip: &str, code: ErrorCode, msg: String) {
     // Debug, quoted and escaped: the message may hold what the client sent (a bind, a
     // version), which must not start lines of its own in the log or reach a terminal raw.
-    tracing::info!(error_code = code.as_str(), ip, ?msg, "agent refused");
+    tracing::info!(error_code = code.as_str(), ip = %ip, ?msg, "agent refused");
     let limit = channel.registry.timings().send_timeout;
     let refused = ServerMessage::Refused {
         error_code: code.as_str().to_owned(),
