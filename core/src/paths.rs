@@ -30,6 +30,21 @@ pub const USERS: &str = "/users";
 /// The audit log (an extension).
 pub const EVENTS: &str = "/events";
 
+/// The API's collections: every path the API answers (but `/me`) begins with one, and each
+/// is a list.
+pub const COLLECTIONS: [&str; 10] = [
+    API_KEYS,
+    USERS,
+    CREDENTIALS,
+    SSH_CERTIFICATE_AUTHORITIES,
+    TUNNEL_SESSIONS,
+    TLS_EDGES,
+    TUNNEL_GROUP_BACKENDS,
+    EVENT_DESTINATIONS,
+    EVENT_SUBSCRIPTIONS,
+    EVENTS,
+];
+
 pub fn credential(id: &str) -> String {
     [CREDENTIALS, "/", id].concat()
 }

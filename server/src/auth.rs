@@ -150,7 +150,9 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
         .strip_prefix(API_PREFIX)
         .filter(|rest| rest.starts_with('/'))
         .unwrap_or(matched);
-    let is_list = parts.method == Method::GET && LIST_PATHS.contains(&relative);
+    // The list operations: the collections, and the one list below a resource.
+    let is_list = parts.method == Method::GET
+        && (paths::COLLECTIONS.contains(&relative) || relative == paging::DELIVERIES);
     let events: Vec<&str> = paging::LIST_PARAMS
         .into_iter()
         .chain(EVENT_FILTERS)
@@ -167,21 +169,6 @@ fn check_query(parts: &Parts) -> Result<(), ApiError> {
     };
     paging::check_query_names(Some(query), accepted)
 }
-
-/// The list operations: the collection paths, and the one list below a resource.
-const LIST_PATHS: [&str; 11] = [
-    paths::API_KEYS,
-    paths::USERS,
-    paths::CREDENTIALS,
-    paths::SSH_CERTIFICATE_AUTHORITIES,
-    paths::TUNNEL_SESSIONS,
-    paths::TLS_EDGES,
-    paths::TUNNEL_GROUP_BACKENDS,
-    paths::EVENT_DESTINATIONS,
-    paths::EVENT_SUBSCRIPTIONS,
-    paths::EVENTS,
-    paging::DELIVERIES,
-];
 
 /// The client's address, when the server is served with connect info (as `serve` is; in-process
 /// router tests have none, and no per-IP limit).

@@ -71,20 +71,6 @@ pub(crate) fn wire(state: &AppState, mut row: EventRow) -> Event {
     }
 }
 
-/// The API's collections: every path the API answers begins with one.
-const COLLECTIONS: [&str; 10] = [
-    paths::CREDENTIALS,
-    paths::SSH_CERTIFICATE_AUTHORITIES,
-    paths::TUNNEL_SESSIONS,
-    paths::TLS_EDGES,
-    paths::TUNNEL_GROUP_BACKENDS,
-    paths::EVENT_DESTINATIONS,
-    paths::EVENT_SUBSCRIPTIONS,
-    paths::API_KEYS,
-    paths::USERS,
-    paths::EVENTS,
-];
-
 /// Every `uri` in an event's object, on today's `{base_url}`. The object was stored as the API
 /// answered it then, `uri`s absolute on the base URL of that day; a server since moved (another
 /// `--public-url`, `--api-listen`) must not send its clients to the old address.
@@ -112,7 +98,7 @@ fn rebase_uris(state: &AppState, value: &mut serde_json::Value) {
 /// collection's path begins (a base URL may itself end in a collection's name; the API path
 /// comes after it). `None` when it names no collection.
 fn path_of(uri: &str) -> Option<&str> {
-    COLLECTIONS
+    paths::COLLECTIONS
         .iter()
         .filter_map(|collection| {
             uri.rmatch_indices(collection)

@@ -117,17 +117,8 @@ impl Store {
         else {
             return Ok(RoleChange::NoSuch);
         };
-        if !admin {
-            let others: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND is_admin <> 0 AND id <> $2",
-            )
-            .bind(&account)
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
-            if others == 0 {
-                return Ok(RoleChange::LastAdmin);
-            }
+        if !admin && no_other_admin(&mut tx, &account, id).await? {
+            return Ok(RoleChange::LastAdmin);
         }
         sqlx::query("UPDATE principals SET is_admin = $1 WHERE id = $2")
             .bind(i64::from(admin))
@@ -155,17 +146,10 @@ impl Store {
             return Ok(Removal::NoSuch);
         };
         let account: String = found.try_get("account_id")?;
-        if found.try_get::<i64, _>("is_admin")? != 0 {
-            let others: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND is_admin <> 0 AND id <> $2",
-            )
-            .bind(&account)
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
-            if others == 0 {
-                return Ok(Removal::LastAdmin);
-            }
+        if found.try_get::<i64, _>("is_admin")? != 0
+            && no_other_admin(&mut tx, &account, id).await?
+        {
+            return Ok(Removal::LastAdmin);
         }
         if let Some(heir) = heir {
             let known: i64 = sqlx::query_scalar(
@@ -224,4 +208,17 @@ impl Store {
         tx.commit().await?;
         Ok(changed == 1)
     }
+}
+
+/// Whether `account` has no admin but `id`: the one whose role or removal would leave nobody
+/// to manage it.
+async fn no_other_admin(tx: &mut super::WriteTx, account: &str, id: &str) -> Result<bool> {
+    let others: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM principals WHERE account_id = $1 AND is_admin <> 0 AND id <> $2",
+    )
+    .bind(account)
+    .bind(id)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(others == 0)
 }
