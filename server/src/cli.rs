@@ -133,7 +133,7 @@ async fn leave_on_shutdown(
     stopping: tokio::sync::watch::Sender<bool>,
 ) {
     let displaced = tokio::select! {
-        () = crate::serve::shutdown_signal() => {
+        () = crate::serve::signals(1) => {
             tracing::info!("shutting down");
             false
         }

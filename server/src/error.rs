@@ -256,6 +256,13 @@ impl From<store::Error> for ApiError {
                 .with_detail("used_by", users)
                 .with_detail("used_by_count", total)
             }
+            // The only reference not checked inside the write: the owner (principals are
+            // removed by an operator command, behind the server's back).
+            store::Error::Database(e) if e.is_foreign_key_violation() => ApiError::new(
+                ErrorCode::UnknownOwner,
+                "The owner is no longer a user or bot of this account: it was removed meanwhile.",
+            )
+            .with_field("owner_id"),
             store::Error::Database(e) => ApiError::Internal(e.into()),
         }
     }

@@ -43,10 +43,18 @@ pub async fn run(
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
-                // Out of file descriptors and the like: wait rather than spin (as axum does).
+                // As `axum::serve`: a connection that failed on its own way in is no matter;
+                // anything else (out of file descriptors) is said, and waited out rather than
+                // spun on.
+                Err(e) if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::ConnectionReset
+                ) => continue,
                 Err(e) => {
-                    tracing::debug!("cannot accept a connection: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    tracing::error!("cannot accept connections: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
                     continue;
                 }
             },
@@ -82,7 +90,7 @@ pub async fn run(
             "stopping without the connections still open after {} s",
             DRAIN.as_secs()
         ),
-        () = shutdown_signal() => tracing::warn!(
+        () = signals(2) => tracing::warn!(
             connections = open.receiver_count(),
             "stopping at once, without the connections still open"
         ),
@@ -133,24 +141,44 @@ async fn connection<S>(
     drop(open);
 }
 
-/// The first Ctrl-C or SIGTERM from now.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Waits until the process has had `n` Ctrl-C or SIGTERM signals in all since the server
+/// started (the first stops it, a second cuts its waits). One task counts them all, from
+/// handlers made once, so a signal that comes while the first one is handled (leaving the
+/// cluster) is not lost.
+pub async fn signals(n: u32) {
+    static COUNT: std::sync::OnceLock<watch::Sender<u32>> = std::sync::OnceLock::new();
+    let count = COUNT.get_or_init(|| {
+        let (count, _) = watch::channel(0);
+        tokio::spawn(count_signals(count.clone()));
+        count
+    });
+    let mut seen = count.subscribe();
+    let _ = seen.wait_for(|seen| *seen >= n).await;
+}
+
+/// Adds one to `count` at each Ctrl-C or SIGTERM.
+async fn count_signals(count: watch::Sender<u32>) {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut interrupt, mut terminate) = (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        );
+        loop {
+            tokio::select! {
+                Some(_) = async { interrupt.as_mut()?.recv().await } => {}
+                Some(_) = async { terminate.as_mut()?.recv().await } => {}
+                else => return,
             }
-            Err(_) => std::future::pending::<()>().await,
+            count.send_modify(|n| *n += 1);
         }
-    };
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+    loop {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        count.send_modify(|n| *n += 1);
     }
 }

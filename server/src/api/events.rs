@@ -85,6 +85,9 @@ fn rebase_uris(state: &AppState, value: &mut serde_json::Value) {
                             *uri = state.uri(path);
                         }
                     }
+                    // The one map of the user's own strings (a backend's): a label named `uri`
+                    // is data, not a link.
+                    _ if name == "labels" => {}
                     value => rebase_uris(state, value),
                 }
             }

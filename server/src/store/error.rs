@@ -44,6 +44,22 @@ pub enum Error {
 #[error(transparent)]
 pub struct DatabaseError(Box<dyn std::error::Error + Send + Sync>);
 
+impl DatabaseError {
+    /// Whether the database refused a row naming one that is not there (a foreign key): the
+    /// owner of a new credential or API key, removed by `user remove` after the request's
+    /// checks (which a running server's key cache lets through for up to 10 s).
+    pub fn is_foreign_key_violation(&self) -> bool {
+        if let Some(sqlx::Error::Database(e)) = self.0.downcast_ref::<sqlx::Error>() {
+            return e.is_foreign_key_violation();
+        }
+        matches!(
+            self.0.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(e, _))
+                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+        )
+    }
+}
+
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Error {
         Error::Database(DatabaseError(Box::new(e)))

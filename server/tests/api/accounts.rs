@@ -64,3 +64,37 @@ async fn other_accounts_resources_are_not_found() {
     .await;
     app.gone("/credentials/garbage").await;
 }
+
+/// A user removed by the operator while a server still trusts their key (its cache keeps a
+/// checked key up to 10 s): what they create then is refused as having no owner, a 400 on
+/// `owner_id`, not a 500, and nothing is written.
+#[tokio::test]
+async fn a_removed_users_cached_key_creates_nothing() {
+    let app = TestApp::new().await;
+    let me = app.get("/me").key(&app.user_key).send(&app).await;
+    assert_eq!(me.status, 200, "{}", me.text);
+    let removed = app
+        .state
+        .store
+        .remove_principal(&app.user_id, None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(removed, tunnel_server::store::Removal::Done { .. }),
+        "{removed:?}"
+    );
+    for path in ["/credentials", "/api_keys"] {
+        let r = app
+            .post(path, json!({}))
+            .key(&app.user_key)
+            .send(&app)
+            .await;
+        if r.status == 401 {
+            // The cache let the key go already: refused as unknown, which is as good.
+            continue;
+        }
+        r.error_at(400, "ERR_TUNNEL_124", "owner_id");
+    }
+    let list: CredentialList = app.fetch("/credentials").await;
+    assert!(list.credentials.is_empty());
+}

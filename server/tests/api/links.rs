@@ -57,7 +57,11 @@ async fn every_uri_the_api_returns_answers_get() {
 async fn an_events_object_links_to_the_base_url_of_today() {
     let app = TestApp::new().await;
     let ed = destination(&app).await;
-    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+    // A label named `uri` is the user's data, left as it is.
+    let label = "https://wiki.example.com/users/alice";
+    let backend: TunnelGroupBackend = app
+        .created("/backends/tunnel_group", json!({"labels": {"uri": label}}))
+        .await;
     let edge: TlsEdge = app.created("/edges/tls", json!({})).await;
     app.put(
         &format!("/edges/tls/{}/backend", edge.id),
@@ -88,9 +92,15 @@ async fn an_events_object_links_to_the_base_url_of_today() {
     let events = moved.get("/events").send(&moved).await;
     assert_eq!(events.status, 200, "{}", events.text);
     let mut uris = HashSet::new();
+    let mut labelled = 0;
     for event in events.json["events"].as_array().unwrap() {
+        if event["type"] == "tunnel_group_backend_created.v0" {
+            assert_eq!(event["object"]["labels"]["uri"], label);
+            labelled += 1;
+        }
         collect_uris(&event["object"], &mut uris);
     }
+    assert_eq!(labelled, 1);
     // The destination's, the subscription's and its source's, the backend's (also the edge
     // module's), the edge's, the credential's.
     assert!(uris.len() >= 6, "{uris:?}");
@@ -107,6 +117,10 @@ fn collect_uris(value: &Value, out: &mut HashSet<String>) {
     match value {
         Value::Object(map) => {
             for (k, v) in map {
+                // A backend's labels are the user's strings, not links.
+                if k == "labels" {
+                    continue;
+                }
                 if (k == "uri" || k == "next_page_uri") && v.is_string() {
                     out.insert(v.as_str().unwrap().to_owned());
                 }

@@ -83,6 +83,20 @@ pub fn Modal(
     let on_cancel = move |ev: leptos::ev::Event| {
         ev.prevent_default();
         on_close.run(());
+        // A cancel the browser does not let be prevented (Chromium's rule for Escapes repeated
+        // without a click between) closes the dialog anyway: one the app still shows (a
+        // secret's, after its first Escape only warned) is opened again.
+        if !ev.cancelable() {
+            request_animation_frame(move || {
+                // `try_`: the app may have removed it meanwhile, its node reference with it.
+                if let Some(dialog) = dialog_ref.try_get_untracked().flatten()
+                    && dialog.is_connected()
+                    && !dialog.open()
+                {
+                    let _ = dialog.show_modal();
+                }
+            });
+        }
     };
     view! {
         <dialog node_ref=dialog_ref class=format!("dialog {class}")
