@@ -146,6 +146,7 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     pages::wait_for_text(client, "No session with this id is online").await?;
     pages::wait_for_text(client, "Not online").await?;
     pages::wait_for_focus(client, "p.empty.session-ended").await?;
+    assert!(pages::page_text(client).await?.contains("Back to Sessions"));
     let asked = "return performance.getEntriesByType('resource')
                    .filter(e => e.name.endsWith(arguments[0])).length;";
     let before = client.execute(asked, vec![json!(fourth)]).await?;

@@ -132,16 +132,20 @@ fn collect_uris(value: &Value, out: &mut HashSet<String>) {
     }
 }
 
+/// The OpenAPI document, as anyone fetches it (no key, no version header); raw JSON, as it is
+/// not one of the API's wire types.
+async fn openapi(app: &TestApp) -> crate::common::Resp {
+    app.get("/openapi.json")
+        .without("authorization")
+        .without("service-version")
+        .send(app)
+        .await
+}
+
 #[tokio::test]
 async fn openapi_covers_every_route() {
     let app = TestApp::new().await;
-    // Raw JSON: the OpenAPI document is not one of the API's wire types.
-    let r = app
-        .get("/openapi.json")
-        .without("authorization")
-        .without("service-version")
-        .send(&app)
-        .await;
+    let r = openapi(&app).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json["openapi"], "3.1.0");
     assert_eq!(r.json["servers"][0]["url"], BASE);
@@ -205,13 +209,7 @@ fn the_document_is_valid_and_every_response_is_held_to_it() {
 #[tokio::test]
 async fn the_event_type_filter_is_described_as_checked() {
     let app = TestApp::new().await;
-    let doc = app
-        .get("/openapi.json")
-        .without("authorization")
-        .without("service-version")
-        .send(&app)
-        .await
-        .json;
+    let doc = openapi(&app).await.json;
     let schema = doc["paths"]["/events"]["get"]["parameters"]
         .as_array()
         .unwrap()

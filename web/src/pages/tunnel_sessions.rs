@@ -24,6 +24,7 @@ use crate::components::names::RefName;
 use crate::components::time::RelativeTime;
 use crate::routes;
 use leptos::prelude::*;
+use leptos_router::components::A;
 use std::time::Duration;
 use tunnel_core::paths;
 use tunnel_core::resources::tunnel_session::{
@@ -182,6 +183,8 @@ pub fn TunnelSessionDetail() -> impl IntoView {
             Load::Failed(e) if e.status == 404 => view! {
                 <h1>"Not online"</h1>
                 <p class="empty session-ended" role="status" tabindex="-1">"No session with this id is online: the agent stopped, disconnected, or restarted under a new session id."</p>
+                // The way back, as on every page whose resource is not there.
+                <p><A href=routes::TUNNEL_SESSIONS exact=true attr:class="button">"Back to Sessions"</A></p>
             }.into_any(),
             other => render_load(other, reload, |s: TunnelSession| view! { <SessionProps session=s /> }).into_any(),
         }}
@@ -251,7 +254,8 @@ impl UpdateStatus {
             }
             UpdateStatus::Available(target) => format!("Update available: {target}"),
             UpdateStatus::UpToDate { major: Some(major) } => {
-                format!("Up to date (latest {major}.* version): there is nothing to update to.")
+                // Said as known: the server may list no version of this major at all.
+                format!("Up to date: no newer {major}.* version is known, so there is nothing to update to.")
             }
             UpdateStatus::UpToDate { major: None } => {
                 "No newer version is known for this agent version: there is nothing to update to."

@@ -225,7 +225,7 @@ async fn update_is_offered_only_with_a_target_and_says_why_not() {
     tick().await;
     assert!(text(&root, ".agent-version").contains("Agent version 3.4.1"));
     assert!(
-        text(&root, ".update-status").contains("Up to date (latest 3.* version)"),
+        text(&root, ".update-status").contains("Up to date: no newer 3.* version is known"),
         "{}",
         text(&root, ".update-status")
     );
