@@ -9,27 +9,35 @@ use tunnel_core::resources::backend::TunnelGroupBackend;
 use tunnel_core::resources::credential::Credential;
 use tunnel_core::resources::tls_edge::TlsEdge;
 
-#[tokio::test]
-async fn every_uri_the_api_returns_answers_get() {
-    let app = TestApp::new().await;
-    let ed = destination(&app).await;
-    let backend: TunnelGroupBackend = app.created("/backends/tunnel_group", json!({})).await;
+/// Resources that refer to others by `{id, uri}`: a backend (with `labels`), a TLS edge whose
+/// module uses it, and a subscription to a webhook destination.
+async fn referring(app: &TestApp, labels: Value) {
+    let ed = destination(app).await;
+    let backend: TunnelGroupBackend = app
+        .created("/backends/tunnel_group", json!({"labels": labels}))
+        .await;
     let edge: TlsEdge = app.created("/edges/tls", json!({})).await;
     app.put(
         &format!("/edges/tls/{}/backend", edge.id),
         json!({"backend_id": backend.id}),
     )
-    .send(&app)
+    .send(app)
     .await;
-    let cred: Credential = app.created("/credentials", json!({})).await;
-    let live = session(&app, 1, &app.account_id, &cred.id);
-    app.state.sessions().register(live).await.unwrap();
-    app.create("/ssh_certificate_authorities", json!({})).await;
     app.create(
         "/event_subscriptions",
         json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
     )
     .await;
+}
+
+#[tokio::test]
+async fn every_uri_the_api_returns_answers_get() {
+    let app = TestApp::new().await;
+    referring(&app, json!({})).await;
+    let cred: Credential = app.created("/credentials", json!({})).await;
+    let live = session(&app, 1, &app.account_id, &cred.id);
+    app.state.sessions().register(live).await.unwrap();
+    app.create("/ssh_certificate_authorities", json!({})).await;
     let mut uris = HashSet::new();
     for list in [
         "/credentials",
@@ -56,24 +64,9 @@ async fn every_uri_the_api_returns_answers_get() {
 #[tokio::test]
 async fn an_events_object_links_to_the_base_url_of_today() {
     let app = TestApp::new().await;
-    let ed = destination(&app).await;
     // A label named `uri` is the user's data, left as it is.
     let label = "https://wiki.example.com/users/alice";
-    let backend: TunnelGroupBackend = app
-        .created("/backends/tunnel_group", json!({"labels": {"uri": label}}))
-        .await;
-    let edge: TlsEdge = app.created("/edges/tls", json!({})).await;
-    app.put(
-        &format!("/edges/tls/{}/backend", edge.id),
-        json!({"backend_id": backend.id}),
-    )
-    .send(&app)
-    .await;
-    app.create(
-        "/event_subscriptions",
-        json!({"sources": [{"type": "credential_created.v0"}], "destination_ids": [ed]}),
-    )
-    .await;
+    referring(&app, json!({"uri": label})).await;
     app.create("/credentials", json!({})).await;
 
     // The same data served under another base URL, as after a restart with `--public-url`.
