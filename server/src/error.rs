@@ -179,12 +179,7 @@ fn bound_texts(body: &mut ErrorBody) {
             *text = bounded_message(text);
         }
     };
-    let cut = |text: &mut String| {
-        if let Some((at, _)) = text.char_indices().nth(FIELD_CHARS) {
-            text.truncate(at);
-            text.push('…');
-        }
-    };
+    let cut = |text: &mut String| *text = shorten(text, FIELD_CHARS);
     bound(&mut body.msg);
     if let Some(field) = &mut body.details.field {
         cut(field);
@@ -195,13 +190,17 @@ fn bound_texts(body: &mut ErrorBody) {
     }
 }
 
+/// `text` cut after `limit` characters, with `…`.
+fn shorten(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 /// `text` with each backticked span cut to [`QUOTED_CHARS`], then the whole to
 /// [`MESSAGE_CHARS`].
 fn bounded_message(text: &str) -> String {
-    let shorten = |part: &str, limit: usize| match part.char_indices().nth(limit) {
-        Some((at, _)) => format!("{}…", &part[..at]),
-        None => part.to_owned(),
-    };
     let parts: Vec<String> = text
         .split('`')
         .enumerate()
