@@ -165,18 +165,6 @@ pub fn connect_url(server: &str) -> Result<String, AgentError> {
     ))
 }
 
-/// The host of a `scheme://host[:port][/path]` address, without brackets around IPv6.
-fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    // Credentials in the URL (`user@host`) are not the host.
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next().unwrap_or(v6);
-    }
-    authority.split(':').next().unwrap_or(authority)
-}
-
 /// `url` as the agent shows it: a password in it (`user:password@host`, for a proxy in front
 /// of the server) replaced by `***`.
 pub fn shown_url(url: &str) -> String {
@@ -203,7 +191,12 @@ pub fn plain_text_warning(connect_url: &str) -> Option<String> {
     if !connect_url.starts_with("ws://") {
         return None;
     }
-    let host = host_of(connect_url);
+    // Made by `connect_url`, so it parses; its host without brackets around IPv6.
+    let host = match url::Url::parse(connect_url).ok()?.host()? {
+        url::Host::Domain(name) => name.to_owned(),
+        url::Host::Ipv4(ip) => ip.to_string(),
+        url::Host::Ipv6(ip) => ip.to_string(),
+    };
     let loopback = host.eq_ignore_ascii_case("localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
     (!loopback).then(|| {
