@@ -115,7 +115,7 @@ impl ApiError {
 
     /// 404 for a resource that does not exist in the caller's account (never 403: no leak).
     pub fn not_found(kind: IdKind, id: &str) -> ApiError {
-        let shown: String = id.chars().take(64).collect();
+        let shown = quoted(id);
         ApiError::new(
             ErrorCode::NotFound,
             format!("{} `{shown}` not found", kind.noun()),
@@ -190,6 +190,13 @@ fn bound_texts(body: &mut ErrorBody) {
     }
 }
 
+/// A value the caller sent, as an error quotes it: cut to [`QUOTED_CHARS`] with `…`, the same
+/// cut the body's bounding makes, for the values that also go to `details` (which the bounding
+/// leaves alone) or that are quoted without backticks.
+pub fn quoted(text: &str) -> String {
+    shorten(text, QUOTED_CHARS)
+}
+
 /// `text` cut after `limit` characters, with `…`.
 fn shorten(text: &str, limit: usize) -> String {
     match text.char_indices().nth(limit) {
@@ -221,7 +228,7 @@ impl From<store::Error> for ApiError {
         match e {
             store::Error::NotFound { kind, id } => ApiError::not_found(kind, &id),
             store::Error::Missing { field, kind, id } => {
-                let shown: String = id.chars().take(64).collect();
+                let shown = quoted(&id);
                 ApiError::new(
                     ErrorCode::ReferenceNotFound,
                     format!("{} `{shown}` does not exist in this account.", kind.noun()),

@@ -3,7 +3,7 @@
 //! and a missing body read as `{}` (every request type of the API accepts `{}`; required fields are
 //! then reported by validation, with their field name). Response bodies are `crate::response`'s.
 
-use crate::error::ApiError;
+use crate::error::{self, ApiError};
 use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use serde::Serialize;
@@ -74,7 +74,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
         match content_type {
             Some(ct) if is_json(&ct) => {}
             Some(ct) => {
-                let shown: String = ct.chars().take(64).collect();
+                let shown = error::quoted(&ct);
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedMediaType,
                     format!(

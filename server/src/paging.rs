@@ -5,7 +5,7 @@
 //! parameters: lists accept exactly these two, other operations none (unknown parameters are a
 //! 400).
 
-use crate::error::ApiError;
+use crate::error::{self, ApiError};
 use crate::state::AppState;
 use crate::store::PageQuery;
 use tunnel_core::errors::ErrorCode;
@@ -44,7 +44,7 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
         {
             let name: String = form_urlencoded::parse(name.as_bytes())
                 .next()
-                .map(|(name, _)| name.chars().take(64).collect())
+                .map(|(name, _)| error::quoted(&name))
                 .unwrap_or_default();
             return Err(ApiError::new(
                 ErrorCode::InvalidQueryParameter,
@@ -75,7 +75,7 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
             .with_field(name.to_string()));
         }
         if !accepted.contains(&name.as_ref()) {
-            let shown: String = name.chars().take(64).collect();
+            let shown = error::quoted(&name);
             let msg = if accepted.is_empty() {
                 format!(
                     "Unknown query parameter `{shown}`: this operation takes no query parameters."
@@ -131,7 +131,7 @@ pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiErro
                     "newest" => false,
                     "oldest" => true,
                     _ => {
-                        let shown: String = value.chars().take(64).collect();
+                        let shown = error::quoted(&value);
                         return Err(ApiError::new(
                             ErrorCode::InvalidQueryParameter,
                             format!("{ORDER_PARAM} must be `newest` or `oldest`, not `{shown}`."),

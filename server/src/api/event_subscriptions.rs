@@ -7,7 +7,7 @@
 use super::resource::{self, New, Resource as _, declare_resource};
 use super::{Change, Path, text};
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{self, ApiError, ApiResult};
 use crate::json::JsonBody;
 use crate::response::Json;
 use crate::state::AppState;
@@ -136,7 +136,7 @@ async fn read_source(
 }
 
 fn no_source(id: &str, event_type: &str) -> ApiError {
-    let shown: String = event_type.chars().take(64).collect();
+    let shown = error::quoted(event_type);
     ApiError::new(
         ErrorCode::NotFound,
         format!("event subscription `{id}` has no source `{shown}`"),

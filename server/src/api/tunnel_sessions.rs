@@ -29,7 +29,7 @@ use crate::agents::commands::Undelivered;
 use crate::agents::journal;
 use crate::agents::updates::ceil_secs;
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{self, ApiError, ApiResult};
 use crate::paging;
 use crate::response::Json;
 use crate::state::AppState;
@@ -161,7 +161,7 @@ async fn record_command(
 /// `wait_secs` is the server's wait after an update (`UPDATE_RESTART_WAIT_SECS` unless a test
 /// shortened it), named in the answer to a restart during an update.
 fn undelivered(id: &str, command: AgentCommand, why: Undelivered, wait_secs: u64) -> ApiError {
-    let shown: String = id.chars().take(64).collect();
+    let shown = error::quoted(id);
     match why {
         Undelivered::NotFound => ApiError::not_found(IdKind::TunnelSession, id),
         // Gone, not slow: a 504 would invite a retry that can only find nothing.

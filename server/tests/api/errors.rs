@@ -308,6 +308,47 @@ async fn errors_echo_what_was_sent_only_shortened() {
     }
 }
 
+/// A value quoted where the body's bounding does not reach (a detail, the field, a message
+/// without backticks) is cut as it would cut it: 64 characters and `…`, so that a client sees
+/// one rule whatever raised the error.
+#[tokio::test]
+async fn values_quoted_outside_backticks_are_cut_the_same_way() {
+    let app = TestApp::new().await;
+    let long = "q".repeat(100);
+    let cut = format!("{}…", "q".repeat(64));
+    let r = app.get(&format!("/credentials?{long}=1")).send(&app).await;
+    r.error(400, "ERR_TUNNEL_115");
+    assert_eq!(r.field(), cut);
+    assert!(
+        r.error_body().msg.contains(&format!("`{cut}`")),
+        "{}",
+        r.text
+    );
+    let r = app
+        .post("/credentials", json!(null))
+        .raw(&format!("text/{long}"), "{}")
+        .send(&app)
+        .await;
+    assert_eq!(r.status, 415, "{}", r.text);
+    assert!(
+        r.error_body()
+            .msg
+            .contains(&format!("`text/{}…`", "q".repeat(59))),
+        "{}",
+        r.text
+    );
+    let r = app
+        .get(&format!("/credentials?order={long}"))
+        .send(&app)
+        .await;
+    r.error(400, "ERR_TUNNEL_116");
+    assert!(
+        r.error_body().msg.contains(&format!("`{cut}`")),
+        "{}",
+        r.text
+    );
+}
+
 #[tokio::test]
 async fn undecodable_path_ids_get_the_json_error_body() {
     let app = TestApp::new().await;
