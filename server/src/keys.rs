@@ -7,9 +7,10 @@
 //! Private keys are sealed with ChaCha20-Poly1305 under a fresh random nonce, with the authority
 //! id as associated data so a sealed key cannot be moved to another row. Generation is CPU-bound
 //! (RSA 4096 takes seconds) and always runs on the blocking pool, never on the async runtime,
-//! and at most one generation per core runs at once ([`KeyGenLimiter`]): without a limit, a burst
-//! of RSA requests would queue unbounded CPU work (which cannot be cancelled once started, even
-//! when the client goes away) and starve every other blocking task of the server.
+//! and at most one RSA generation per core runs at once ([`KeyGenLimiter`]): without a limit, a
+//! burst of RSA requests would queue unbounded CPU work (which cannot be cancelled once started,
+//! even when the client goes away) and starve every other blocking task of the server. Ed25519
+//! and ECDSA keys take a millisecond at most and are not limited.
 
 use crate::error::{ApiError, ApiResult};
 use anyhow::Context as _;
@@ -148,21 +149,10 @@ fn parse_hex_key(hex: &str) -> Option<[u8; 32]> {
     Some(key)
 }
 
-#[cfg(unix)]
+/// Writes `text` to the new file `path`, readable by its owner only.
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(text.as_bytes())
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::write(path, text)
+    crate::store::private_file(path)?.write_all(text.as_bytes())
 }
 
 /// A generated key pair: the public key as one OpenSSH line, the private key in OpenSSH PEM.
@@ -215,7 +205,7 @@ pub fn generate(spec: KeySpec) -> anyhow::Result<GeneratedKey> {
     })
 }
 
-/// Bounds concurrent key generations: a request waits at most `wait` for one of the permits,
+/// Bounds concurrent RSA key generations: a request waits at most `wait` for one of the permits,
 /// then gets 503 [`ErrorCode::KeyGenerationBusy`] rather than queueing behind a burst. Cheap to
 /// clone (shared permits).
 #[derive(Debug, Clone)]
@@ -246,18 +236,25 @@ impl KeyGenLimiter {
         match tokio::time::timeout(self.wait, Arc::clone(&self.permits).acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
             Ok(Err(closed)) => Err(ApiError::Internal(closed.into())),
+            // About one generation's time, as the wait was: when to try again.
             Err(_elapsed) => Err(ApiError::new(
                 ErrorCode::KeyGenerationBusy,
                 "The server is busy generating other SSH keys; retry in a few seconds.",
-            )),
+            )
+            .with_retry_after(self.wait.as_secs().max(1))),
         }
     }
 
-    /// [`generate`] on the blocking thread pool, so the runtime keeps serving other requests,
-    /// under a permit. The permit moves into the blocking task: a generation abandoned by its
-    /// client still holds it until the CPU work really ends.
+    /// [`generate`] on the blocking thread pool, so the runtime keeps serving other requests;
+    /// an RSA key under a permit. The permit moves into the blocking task: a generation
+    /// abandoned by its client still holds it until the CPU work really ends. Ed25519 and
+    /// ECDSA keys take a millisecond or less: they need no permit, so that they are not refused
+    /// behind RSA generations of seconds each.
     pub async fn generate(&self, spec: KeySpec) -> ApiResult<GeneratedKey> {
-        let permit = self.acquire().await?;
+        let permit = match spec {
+            KeySpec::Rsa(_) => Some(self.acquire().await?),
+            KeySpec::Ed25519 | KeySpec::Ecdsa(_) => None,
+        };
         let key = tokio::task::spawn_blocking(move || {
             let key = generate(spec);
             drop(permit);

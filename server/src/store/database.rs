@@ -143,12 +143,28 @@ impl DatabaseUrl {
         }
     }
 
-    /// Creates [`DatabaseUrl::data_dir`] if it is missing (nothing to do without one).
+    /// Creates [`DatabaseUrl::data_dir`] if it is missing, and the database file and its search
+    /// file, empty, if they are missing (nothing to do without a file). Created here rather
+    /// than by SQLite so that they are readable by the server's user only (0700, 0600): SQLite
+    /// would make them 0644 under the usual umask, and they hold the audit log and hashes of
+    /// every secret. SQLite gives its WAL and shared-memory files the mode of the database
+    /// file. What exists is left as it is: its mode is the operator's choice.
     pub(super) fn create_data_dir(&self) -> anyhow::Result<()> {
         use anyhow::Context as _;
+        let DatabaseUrl::SqliteFile(path) = self else {
+            return Ok(());
+        };
         if let Some(dir) = self.data_dir() {
-            std::fs::create_dir_all(&dir)
+            private_dir(&dir)
                 .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+        }
+        for file in [path.clone(), super::search_index::file_of(path)] {
+            match private_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(e).with_context(|| format!("cannot create {}", file.display()));
+                }
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -165,6 +181,25 @@ impl DatabaseUrl {
             ),
         }
     }
+}
+
+/// Creates the directory `dir` (and its missing parents) readable by its owner only.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates the file `path`, which must not exist, readable and writable by its owner only: the
+/// database's files, the lock file and the server key (`keys.rs`).
+pub fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// A SQLite database file claimed by the server process serving it ([`DatabaseUrl::claim`]):
@@ -191,11 +226,13 @@ impl DatabaseUrl {
         let mut name = path.as_os_str().to_owned();
         name.push("-server.lock");
         let lock_path = PathBuf::from(name);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let lock = private_file(&lock_path)
+            .or_else(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => {
+                    std::fs::OpenOptions::new().write(true).open(&lock_path)
+                }
+                _ => Err(e),
+            })
             .with_context(|| format!("cannot open the lock file {}", lock_path.display()))?;
         match lock.try_lock() {
             Ok(()) => Ok(Some(ServingClaim { _lock: lock })),

@@ -60,7 +60,7 @@ pub use backends::BackendRow;
 pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
-pub use database::{DatabaseUrl, Dialect, ServingClaim};
+pub use database::{DatabaseUrl, Dialect, ServingClaim, private_file};
 pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};

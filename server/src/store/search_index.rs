@@ -63,7 +63,7 @@ const BATCH: i64 = 20_000;
 const CATCH_UP: Duration = Duration::from_secs(3600);
 
 /// The search file of the database `database`.
-fn file_of(database: &Path) -> PathBuf {
+pub(super) fn file_of(database: &Path) -> PathBuf {
     let mut name = database.as_os_str().to_owned();
     name.push("-search");
     PathBuf::from(name)

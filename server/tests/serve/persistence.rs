@@ -239,3 +239,44 @@ async fn concurrent_writes_on_a_file_database_all_succeed() {
     assert_eq!(list.json["credentials"].as_array().unwrap().len(), 8);
     app.state.store.close().await;
 }
+
+/// A data directory the server makes, and every file in it (the database, its WAL and
+/// shared-memory files, the search file, the lock, the server key), is its user's only: they
+/// hold the audit log and the hashes of every secret. Under the usual umask SQLite alone made
+/// them readable by every local user (0644).
+#[cfg(unix)]
+#[tokio::test]
+async fn the_files_of_a_new_data_directory_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("data");
+    let _claim = file_config(&dir).database.claim().unwrap();
+    let app = TestApp::with_config(file_config(&dir)).await;
+    app.create("/credentials", json!({"description": "kept private"}))
+        .await;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700, "the data directory");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // The server is running: the WAL files are there too, so that all of them are checked.
+    for name in [
+        "tunnel.db",
+        "tunnel.db-wal",
+        "tunnel.db-shm",
+        "tunnel.db-search",
+        "tunnel.db-server.lock",
+        "server.key",
+    ] {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from {names:?}"
+        );
+    }
+    for name in &names {
+        assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+    }
+    app.state.store.close().await;
+}
