@@ -223,7 +223,7 @@ async fn ssh_ca_bad_key_parameters() {
 }
 
 #[tokio::test]
-async fn key_generation_answers_503_when_no_permit_frees_up_in_time() {
+async fn rsa_key_generation_answers_503_when_no_permit_frees_up_in_time() {
     let base = TestApp::new().await;
     let state = base
         .state
@@ -235,18 +235,22 @@ async fn key_generation_answers_503_when_no_permit_frees_up_in_time() {
         ..base
     };
     let held = app.state.keygen.acquire().await.unwrap();
+    let rsa = json!({"private_key_type": "rsa", "key_size": 2048});
     let r = app
-        .post(
-            "/ssh_certificate_authorities",
-            json!({"private_key_type": "ed25519"}),
-        )
+        .post("/ssh_certificate_authorities", rsa.clone())
         .send(&app)
         .await;
-    r.error(503, "ERR_TUNNEL_160");
-    drop(held);
-    app.create(
-        "/ssh_certificate_authorities",
+    let error = r.error(503, "ERR_TUNNEL_160");
+    // When to try again, in the header and the body, as every 429 and 409 that has one.
+    assert_eq!(r.headers["retry-after"], "1", "{}", r.text);
+    assert_eq!(error.details.extra["retry_after_secs"], 1);
+    // The keys of a millisecond do not wait behind RSA generations of seconds.
+    for body in [
         json!({"private_key_type": "ed25519"}),
-    )
-    .await;
+        json!({"private_key_type": "ecdsa", "elliptic_curve": "p521"}),
+    ] {
+        app.create("/ssh_certificate_authorities", body).await;
+    }
+    drop(held);
+    app.create("/ssh_certificate_authorities", rsa).await;
 }
