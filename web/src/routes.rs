@@ -133,6 +133,31 @@ fn encode(value: &str) -> String {
     out
 }
 
+/// A path segment as the router gives it to the page (`decodeURIComponent`): `%XX` sequences
+/// decoded, the segment unchanged when they do not make UTF-8 text, as the browser leaves it.
+fn decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| segment.to_owned())
+}
+
 /// The console page of the resource with id `id`, when the console has one (by its prefix): the
 /// Activity page links the objects and actors of events with it.
 pub fn for_id(id: &str) -> Option<String> {
@@ -189,10 +214,13 @@ pub fn title(path: &str) -> String {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
     let mut parts = path.trim_start_matches('/').splitn(2, '/');
     let section = parts.next().unwrap_or("");
-    let rest = parts.next();
-    let page = match (section, rest) {
-        // No route has more than two segments: what the router shows as not found.
-        (_, Some(rest)) if rest.contains('/') => "Page not found".to_owned(),
+    // No route has more than two segments: what the router shows as not found.
+    if parts.clone().next().is_some_and(|rest| rest.contains('/')) {
+        return format!("Page not found · {PRODUCT}");
+    }
+    // The id as the page shows it (`%3C` is `<`).
+    let rest = parts.next().map(decode);
+    let page = match (section, rest.as_deref()) {
         (s::CREDENTIALS, None) => "Credentials".to_owned(),
         (s::CREDENTIALS, Some(s::NEW)) => "New credential".to_owned(),
         (s::CREDENTIALS, Some(id)) => format!("Credential {id}"),
@@ -238,6 +266,15 @@ mod tests {
             "Page not found · Tunnel Console"
         );
         assert_eq!(title("/users/bot_1"), "Bot bot_1 · Tunnel Console");
+        // The id as the page shows it, decoded as the router decodes it.
+        assert_eq!(
+            title("/credentials/cr_%3Cb%3E%20%C3%BC"),
+            "Credential cr_<b> ü · Tunnel Console"
+        );
+        assert_eq!(
+            title("/credentials/%FF%"),
+            "Credential %FF% · Tunnel Console"
+        );
         assert_eq!(title(CREDENTIALS), "Credentials · Tunnel Console");
         assert_eq!(title("/credentials/"), "Credentials · Tunnel Console");
         assert_eq!(title(CREDENTIAL_NEW), "New credential · Tunnel Console");
