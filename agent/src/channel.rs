@@ -198,6 +198,20 @@ fn handshake_failure(error: &tokio_tungstenite::tungstenite::Error) -> String {
                 response.status()
             )
         }
+        tokio_tungstenite::tungstenite::Error::Io(io) => match io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            // What a plain-text server's HTTP answer looks like to TLS.
+            Some(rustls::Error::InvalidMessage(_)) => "cannot connect: the server did not answer \
+                 in TLS; if it serves plain text, give --server as http://"
+                .to_owned(),
+            Some(rustls::Error::InvalidCertificate(why)) => format!(
+                "cannot connect: the server's TLS certificate is not trusted ({why}); for a \
+                 self-hosted CA, point SSL_CERT_FILE at its PEM certificate"
+            ),
+            _ => format!("cannot connect: {io}"),
+        },
         e => format!("cannot connect: {e}"),
     }
 }

@@ -109,9 +109,54 @@ async fn a_certificate_outside_the_trusted_roots_is_refused() {
             l.strip_prefix("connection lost (").map(str::to_owned)
         })
         .await;
-    assert!(reason.contains("cannot connect"), "{reason}");
+    // Said in the agent's words, with where to look.
+    assert!(reason.contains("certificate is not trusted"), "{reason}");
+    assert!(reason.contains("SSL_CERT_FILE"), "{reason}");
     assert!(server.session_ids(&key).await.is_empty());
     agent.kill().await;
+}
+
+/// `https://` given for a server that serves plain text: the agent says so, rather than
+/// rustls's "corrupt message of type InvalidContentType".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_to_a_plain_text_server_says_to_use_http() {
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
+    let url = format!("https://{}", server.addr);
+    let mut agent = Agent::spawn_to(&url, &token, &[]);
+    let reason = agent
+        .wait_line("a failed attempt", |l| {
+            l.strip_prefix("connection lost (").map(str::to_owned)
+        })
+        .await;
+    assert!(reason.contains("did not answer in TLS"), "{reason}");
+    assert!(reason.contains("http://"), "{reason}");
+    assert!(server.session_ids(&key).await.is_empty());
+    agent.kill().await;
+}
+
+/// A `SSL_CERT_FILE` that gives no certificate (missing, or a key file) stops the agent at
+/// start, naming it: with `SSL_CERT_DIR` also set (as many systems do), it was skipped
+/// silently, and the CA meant to be trusted was not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cert_file_without_certificates_stops_the_agent() {
+    let missing = fixture("missing.pem");
+    let key_only = fixture("localhost.key");
+    let roots = "/etc/ssl/certs";
+    for (file, says) in [
+        (missing.to_str().unwrap(), "missing.pem"),
+        (key_only.to_str().unwrap(), "holds no PEM certificate"),
+    ] {
+        let mut agent = Agent::spawn_with_env(
+            "https://localhost:9",
+            "tok",
+            &[],
+            &[("SSL_CERT_FILE", file), ("SSL_CERT_DIR", roots)],
+        );
+        let (status, stderr) = agent.exit().await;
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("SSL_CERT_FILE"), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
