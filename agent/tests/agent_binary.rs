@@ -635,6 +635,10 @@ async fn a_bad_command_line_fails_fast() {
     let (status, stderr) = agent.exit().await;
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("key=value"), "{stderr}");
+    let mut agent = Agent::spawn(&server, "tok", &["--bind", "env=dev"]);
+    let (status, stderr) = agent.exit().await;
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("give it with --label"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -145,15 +145,15 @@ pub async fn create(server: &Server, api: &Api, texts: &Texts) -> Result<Data> {
     let account = me["account_id"].as_str().unwrap_or_default();
     let (user, _) = server.user(account, &texts.name("user"), false)?;
     let token = credential["token"].as_str().unwrap_or_default();
-    let bind = format!("env={}", texts.label);
+    let label = format!("env={}", texts.label);
     let agent = Agent::start(
         server,
         token,
         &[
             "--bind",
             "app.example.com",
-            "--bind",
-            &bind,
+            "--label",
+            &label,
             "--metadata",
             metadata,
         ],
