@@ -49,34 +49,71 @@ pub struct DeliveryRow {
     pub attempts: Vec<DeliveryAttempt>,
 }
 
+/// The destinations and accounts a claim leaves aside: those whose sends in flight on this node
+/// already fill their share of the senders (`webhooks`), so that one slow receiver, or one
+/// account's, cannot hold every sender while others' deliveries wait.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BusyTargets {
+    pub destinations: Vec<String>,
+    pub accounts: Vec<String>,
+}
+
+impl BusyTargets {
+    /// `AND destination_id NOT IN (…) AND account_id NOT IN (…)` with placeholders numbered
+    /// from `$first`, and the values to bind in their order.
+    fn condition(&self, first: usize) -> (String, Vec<&str>) {
+        let mut sql = String::new();
+        let mut values = Vec::new();
+        for (column, ids) in [
+            ("destination_id", &self.destinations),
+            ("account_id", &self.accounts),
+        ] {
+            if ids.is_empty() {
+                continue;
+            }
+            let marks: Vec<String> = (0..ids.len())
+                .map(|i| format!("${}", first + values.len() + i))
+                .collect();
+            sql.push_str(&format!(" AND {column} NOT IN ({})", marks.join(", ")));
+            values.extend(ids.iter().map(String::as_str));
+        }
+        (sql, values)
+    }
+}
+
 impl Store {
-    /// Claims up to `limit` due deliveries (pending, due at `now_ms`, not leased by a worker)
-    /// for node `node_id` until `lease_until_ms`, oldest due first. One statement in one write
-    /// transaction, which holds the database's write lock, so two workers never claim the same
-    /// delivery, whichever nodes they run on.
+    /// Claims up to `limit` due deliveries (pending, due at `now_ms`, not leased by a worker,
+    /// not to a `busy` destination or account) for node `node_id` until `lease_until_ms`,
+    /// oldest due first. One statement in one write transaction, which holds the database's
+    /// write lock, so two workers never claim the same delivery, whichever nodes they run on.
     pub async fn claim_deliveries(
         &self,
         node_id: &str,
         now_ms: i64,
         lease_until_ms: i64,
         limit: u32,
+        busy: &BusyTargets,
     ) -> Result<Vec<ClaimedDelivery>> {
-        let mut tx = self.write_tx().await?;
-        let rows = sqlx::query(
+        let (busy_sql, busy_values) = busy.condition(6);
+        let sql = format!(
             "UPDATE event_deliveries SET lease_until = $1, lease_node = $5
              WHERE id IN (SELECT id FROM event_deliveries
                  WHERE state = 'pending' AND next_attempt_at <= $2
-                   AND (lease_until IS NULL OR lease_until < $3)
+                   AND (lease_until IS NULL OR lease_until < $3){busy_sql}
                  ORDER BY next_attempt_at LIMIT $4)
-             RETURNING id, account_id, event_id, destination_id, attempt_count",
-        )
-        .bind(lease_until_ms)
-        .bind(now_ms)
-        .bind(now_ms)
-        .bind(i64::from(limit))
-        .bind(node_id)
-        .fetch_all(&mut *tx)
-        .await?;
+             RETURNING id, account_id, event_id, destination_id, attempt_count"
+        );
+        let mut tx = self.write_tx().await?;
+        let mut query = sqlx::query(&sql)
+            .bind(lease_until_ms)
+            .bind(now_ms)
+            .bind(now_ms)
+            .bind(i64::from(limit))
+            .bind(node_id);
+        for value in busy_values {
+            query = query.bind(value);
+        }
+        let rows = query.fetch_all(&mut *tx).await?;
         tx.commit().await?;
         let mut claimed = rows
             .iter()
@@ -99,15 +136,42 @@ impl Store {
     }
 
     /// When the next delivery may be claimed (Unix ms): the earliest due time of a pending
-    /// delivery, or the end of its lease when later. `None` when nothing is pending.
-    pub async fn next_delivery_due(&self) -> Result<Option<i64>> {
-        Ok(sqlx::query_scalar(
+    /// delivery not to a `busy` destination or account, or the end of its lease when later.
+    /// `None` when nothing is pending.
+    pub async fn next_delivery_due(&self, busy: &BusyTargets) -> Result<Option<i64>> {
+        let (busy_sql, busy_values) = busy.condition(1);
+        let sql = format!(
             "SELECT MIN(CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END)
              FROM event_deliveries
-             WHERE state = 'pending'",
-        )
-        .fetch_one(&self.pool)
-        .await?)
+             WHERE state = 'pending'{busy_sql}"
+        );
+        let mut query = sqlx::query_scalar(&sql);
+        for value in busy_values {
+            query = query.bind(value);
+        }
+        Ok(query.fetch_one(&self.pool).await?)
+    }
+
+    /// Gives back deliveries node `node_id` claimed but will not send now (their destination
+    /// or account filled its share meanwhile): claimable again at once, by any node.
+    pub async fn release_deliveries(&self, node_id: &str, ids: &[String]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
+             WHERE lease_node = $1 AND id IN ({})",
+            marks.join(", ")
+        );
+        let mut tx = self.write_tx().await?;
+        let mut query = sqlx::query(&sql).bind(node_id);
+        for id in ids {
+            query = query.bind(id.as_str());
+        }
+        query.execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Where a delivery goes: the destination's target.

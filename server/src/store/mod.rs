@@ -61,7 +61,7 @@ pub use credentials::{
     AuthtokenCredential, CredentialChanges, CredentialRow, NewCredential, Seeded,
 };
 pub use database::{DatabaseUrl, Dialect, ServingClaim, private_file};
-pub use deliveries::{AttemptOutcome, ClaimedDelivery, DeliveryRow};
+pub use deliveries::{AttemptOutcome, BusyTargets, ClaimedDelivery, DeliveryRow};
 pub use error::{DatabaseError, Error, ReferenceError, Result};
 pub use event_destinations::{DestinationRow, SealedSecrets};
 pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, SubscriptionRow};

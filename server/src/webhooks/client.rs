@@ -10,6 +10,8 @@ use tunnel_core::resources::event_destination::DeliveryAttempt;
 
 /// How much of a response body an attempt keeps.
 const KEPT_BODY_BYTES: usize = 1024;
+/// How long an idle connection to a receiver is kept for the next delivery.
+const IDLE_CONNECTION: Duration = Duration::from_secs(4);
 
 /// Sends webhooks; cheap to clone (one connection pool).
 #[derive(Debug, Clone)]
@@ -25,6 +27,10 @@ impl Sender {
             .timeout(timeout)
             .connect_timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
+            // Idle connections are dropped before receivers commonly close theirs (Node's
+            // 5 s): a request sent on a connection the receiver is closing fails, as a
+            // "connection closed before message completed" attempt and a needless retry.
+            .pool_idle_timeout(IDLE_CONNECTION)
             .no_proxy()
             .user_agent(concat!(
                 "tunnel-server/",

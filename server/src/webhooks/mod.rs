@@ -7,7 +7,10 @@
 //!
 //! One loop task ([`Worker::spawn`]) sleeps until a commit queued a delivery (`Store::deliveries_queued`)
 //! or the earliest due retry (at most [`MAX_IDLE`]), never polling; it claims the due deliveries
-//! with a lease and sends each in its own task, at most `--webhook-concurrency` at once. Each
+//! with a lease and sends each in its own task, at most `--webhook-concurrency` at once, of
+//! which one destination gets at most a quarter and one account half ([`Shares`]): a receiver
+//! that answers slowly (or never, until the timeout) and its backlog cannot hold every sender
+//! while other destinations' deliveries wait, the other accounts' above all. Each
 //! attempt is recorded with the delivery's new state in one transaction: a 2xx succeeds it;
 //! anything else schedules a retry with exponential backoff and jitter ([`retry_delay`]), until
 //! [`MAX_ATTEMPTS`]. A server killed mid-send leaves a lease that expires (or is released as
@@ -21,9 +24,12 @@ pub mod sign;
 pub mod ssrf;
 
 use crate::keys::KeyVault;
-use crate::store::{AttemptOutcome, ClaimedDelivery, EventRow, SealedSecrets, Store, unix_ms};
+use crate::store::{
+    AttemptOutcome, BusyTargets, ClaimedDelivery, EventRow, SealedSecrets, Store, unix_ms,
+};
 use rand::Rng as _;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tunnel_core::resources::event_destination::DeliveryAttempt;
@@ -126,6 +132,7 @@ impl Worker {
     async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) {
         let concurrency = self.settings.concurrency.max(1);
         let permits = Arc::new(Semaphore::new(concurrency));
+        let shares = Shares::new(concurrency);
         let lease = self.settings.timeout + LEASE_MARGIN;
         let queued = self.store.deliveries_queued();
         let stopping = async move {
@@ -151,6 +158,7 @@ impl Worker {
             // Every permit left is free at once: only this loop takes them.
             let limit = 1 + permits.available_permits();
             let now = unix_ms(time::OffsetDateTime::now_utc());
+            let busy = shares.busy();
             let claimed = self
                 .store
                 .claim_deliveries(
@@ -158,6 +166,7 @@ impl Worker {
                     now,
                     now + ms(lease),
                     u32::try_from(limit).unwrap_or(1),
+                    &busy,
                 )
                 .await
                 .unwrap_or_else(|e| {
@@ -165,7 +174,13 @@ impl Worker {
                     Vec::new()
                 });
             let full = claimed.len() >= limit;
+            // What one claim took beyond a destination's or an account's share goes back.
+            let mut surplus = Vec::new();
             for delivery in claimed {
+                let Some(share) = shares.take(&delivery) else {
+                    surplus.push(delivery.id);
+                    continue;
+                };
                 let permit = match first.take() {
                     Some(permit) => permit,
                     None => match permits.clone().acquire_owned().await {
@@ -174,17 +189,24 @@ impl Worker {
                     },
                 };
                 let worker = self.clone();
+                let ended = shares.ended.clone();
                 tokio::spawn(async move {
                     worker.deliver(delivery).await;
+                    drop(share);
                     drop(permit);
+                    ended.notify_one();
                 });
             }
             drop(first);
-            if full {
+            if let Err(e) = self.store.release_deliveries(&self.node_id, &surplus).await {
+                // Their leases end on their own, later.
+                tracing::warn!("cannot give back webhook deliveries: {e}");
+            }
+            if full && surplus.is_empty() {
                 // More may be due: claim again once a sender is free (the acquire above waits).
                 continue;
             }
-            let wait = match self.store.next_delivery_due().await {
+            let wait = match self.store.next_delivery_due(&shares.busy()).await {
                 Ok(Some(due)) => {
                     let now = unix_ms(time::OffsetDateTime::now_utc());
                     Duration::from_millis(u64::try_from(due - now).unwrap_or(0)).min(MAX_IDLE)
@@ -200,6 +222,8 @@ impl Worker {
             let wait = wait.max(Duration::from_millis(20));
             tokio::select! {
                 () = queued.notified() => {}
+                // A send's end may free a share: what it left aside is claimable again.
+                () = shares.ended.notified() => {}
                 () = tokio::time::sleep(wait) => {}
                 () = &mut stopping => break,
             }
@@ -244,6 +268,23 @@ impl Worker {
             AttemptOutcome::RetryAt(unix_ms(time::OffsetDateTime::now_utc()) + ms(delay))
         };
         tracing::debug!(delivery = %delivery.id, attempt = attempt_no, ?outcome, error = ?attempt.error, "webhook attempt");
+        match self
+            .store
+            .record_attempt(&delivery.id, attempt_no, &attempt, outcome)
+            .await
+        {
+            Ok(()) => {}
+            // The destination (and its deliveries) deleted while the attempt was in flight:
+            // nothing left to record or retry, and nothing wrong with the database.
+            Err(crate::store::Error::Database(e)) if e.is_foreign_key_violation() => {
+                tracing::debug!(delivery = %delivery.id, "webhook attempt of a deleted destination");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(delivery = %delivery.id, "cannot record a webhook attempt: {e}");
+                return;
+            }
+        }
         // An operator learns of a receiver that keeps failing without reading the API. The
         // error says why in words, never with the URL (`client::describe`).
         match (&outcome, &attempt.error) {
@@ -262,14 +303,6 @@ impl Worker {
                 "webhook attempt failed; it will be retried"
             ),
             _ => {}
-        }
-        if let Err(e) = self
-            .store
-            .record_attempt(&delivery.id, attempt_no, &attempt, outcome)
-            .await
-        {
-            // The delivery may be gone with its destination or event; nothing to retry then.
-            tracing::warn!(delivery = %delivery.id, "cannot record a webhook attempt: {e}");
         }
         if matches!(outcome, AttemptOutcome::RetryAt(_)) {
             // The loop may be asleep until a later time than this retry's.
@@ -339,6 +372,109 @@ pub async fn signing_secrets(
             String::from_utf8(opened).map_err(|_| "the signing secret is damaged".to_owned())
         })
         .collect()
+}
+
+/// The senders in flight on this node per destination and per account, each at most its share of
+/// the `--webhook-concurrency` senders: a quarter for one destination, half for one account
+/// (at least one each). The claim leaves aside what is at its share ([`Shares::busy`]).
+struct Shares {
+    per_destination: usize,
+    per_account: usize,
+    counts: Arc<Mutex<Counts>>,
+    /// Told when a send ends.
+    ended: Arc<tokio::sync::Notify>,
+}
+
+#[derive(Default)]
+struct Counts {
+    destinations: HashMap<String, usize>,
+    accounts: HashMap<String, usize>,
+}
+
+/// One send's place in its destination's and account's shares, given back when dropped.
+struct Share {
+    counts: Arc<Mutex<Counts>>,
+    destination: String,
+    account: String,
+}
+
+impl Shares {
+    fn new(concurrency: usize) -> Shares {
+        Shares {
+            per_destination: concurrency.div_ceil(4),
+            per_account: concurrency.div_ceil(2),
+            counts: Arc::default(),
+            ended: Arc::default(),
+        }
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The destinations and accounts at their share.
+    fn busy(&self) -> BusyTargets {
+        let counts = self.counts();
+        let full = |map: &HashMap<String, usize>, share: usize| -> Vec<String> {
+            map.iter()
+                .filter(|(_, n)| **n >= share)
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        BusyTargets {
+            destinations: full(&counts.destinations, self.per_destination),
+            accounts: full(&counts.accounts, self.per_account),
+        }
+    }
+
+    /// A place for `delivery`, or `None` when its destination or account is at its share.
+    fn take(&self, delivery: &ClaimedDelivery) -> Option<Share> {
+        let mut counts = self.counts();
+        let destination = counts
+            .destinations
+            .get(&delivery.destination_id)
+            .copied()
+            .unwrap_or(0);
+        let account = counts
+            .accounts
+            .get(&delivery.account_id)
+            .copied()
+            .unwrap_or(0);
+        if destination >= self.per_destination || account >= self.per_account {
+            return None;
+        }
+        *counts
+            .destinations
+            .entry(delivery.destination_id.clone())
+            .or_default() += 1;
+        *counts
+            .accounts
+            .entry(delivery.account_id.clone())
+            .or_default() += 1;
+        Some(Share {
+            counts: self.counts.clone(),
+            destination: delivery.destination_id.clone(),
+            account: delivery.account_id.clone(),
+        })
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let Counts {
+            destinations,
+            accounts,
+        } = &mut *counts;
+        for (map, id) in [(destinations, &self.destination), (accounts, &self.account)] {
+            if let Some(n) = map.get_mut(id) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(id);
+                }
+            }
+        }
+    }
 }
 
 /// The wait before retry `failed_attempts` (1 after the first failure): `base` doubling with

@@ -69,7 +69,10 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
     if let Some(v4) = embedded_v4(ip) {
         return forbidden_v4(v4);
     }
-    if segments[0] & 0xfe00 == 0xfc00 {
+    if segments[0] & 0xfe00 == 0xfc00 || segments[..3] == [0x64, 0xff9b, 1] {
+        // fc00::/7 unique local; 64:ff9b:1::/48 the local-use NAT64 prefix, which a network's
+        // own translator may map to any of its IPv4 addresses (where in the address depends on
+        // the prefix length it chose, so the whole prefix).
         Some("private")
     } else if segments[0] & 0xffc0 == 0xfe80 {
         Some("link-local (cloud metadata)")
@@ -89,13 +92,16 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
     }
 }
 
-/// The IPv4 address an IPv6 address stands for: mapped (`::ffff:a.b.c.d`), compatible
-/// (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::`).
+/// The IPv4 address an IPv6 address stands for: mapped (`::ffff:a.b.c.d`), translated
+/// (`::ffff:0:a.b.c.d`), compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4
+/// (`2002:aabb:ccdd::`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     match s {
-        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0, 0, _, _] => Some(low),
+        [0, 0, 0, 0, 0, 0xffff, _, _]
+        | [0, 0, 0, 0, 0xffff, 0, _, _]
+        | [0, 0, 0, 0, 0, 0, _, _] => Some(low),
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(low),
         [0x2002, hi, lo, ..] => Some(Ipv4Addr::new(
             (hi >> 8) as u8,
@@ -236,6 +242,10 @@ mod tests {
             "::ffff:169.254.169.254",
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:a00:1::",
+            "::ffff:0:a00:1",
+            "::ffff:0:7f00:1",
             "2002:7f00:1::",
             "192.0.0.1",
             "192.0.2.1",

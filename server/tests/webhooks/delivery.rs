@@ -307,7 +307,13 @@ async fn nothing_is_claimed_while_every_sender_is_busy() {
     credential(&app, &app.admin_key).await;
     receiver.next(WAIT).await;
     // The first is being sent: the second waits unclaimed, due at once.
-    let due = app.state.store.next_delivery_due().await.unwrap().unwrap();
+    let due = app
+        .state
+        .store
+        .next_delivery_due(&Default::default())
+        .await
+        .unwrap()
+        .unwrap();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -317,4 +323,45 @@ async fn nothing_is_claimed_while_every_sender_is_busy() {
     // Then it is sent, once.
     receiver.next(WAIT).await;
     receiver.nothing_for(Duration::from_millis(500)).await;
+}
+
+/// A slow receiver and its backlog hold at most their share of the senders: a quarter for one
+/// destination, half for one account. Four senders; a receiver that answers only after 30 s
+/// gets one request at a time, and while it holds it, the same account's other destination
+/// and another account's destination get theirs. Before the shares, its backlog took all four
+/// senders and everyone else's webhooks waited for its answers.
+#[tokio::test]
+async fn a_slow_receiver_holds_only_its_share_of_the_senders() {
+    let mut config = crate::common::test_config();
+    config.webhooks.allow_private = true;
+    config.webhooks.timeout = Duration::from_secs(60);
+    config.webhooks.retry_base = Duration::from_millis(50);
+    config.webhooks.concurrency = 4;
+    let app = crate::started(config).await;
+    let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 8]).await;
+    hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
+    for _ in 0..6 {
+        credential(&app, &app.admin_key).await;
+    }
+    slow.next(WAIT).await;
+    // One destination, one sender: the rest of its backlog waits for it.
+    slow.nothing_for(Duration::from_millis(500)).await;
+
+    let mine = Receiver::start(&[]).await;
+    hook(&app, &app.admin_key, &mine.url, &["api_key_created.v0"]).await;
+    let theirs = Receiver::start(&[]).await;
+    hook(
+        &app,
+        &app.other_key,
+        &theirs.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    app.create("/api_keys", json!({"description": "k"})).await;
+    credential(&app, &app.other_key).await;
+    assert_eq!(mine.next(WAIT).await.json()["type"], "api_key_created.v0");
+    assert_eq!(
+        theirs.next(WAIT).await.json()["type"],
+        "credential_created.v0"
+    );
 }
