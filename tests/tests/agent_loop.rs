@@ -159,3 +159,38 @@ async fn agent_sessions_restart_update_and_stop_from_the_console() -> anyhow::Re
     browser.close().await?;
     Ok(())
 }
+
+/// The server out of reach while a session's page refreshes itself: the page keeps what it
+/// shows, its open Stop confirmation and the focus in it, and a bar says that the refresh
+/// failed. It had turned into an error box, closing the dialog and dropping the focus.
+#[tokio::test]
+async fn a_refresh_without_an_answer_keeps_the_page_and_its_dialog() -> anyhow::Result<()> {
+    let mut stack = Stack::start(&[])?;
+    let credential = stack
+        .api
+        .create("/credentials", json!({"description": "e2e blip"}))
+        .await?;
+    let token = credential["token"].as_str().unwrap_or_default();
+    let _agent = Agent::start(&stack.server, token, &["--bind", "app.example.com"])?;
+    let id = one_session_other_than(&stack.api, None).await?;
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    tunnel_sessions::open_list(client).await?;
+    pages::wait_for_text(client, &id).await?;
+    tunnel_sessions::open(client, &id).await?;
+    pages::click_button(client, "Stop").await?;
+    pages::wait_focus_in_dialog(client, "the stop confirmation").await?;
+
+    stack.server.stop();
+    pages::wait_for_text(client, "Could not refresh").await?;
+    browser.screenshot("session-refresh-failed").await?;
+    assert!(
+        pages::focus_in_dialog(client).await?,
+        "the focus stays in the stop confirmation"
+    );
+    let text = pages::page_text(client).await?;
+    assert!(text.contains("Agent commands"), "{text}");
+    assert!(!text.contains("Could not load"), "{text}");
+    browser.close().await?;
+    Ok(())
+}

@@ -145,6 +145,11 @@ fn Console() -> impl IntoView {
                 </div>
             </header>
             <main id="main" tabindex="-1">
+                {move || app.refresh_failed.get().map(|why| view! {
+                    <p class="refresh-failed" role="status">
+                        "Could not refresh: " {why} " What the page shows was loaded before."
+                    </p>
+                })}
                 <Routes fallback=|| view! { <h1>"Page not found"</h1><p class="empty">"No such page in the console."</p> }>
                     <Route path=() view=|| view! { <Redirect path=routes::CREDENTIALS /> } />
                     <Route path=StaticSegment(segment::CREDENTIALS) view=credentials::CredentialList />

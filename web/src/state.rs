@@ -42,6 +42,10 @@ pub struct AppState {
     /// cursor: a list shown again (Back from a row's page) still knows its page number and
     /// "Previous".
     pager_trails: StoredValue<BTreeMap<String, Vec<String>>>,
+    /// Why the last refresh of what a page shows got no answer (the server unreachable, a 5xx):
+    /// the page keeps what it showed, and a bar above it says so until the next answer
+    /// (`components::loading`).
+    pub refresh_failed: RwSignal<Option<String>>,
 }
 
 /// How often the relative times move on: well under the minute they count in past the first.
@@ -60,6 +64,7 @@ impl AppState {
             list_urls: StoredValue::new(BTreeMap::new()),
             changed_while_away: RwSignal::new(0),
             pager_trails: StoredValue::new(BTreeMap::new()),
+            refresh_failed: RwSignal::new(None),
         }
     }
 

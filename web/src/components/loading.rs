@@ -117,6 +117,10 @@ where
     T: DeserializeOwned + PartialEq + Send + Sync + 'static,
 {
     let state = RwSignal::new(Load::Loading);
+    let app = crate::state::use_app();
+    // The path of what is shown, so that a failed refresh of it can be told from a failed load
+    // of something else (another page of a list, another id).
+    let shown: Rc<std::cell::RefCell<Option<String>>> = Rc::default();
     fetch_text(
         Box::new(path),
         reload,
@@ -129,8 +133,26 @@ where
                 }
             }
             // With `try_`: the page may be gone by the time the answer lands.
-            Fetch::Answered(text) => {
+            Fetch::Answered(path, text) => {
                 let result: Load<T> = text.and_then(|text| Api::decode(&text)).into();
+                let refreshed = shown.borrow().as_deref() == Some(path.as_str())
+                    && state
+                        .try_with_untracked(|s| matches!(s, Load::Ready(_)))
+                        .unwrap_or(false);
+                // A refresh of what is shown that got no answer about it (the server out of
+                // reach, or failing) keeps it: rebuilding the page as an error would close its
+                // dialogs and drop the focus over a blip that the next refresh may not see.
+                if let Load::Failed(e) = &result
+                    && refreshed
+                    && (e.status == 0 || e.status >= 500)
+                {
+                    app.refresh_failed.try_set(Some(e.message.clone()));
+                    return;
+                }
+                if app.refresh_failed.try_with_untracked(Option::is_some) == Some(true) {
+                    app.refresh_failed.try_set(None);
+                }
+                *shown.borrow_mut() = matches!(result, Load::Ready(_)).then_some(path);
                 if state.try_with_untracked(|s| *s != result).unwrap_or(false) {
                     state.try_set(result);
                 }
@@ -144,8 +166,8 @@ where
 enum Fetch {
     /// A request is about to leave.
     Started,
-    /// Its answer: the body, or why there is none.
-    Answered(Result<String, ApiError>),
+    /// The answer to the request of a path: the body, or why there is none.
+    Answered(String, Result<String, ApiError>),
 }
 
 /// The untyped side of [`fetch_into`]: on every change of `path` or `reload`, `GET path()` and
@@ -159,6 +181,9 @@ fn fetch_text(path: Box<dyn Fn() -> String>, reload: RwSignal<u32>, step: Rc<dyn
         // Fire and forget: nothing waits for the load; its answer lands through `step`, and
         // the effect starts the next one.
         let step = Rc::clone(&step);
-        spawn_local(async move { step(Fetch::Answered(api.get_text(&path).await)) });
+        spawn_local(async move {
+            let answer = api.get_text(&path).await;
+            step(Fetch::Answered(path, answer));
+        });
     });
 }
