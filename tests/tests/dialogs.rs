@@ -61,13 +61,14 @@ async fn dialogs_keep_focus_inside_and_give_it_back() -> anyhow::Result<()> {
     let (status, _) = api.get(&format!("/credentials/{id}")).await?;
     assert_eq!(status, 200);
 
-    // The token dialog of a new credential: focus on its close button, Tab stays inside.
+    // The token dialog of a new credential: focus on its copy button (a second Enter copies
+    // rather than closes), Tab stays inside.
     pages::click_button(client, "Credentials").await?;
     pages::click_button(client, "New credential").await?;
     pages::fill(client, "Description", "dialog token").await?;
     pages::click_button(client, "Create credential").await?;
     pages::wait_focus_in_dialog(client, "the token dialog").await?;
-    assert!(pages::focused(client).await?.contains("I have copied it"));
+    assert!(pages::focused(client).await?.contains("Copy"));
     pages::press_within_dialog(client, &tab, "Tab", 4, "the token dialog").await?;
     // Escape before the token was copied only warns: a habit must not throw it away unseen.
     pages::press(client, Key::Escape).await?;

@@ -3,8 +3,9 @@
 //! rotated, so the console shows each once, with a copy button and a plain warning.
 //!
 //! Escape, pressed out of habit, must not throw the secret away unseen: until the copy button
-//! has copied it, the first Escape only says so, and a second one closes. The button closes at
-//! once (its words are the confirmation).
+//! has copied it, the first Escape only says so, and a second one closes. Nor must Enter: the
+//! copy button has the focus first. The "I have copied it" button closes at once (its words are
+//! the confirmation).
 //!
 //! Nor is a secret lost when the user leaves its page before the answer comes (a click on the
 //! navigation while a create runs): [`ShowSecret`] shows it over the page they are on, from the
@@ -86,7 +87,9 @@ pub fn TokenDialog(
         });
     };
     view! {
-        // The close button has focus first, so a stray Enter does not leave the token unseen.
+        // The copy button has focus first: a stray Enter (the key that submitted the form,
+        // pressed twice or held) copies the secret, where on the close button it threw the
+        // secret away before it was seen.
         <Modal labelled_by="token-title" class="token-dialog" on_close=on_escape>
                 <h2 id="token-title">{kind.title()}</h2>
                 <p class="warning">
@@ -96,7 +99,7 @@ pub fn TokenDialog(
                 <label for="token-value">{kind.label()}</label>
                 <div class="copy-row">
                     <textarea id="token-value" class="token mono" readonly rows="3" spellcheck="false">{token}</textarea>
-                    <button type="button" class="copy" on:click=copy>"Copy"</button>
+                    <button type="button" class="copy" autofocus on:click=copy>"Copy"</button>
                 </div>
                 <p class="copied" role="status">
                     {move || match (copied.get(), escape_warned.get()) {
@@ -107,7 +110,7 @@ pub fn TokenDialog(
                     }}
                 </p>
                 <div class="actions">
-                    <button type="button" class="primary done" autofocus on:click=move |_| on_close.run(())>
+                    <button type="button" class="primary done" on:click=move |_| on_close.run(())>
                         "I have copied it"
                     </button>
                 </div>

@@ -31,10 +31,10 @@ async fn token_dialog_shows_the_token_once_and_closes_with_the_button_or_a_secon
         Some("true")
     );
     assert!(find(&root, "button.copy").is_some());
-    // The close button has focus, so a stray Enter does not leave the token unseen elsewhere.
+    // The copy button has focus: a stray Enter copies the token rather than closing over it.
     assert_eq!(
         document().active_element().map(|e| e.class_name()),
-        Some("primary done".into())
+        Some("copy".into())
     );
 
     // Not copied yet: the first Escape only warns, the second closes.
