@@ -82,17 +82,31 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     if let Err(e) = deliveries.await {
         tracing::warn!("the webhook worker ended badly: {e}");
     }
-    // The requests still running have finished: let the agents' connection tasks (told to end
-    // at the signal) finish before the pool closes, so none writes to a closed pool.
-    if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
-        tracing::warn!("some agent connections did not close in time");
-    }
-    // A node whose id another server took has no row of its own to remove.
     let displaced = state.node.was_displaced();
-    if !displaced {
-        state.node.depart(&state.store).await;
+    let last_steps = async {
+        // The requests still running have finished: let the agents' connection tasks (told to
+        // end at the signal) finish before the pool closes, so none writes to a closed pool.
+        if !state.registry.connections_done(AGENTS_CLOSE_WAIT).await {
+            tracing::warn!("some agent connections did not close in time");
+        }
+        // A node whose id another server took has no row of its own to remove.
+        if !displaced {
+            state.node.depart(&state.store).await;
+        }
+        state.store.close().await;
+    };
+    // Each of these writes to the database; with the database out of reach each would wait for
+    // a connection in turn (10 s for every agent's session end). What they do not write, the
+    // node's lease ends for it, as after a crash.
+    if tokio::time::timeout(LAST_STEPS_WAIT, last_steps)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "the database did not take this node's last writes within {} s; stopping without them (its lease ends its sessions)",
+            LAST_STEPS_WAIT.as_secs()
+        );
     }
-    state.store.close().await;
     anyhow::ensure!(
         !displaced,
         "another server joined the cluster as --node-id {}; this one stopped (give each server its own --node-id)",
@@ -119,6 +133,10 @@ async fn bind_optional(
 /// How long shutdown waits for the agent connections to close: each sends the agent a Close
 /// frame, bounded by the channel's send time limit, so this is reached only by a stuck peer.
 const AGENTS_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long the steps after the listeners stopped (the agents' connections, leaving the
+/// cluster, closing the database) may take together.
+const LAST_STEPS_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Waits for Ctrl-C / SIGTERM, then leaves the cluster and closes the agents' connections: this
 /// node's sessions leave every list at once rather than when its lease would end, and its
