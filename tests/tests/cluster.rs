@@ -566,6 +566,42 @@ async fn a_node_whose_id_another_server_takes_stops_saying_why() -> Result<()> {
     Ok(())
 }
 
+/// A node started with another cluster secret than the others: what it asks of them is refused
+/// at the door, so a command through it says that it was not sent (not that it may have
+/// reached the agent), and its log names the secret. It had answered "may not have reached the
+/// agent" and logged a bare "HTTP 401".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_with_another_cluster_secret_says_so() -> Result<()> {
+    let database = Database::new()?;
+    let a = Node::start(&database, "node-a", &[]).await?;
+    let log = tempfile::NamedTempFile::new()?;
+    let stranger = Node::start_to(
+        &database,
+        "node-c",
+        &[(
+            "TUNNEL_CLUSTER_SECRET",
+            "another-secret-of-the-right-length-0123456789",
+        )],
+        Stdio::from(log.reopen()?),
+    )
+    .await?;
+    let (_, token) = credential(&a, &[]).await?;
+    let _agent = agent(&[&a], &token, &[])?;
+    let session = one_session_everywhere(&[&a, &stranger], None).await?;
+    let (status, body) = stranger.command(&session, "stop").await?;
+    assert_eq!(status, 504, "{body}");
+    let msg = body["msg"].as_str().unwrap_or_default();
+    assert!(msg.contains("was not sent"), "{body}");
+    // The agent was not stopped: the session is still there.
+    assert_eq!(a.sessions().await?, vec![session]);
+    let logged = std::fs::read_to_string(log.path())?;
+    assert!(
+        logged.contains("every node needs the same --cluster-secret"),
+        "{logged}"
+    );
+    Ok(())
+}
+
 /// A webhook receiver that accepts connections and never answers: its URL, the task holding
 /// the connections (abort it at the end), and when each connection came.
 async fn silent_receiver() -> Result<(

@@ -424,6 +424,18 @@ impl Node {
                 ..unanswered(e.without_url().to_string())
             })?;
         let status = response.status();
+        // Refused at the door, before any work: a configuration to fix, not a blip, and
+        // nothing of the request was done.
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            return Err(Unanswered {
+                maybe_sent: false,
+                ..unanswered(
+                    "it refused this node's cluster secret (HTTP 401): every node needs the \
+                     same --cluster-secret"
+                        .to_owned(),
+                )
+            });
+        }
         if !status.is_success() {
             return Err(unanswered(format!("HTTP {status}")));
         }
