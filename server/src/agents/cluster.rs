@@ -316,10 +316,11 @@ impl Node {
             Err(e) => tracing::warn!("cannot renew this node's lease: {e}"),
         }
         match store.reap_expired_nodes(&ended_with_node).await {
-            Ok(ended) if !ended.is_empty() => {
+            Ok(reaped) if !reaped.nodes.is_empty() => {
                 tracing::info!(
-                    sessions = ended.len(),
-                    "removed the sessions of nodes that stopped renewing"
+                    nodes = ?reaped.nodes,
+                    sessions = reaped.sessions.len(),
+                    "removed nodes that stopped renewing their lease, with their sessions; what they were sending is sent again"
                 );
             }
             Ok(_) => {}

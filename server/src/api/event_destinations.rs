@@ -216,7 +216,7 @@ async fn test(
     let body = serde_json::to_vec(&event).map_err(anyhow::Error::from)?;
     let secrets = webhooks::signing_secrets(&state.store, &state.keys, &caller.account_id, &id)
         .await
-        .map_err(anyhow::Error::msg)?;
+        .map_err(anyhow::Error::from)?;
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let url = url.ok_or_else(|| anyhow::anyhow!("destination {id} has no webhook target"))?;
     let attempt = state.webhooks.post(&url, &event_id, &secrets, body).await;

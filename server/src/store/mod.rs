@@ -68,7 +68,7 @@ pub use event_subscriptions::{SourceEdit, SourceRefusal, SubscriptionChanges, Su
 pub(crate) use events::unix_ms;
 pub use events::{Cause, EventFilter, EventRow, NewEvent};
 pub use records::{Audit, Record, Scope, UsedBy};
-pub use sessions::{EndedEvent, LocatedSession, SessionRow};
+pub use sessions::{EndedEvent, LocatedSession, Reaped, SessionRow};
 pub use ssh_cas::SshCaRow;
 pub use tls_edges::{NewModule, TlsEdgeRow};
 pub use users::{Removal, RoleChange, UserRow};

@@ -77,6 +77,15 @@ fn session_row(row: &AnyRow) -> Result<LocatedSession> {
     })
 }
 
+/// What [`Store::reap_expired_nodes`] removed.
+#[derive(Debug, Default)]
+pub struct Reaped {
+    /// The ids of the nodes whose lease had ended.
+    pub nodes: Vec<String>,
+    /// Their sessions.
+    pub sessions: Vec<SessionRow>,
+}
+
 impl Store {
     /// Joins node `id` (this process's `incarnation` of it), reachable at `advertise_url`, with a
     /// lease of `lease_ms`. At a process's start (`starting`), what a previous run of the same
@@ -161,25 +170,31 @@ impl Store {
     }
 
     /// Removes every node whose lease has ended, with its sessions (and their `ended` events)
-    /// and its delivery leases; the sessions removed. Reads first, without the write lock, so a
-    /// healthy cluster's heartbeats cost one read.
-    pub async fn reap_expired_nodes(&self, ended: EndedEvent<'_>) -> Result<Vec<SessionRow>> {
+    /// and its delivery leases; the nodes and the sessions removed. Reads first, without the
+    /// write lock, so a healthy cluster's heartbeats cost one read. The deliveries those nodes
+    /// held are free at once: this process's delivery worker is woken to send them.
+    pub async fn reap_expired_nodes(&self, ended: EndedEvent<'_>) -> Result<Reaped> {
         let sql = format!(
             "SELECT id FROM cluster_nodes WHERE lease_until < {}",
             self.dialect.now_ms()
         );
+        let mut reaped = Reaped::default();
         let expired: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&self.pool).await?;
         if expired.is_empty() {
-            return Ok(Vec::new());
+            return Ok(reaped);
         }
         let mut tx = self.write_tx().await?;
-        let mut reaped = Vec::new();
         // Looked at again under the lock: a node may have renewed, or been removed, meanwhile.
-        let expired: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *tx).await?;
-        for node in expired {
-            reaped.extend(self.remove_node(&mut tx, &node, ended).await?);
+        reaped.nodes = sqlx::query_scalar(&sql).fetch_all(&mut *tx).await?;
+        for node in &reaped.nodes {
+            reaped
+                .sessions
+                .extend(self.remove_node(&mut tx, node, ended).await?);
         }
         tx.commit().await?;
+        if !reaped.nodes.is_empty() {
+            self.wake_deliveries();
+        }
         Ok(reaped)
     }
 

@@ -251,13 +251,27 @@ impl Worker {
                     .post(&url, &delivery.event_id, &secrets, body)
                     .await
             }
-            Err(why) => DeliveryAttempt {
+            Err(Unsendable::Destination(why)) => DeliveryAttempt {
                 attempted_at: client::rfc3339_ms(time::OffsetDateTime::now_utc()),
                 status_code: None,
                 latency_ms: 0,
                 error: Some(why),
                 response_body: None,
             },
+            Err(Unsendable::Gone) => {
+                tracing::debug!(delivery = %delivery.id, "webhook delivery of a deleted destination or event");
+                return;
+            }
+            // Not an attempt: nothing was sent, and the receiver did nothing wrong. Its lease
+            // left as it is, the delivery is claimed again when it ends.
+            Err(Unsendable::Server(why)) => {
+                tracing::warn!(
+                    delivery = %delivery.id,
+                    destination = %delivery.destination_id,
+                    "cannot prepare a webhook delivery; it is tried again once its lease ends: {why}"
+                );
+                return;
+            }
         };
         let outcome = if attempt.error.is_none() {
             AttemptOutcome::Succeeded
@@ -315,25 +329,50 @@ impl Worker {
     async fn prepare(
         &self,
         delivery: &ClaimedDelivery,
-    ) -> Result<(String, Vec<u8>, Vec<String>), String> {
+    ) -> Result<(String, Vec<u8>, Vec<String>), Unsendable> {
         let (account, destination) = (&delivery.account_id, &delivery.destination_id);
         let target = self
             .store
             .destination_target(account, destination)
             .await
-            .map_err(|e| format!("cannot read the destination: {e}"))?;
-        let url = target
-            .webhook
-            .map(|hook| hook.url)
-            .ok_or("the destination has no webhook target")?;
+            .map_err(|e| Unsendable::store("cannot read the destination", e))?;
+        let url = target.webhook.map(|hook| hook.url).ok_or_else(|| {
+            Unsendable::Destination("the destination has no webhook target".to_owned())
+        })?;
         let event = self
             .store
             .get_event(account, &delivery.event_id)
             .await
-            .map_err(|e| format!("cannot read the event: {e}"))?;
+            .map_err(|e| Unsendable::store("cannot read the event", e))?;
         let body = (self.event_json)(event);
         let secrets = signing_secrets(&self.store, &self.keys, account, destination).await?;
         Ok((url, body, secrets))
+    }
+}
+
+/// Why a delivery cannot be sent now.
+#[derive(Debug, thiserror::Error)]
+pub enum Unsendable {
+    /// The destination cannot be sent to as it is (no webhook target, a secret this server key
+    /// does not open): a failed attempt, recorded, in words its admin reads.
+    #[error("{0}")]
+    Destination(String),
+    /// The destination or the event is gone (deleted while the delivery waited).
+    #[error("the destination or the event is gone")]
+    Gone,
+    /// This server could not do its part (its database out of reach): not the receiver's
+    /// failure, so no attempt; the delivery is sent again once its lease ends. Logged, never
+    /// shown in the API (it may hold the database's words).
+    #[error("{0}")]
+    Server(String),
+}
+
+impl Unsendable {
+    fn store(what: &str, e: crate::store::Error) -> Unsendable {
+        match e {
+            crate::store::Error::NotFound { .. } => Unsendable::Gone,
+            e => Unsendable::Server(format!("{what}: {e}")),
+        }
     }
 }
 
@@ -345,19 +384,19 @@ pub async fn signing_secrets(
     keys: &KeyVault,
     account_id: &str,
     destination_id: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Unsendable> {
     let mut sealed = store
         .destination_secrets(account_id, destination_id)
         .await
-        .map_err(|e| format!("cannot read the destination: {e}"))?;
+        .map_err(|e| Unsendable::store("cannot read the destination", e))?;
     if sealed.current.is_none() {
         let fresh = keys
             .seal(sign::new_secret().as_bytes(), destination_id)
-            .map_err(|e| format!("cannot seal a signing secret: {e}"))?;
+            .map_err(|e| Unsendable::Server(format!("cannot seal a signing secret: {e}")))?;
         sealed = store
             .ensure_destination_secret(account_id, destination_id, &fresh)
             .await
-            .map_err(|e| format!("cannot store a signing secret: {e}"))?;
+            .map_err(|e| Unsendable::store("cannot store a signing secret", e))?;
     }
     let SealedSecrets { current, previous } = sealed;
     let now = unix_ms(time::OffsetDateTime::now_utc());
@@ -366,10 +405,13 @@ pub async fn signing_secrets(
         .into_iter()
         .chain(previous)
         .map(|s| {
-            let opened = keys
-                .open(&s, destination_id)
-                .map_err(|_| "the signing secret does not open with this server key".to_owned())?;
-            String::from_utf8(opened).map_err(|_| "the signing secret is damaged".to_owned())
+            let opened = keys.open(&s, destination_id).map_err(|_| {
+                Unsendable::Destination(
+                    "the signing secret does not open with this server key".to_owned(),
+                )
+            })?;
+            String::from_utf8(opened)
+                .map_err(|_| Unsendable::Destination("the signing secret is damaged".to_owned()))
         })
         .collect()
 }
