@@ -289,3 +289,39 @@ async fn a_list_gone_back_to_during_a_slow_delete_drops_the_row() -> anyhow::Res
     browser.close().await?;
     Ok(())
 }
+
+/// A credential's page whose load failed keeps a heading (the page's name), and its Retry
+/// leaves the focus on the heading of the page it loads. The page had no heading then, and the
+/// focus fell to the page's body.
+#[tokio::test]
+async fn a_failed_detail_page_has_its_heading_and_retry_focuses_the_loaded_one()
+-> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let created = stack
+        .api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": "retry me"}),
+        )
+        .await?;
+    let cred = id(&created);
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    pages::wait_for_text(client, &cred).await?;
+    pages::fail_requests(client, &format!("/api/credentials/{cred}")).await?;
+    lists::open_row(client, &cred).await?;
+    pages::wait_for_text(client, "Could not load").await?;
+    let heading = client
+        .find(fantoccini::Locator::Css("main h1"))
+        .await?
+        .text()
+        .await?;
+    assert_eq!(heading, format!("Credential {cred}"));
+    pages::stop_failing_requests(client).await?;
+    pages::click_button(client, "Retry").await?;
+    pages::wait_for_text(client, "retry me").await?;
+    pages::wait_for_focus(client, "h1").await?;
+    browser.close().await?;
+    Ok(())
+}

@@ -210,13 +210,21 @@ pub const PRODUCT: &str = "Tunnel Console";
 /// `document.title` for a console path: what the page shows, then the product, so tabs and
 /// history entries can be told apart.
 pub fn title(path: &str) -> String {
+    match heading(path) {
+        Some(page) => format!("{page} · {PRODUCT}"),
+        None => PRODUCT.to_owned(),
+    }
+}
+
+/// What a console path's page is, in words (`Credential cr_…`); `None` at the root.
+pub fn heading(path: &str) -> Option<String> {
     use segment as s;
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
     let mut parts = path.trim_start_matches('/').splitn(2, '/');
     let section = parts.next().unwrap_or("");
     // No route has more than two segments: what the router shows as not found.
     if parts.clone().next().is_some_and(|rest| rest.contains('/')) {
-        return format!("Page not found · {PRODUCT}");
+        return Some("Page not found".to_owned());
     }
     // The id as the page shows it (`%3C` is `<`).
     let rest = parts.next().map(decode);
@@ -248,10 +256,10 @@ pub fn title(path: &str) -> String {
         (s::USERS, None) => "Users".to_owned(),
         (s::USERS, Some(id)) if id.starts_with("bot_") => format!("Bot {id}"),
         (s::USERS, Some(id)) => format!("User {id}"),
-        (s::ROOT, None) => return PRODUCT.to_owned(),
+        (s::ROOT, None) => return None,
         _ => "Page not found".to_owned(),
     };
-    format!("{page} · {PRODUCT}")
+    Some(page)
 }
 
 // Native only: the browser tests are the component tests in `web/tests/`.

@@ -58,14 +58,7 @@ pub fn ErrorView(
 }
 
 /// Keeps the focus, which Retry's button takes away with it, on `refocus` (else the page's
-/// heading) until the user acts. A heading target is made focusable first.
+/// heading, which the loaded page may render anew) until the user acts.
 fn after_retry(refocus: Option<&'static str>) {
-    let target = refocus.unwrap_or("main h1");
-    if let Some(element) = document().query_selector(target).ok().flatten()
-        && matches!(element.tag_name().as_str(), "H1" | "H2" | "H3")
-        && !element.has_attribute("tabindex")
-    {
-        let _ = element.set_attribute("tabindex", "-1");
-    }
-    super::keep_focus_on(target);
+    super::keep_focus_on(refocus.unwrap_or("main h1"));
 }

@@ -228,6 +228,12 @@ pub fn keep_focus_on(selector: &'static str) {
                 .flatten()
                 .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
         {
+            // A heading takes the focus only once made focusable; it may be one the page
+            // rendered since the last step (a loaded page replacing its error).
+            if matches!(el.tag_name().as_str(), "H1" | "H2" | "H3") && !el.has_attribute("tabindex")
+            {
+                let _ = el.set_attribute("tabindex", "-1");
+            }
             let _ = el.focus();
         }
     });

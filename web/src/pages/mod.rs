@@ -118,6 +118,16 @@ pub fn detail_load<T, V: IntoView + 'static>(
             <p><A href=list_route exact=true attr:class="button">{format!("Back to {list_label}")}</A></p>
         }
         .into_any(),
+        // The page's heading stays while its load failed, so that the page still has one
+        // (screen readers list pages by it) and Retry has where to leave the focus.
+        failed @ Load::Failed(_) => {
+            let path = leptos_router::hooks::use_location().pathname.get_untracked();
+            view! {
+                <h1>{crate::routes::heading(&path)}</h1>
+                {render_load(failed, reload, show)}
+            }
+            .into_any()
+        }
         other => render_load(other, reload, show),
     }
 }
