@@ -317,6 +317,9 @@ pub fn BulkBar(
                     };
                     match result {
                         Ok(()) => Outcome::Done,
+                        // Deleted meanwhile (another tab, another admin): what was asked is
+                        // so, as a single delete takes it; a retry could only fail again.
+                        Err(e) if !action.post && e.status == 404 => Outcome::Done,
                         Err(e) => Outcome::Failed(e),
                     }
                 };
@@ -398,14 +401,21 @@ pub fn BulkBar(
         for (id, _, _) in &succeeded {
             selection.set(id, false);
         }
-        if !succeeded.is_empty() {
+        // The failed ones stay selected, and the toast says how many there are.
+        let failed = done.failed();
+        if !succeeded.is_empty() || failed > 0 {
+            let not = if failed > 0 {
+                format!("; {failed} failed, still selected")
+            } else {
+                String::new()
+            };
             app.toast(
                 format!(
-                    "{} {}.",
+                    "{} {}{not}.",
                     capitalised(&noun.count(succeeded.len())),
                     done.action.done
                 ),
-                false,
+                failed > 0,
             );
         }
         run.set(None);
