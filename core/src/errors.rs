@@ -7,6 +7,47 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The longest a value quoted in a message (between backticks: what the caller sent) is shown
+/// in full; a longer one is cut, with `…`.
+pub const QUOTED_CHARS: usize = 64;
+/// The longest message; only one whose quoting was tricked (a value holding backticks) nears it.
+pub const MESSAGE_CHARS: usize = 1024;
+/// The longest field name shown (a label key, an unknown field's name are the caller's).
+pub const FIELD_CHARS: usize = 128;
+
+/// A value the caller sent, as a message quotes it: cut to [`QUOTED_CHARS`] with `…`.
+pub fn quoted(text: &str) -> String {
+    shorten(text, QUOTED_CHARS)
+}
+
+/// `text` cut after `limit` characters, with `…`.
+pub fn shorten(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `text` with each backticked span cut to [`QUOTED_CHARS`], then the whole to
+/// [`MESSAGE_CHARS`]: a message that echoes what was sent, bounded however much was sent. The
+/// server's error bodies and the console's messages (its live checks quote what is typed) are
+/// cut the same way.
+pub fn bounded_message(text: &str) -> String {
+    if text.len() <= QUOTED_CHARS {
+        return text.to_owned();
+    }
+    let parts: Vec<String> = text
+        .split('`')
+        .enumerate()
+        // Odd parts are inside backticks (an unclosed last one too).
+        .map(|(i, part)| match i % 2 {
+            1 => shorten(part, QUOTED_CHARS),
+            _ => part.to_owned(),
+        })
+        .collect();
+    shorten(&parts.join("`"), MESSAGE_CHARS)
+}
+
 /// One problem with one field of a request: what the console shows under the field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -202,6 +243,26 @@ pub fn collect(errors: Vec<FieldError>) -> Result<(), Error> {
 mod tests {
     use super::*;
     use crate::test_case;
+
+    #[test_case]
+    fn a_message_quotes_at_most_64_characters_of_a_value() {
+        let long = "x".repeat(10_000);
+        let bounded = bounded_message(&format!("`{long}` contains whitespace; remove it"));
+        assert_eq!(
+            bounded,
+            format!("`{}…` contains whitespace; remove it", "x".repeat(64))
+        );
+        // Short messages are left as they are, an unclosed quote is cut too, and the whole is
+        // bounded when backticks trick the quoting.
+        assert_eq!(
+            bounded_message("`a` is listed twice"),
+            "`a` is listed twice"
+        );
+        assert!(bounded_message(&format!("`{long}")).ends_with("x…"));
+        let tricked = format!("{long}`{long}`{long}");
+        assert_eq!(bounded_message(&tricked).chars().count(), MESSAGE_CHARS + 1);
+        assert_eq!(quoted("héllo"), "héllo");
+    }
 
     #[test_case]
     fn codes_are_unique_and_stable() {

@@ -10,7 +10,13 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tunnel_core::errors::{ErrorBody, ErrorCode, FieldError};
+/// A value the caller sent, as an error quotes it (core's cut, the one the body's bounding
+/// makes), for the values that also go to `details` (which the bounding leaves alone) or that
+/// are quoted without backticks.
+pub use tunnel_core::errors::quoted;
+use tunnel_core::errors::{
+    ErrorBody, ErrorCode, FIELD_CHARS, FieldError, bounded_message, shorten,
+};
 use tunnel_core::ids::IdKind;
 use tunnel_core::paths::OPERATION_ID_HEADER;
 
@@ -162,23 +168,11 @@ impl ApiError {
     }
 }
 
-/// The longest a value quoted in a message (between backticks: what the caller sent) is shown
-/// in full; a longer one is cut, with `…`.
-const QUOTED_CHARS: usize = 64;
-/// The longest message; only one whose quoting was tricked (a value holding backticks) nears it.
-const MESSAGE_CHARS: usize = 1024;
-/// The longest field name shown (a label key, an unknown field's name are the caller's).
-const FIELD_CHARS: usize = 128;
-
 /// Keeps what the body echoes of the request bounded, so a large request cannot make a larger
 /// answer: quoted values, whole messages and field names are cut where they are too long. The
 /// one place, whatever code raised the error.
 fn bound_texts(body: &mut ErrorBody) {
-    let bound = |text: &mut String| {
-        if text.len() > QUOTED_CHARS {
-            *text = bounded_message(text);
-        }
-    };
+    let bound = |text: &mut String| *text = bounded_message(text);
     let cut = |text: &mut String| *text = shorten(text, FIELD_CHARS);
     bound(&mut body.msg);
     if let Some(field) = &mut body.details.field {
@@ -188,36 +182,6 @@ fn bound_texts(body: &mut ErrorBody) {
         bound(&mut error.message);
         cut(&mut error.field);
     }
-}
-
-/// A value the caller sent, as an error quotes it: cut to [`QUOTED_CHARS`] with `…`, the same
-/// cut the body's bounding makes, for the values that also go to `details` (which the bounding
-/// leaves alone) or that are quoted without backticks.
-pub fn quoted(text: &str) -> String {
-    shorten(text, QUOTED_CHARS)
-}
-
-/// `text` cut after `limit` characters, with `…`.
-fn shorten(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-/// `text` with each backticked span cut to [`QUOTED_CHARS`], then the whole to
-/// [`MESSAGE_CHARS`].
-fn bounded_message(text: &str) -> String {
-    let parts: Vec<String> = text
-        .split('`')
-        .enumerate()
-        // Odd parts are inside backticks (an unclosed last one too).
-        .map(|(i, part)| match i % 2 {
-            1 => shorten(part, QUOTED_CHARS),
-            _ => part.to_owned(),
-        })
-        .collect();
-    shorten(&parts.join("`"), MESSAGE_CHARS)
 }
 
 /// The one mapping of the store's errors: a missing row is a 404 (never 403: no leak), a write

@@ -121,3 +121,28 @@ async fn a_destination_without_its_url_says_so_at_the_field() -> anyhow::Result<
     assert_eq!(list["event_destinations"], json!([]));
     Ok(())
 }
+
+/// A long value typed into a field is quoted in its message as the server quotes it, 64
+/// characters and `…`: a pasted 10 000-character rule once made an error block taller than
+/// the screen, pushing the form's button out of sight. A right-to-left override in the value
+/// stays inside its quote (the sentence around it reads the right way; checked by the
+/// screenshot).
+#[tokio::test]
+async fn a_long_bad_value_is_quoted_short() -> anyhow::Result<()> {
+    let (_stack, browser) = Stack::signed_in(&[]).await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    pages::click_button(client, "New credential").await?;
+    let rule = format!("bind:{} y", "a".repeat(300));
+    credentials::set_rule(client, 1, &rule).await?;
+    credentials::set_rule(client, 2, "bind:rtl\u{202e}.example.com x").await?;
+    pages::wait_for_text(client, "contains whitespace").await?;
+    let text = pages::page_text(client).await?;
+    assert!(!text.contains(&"a".repeat(100)), "{text}");
+    assert!(
+        text.contains(&format!("bind:{}…", "a".repeat(59))),
+        "{text}"
+    );
+    browser.screenshot("bad-input-long-rule").await?;
+    Ok(())
+}

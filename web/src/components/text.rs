@@ -39,9 +39,11 @@ pub fn with_code_spans(text: &str) -> Vec<AnyView> {
         .collect()
 }
 
-/// A message ready to show: [`sentence`] then [`with_code_spans`].
+/// A message ready to show: bounded as the server bounds its own (a value quoted at length, a
+/// 10 000-character rule pasted, is cut to 64 characters), then [`sentence`] and
+/// [`with_code_spans`].
 pub fn message(text: &str) -> Vec<AnyView> {
-    with_code_spans(&sentence(text))
+    with_code_spans(&sentence(&tunnel_core::errors::bounded_message(text)))
 }
 
 // Native only: the browser tests are the component tests in `web/tests/`.
