@@ -325,3 +325,40 @@ async fn a_failed_detail_page_has_its_heading_and_retry_focuses_the_loaded_one()
     browser.close().await?;
     Ok(())
 }
+
+/// A save of a credential deleted meanwhile (another tab, another admin): the page says it is
+/// gone, with the way back, rather than keep the editor open over a 404.
+#[tokio::test]
+async fn saving_a_credential_deleted_meanwhile_says_it_is_gone() -> anyhow::Result<()> {
+    let stack = Stack::start(&[])?;
+    let created = stack
+        .api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": "soon gone"}),
+        )
+        .await?;
+    let cred = id(&created);
+    let browser = stack.signed_in_browser().await?;
+    let client = &browser.client;
+    credentials::open_list(client).await?;
+    lists::open_row(client, &cred).await?;
+    pages::wait_for_text(client, "soon gone").await?;
+    pages::click_button(client, "Edit").await?;
+    pages::fill(client, "Description", "edited").await?;
+    let (status, _) = stack
+        .api
+        .call(hyper::Method::DELETE, &format!("/credentials/{cred}"), None)
+        .await?;
+    assert_eq!(status, 204);
+    pages::click_button(client, "Save changes").await?;
+    pages::wait_for_text(client, "Not found").await?;
+    assert!(!pages::has_button(client, "Save changes").await?);
+    assert!(
+        pages::page_text(client)
+            .await?
+            .contains("Back to Credentials")
+    );
+    browser.close().await?;
+    Ok(())
+}

@@ -172,9 +172,22 @@ where
         Submit::request(Method::POST, path, on_ok)
     }
 
-    /// An update of the fields sent: `PATCH path`.
-    pub fn patch(path: impl Into<String>, on_ok: impl Fn(&O) + 'static) -> Self {
-        Submit::request(Method::PATCH, path, on_ok)
+    /// An update of the fields sent: `PATCH path`. Answered 404 (the resource deleted
+    /// meanwhile, in another tab or by another admin), it fetches the page's resource again
+    /// (`reload`): the page then says it is gone, rather than keep its editor open over the
+    /// error.
+    pub fn patch(
+        path: impl Into<String>,
+        reload: RwSignal<u32>,
+        on_ok: impl Fn(&O) + 'static,
+    ) -> Self {
+        let submit = Submit::request(Method::PATCH, path, on_ok);
+        Effect::new(move |_| {
+            if submit.error().is_some_and(|e| e.status == 404) {
+                reload.try_update(|r| *r += 1);
+            }
+        });
+        submit
     }
 }
 

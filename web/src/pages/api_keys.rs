@@ -189,7 +189,7 @@ fn ApiKeyEdit(key: ApiKey, editing: RwSignal<bool>, reload: RwSignal<u32>) -> im
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none());
-    let save = Submit::patch(path, move |_: &ApiKey| {
+    let save = Submit::patch(path, reload, move |_: &ApiKey| {
         app.toast("API key saved.", false);
         editing.try_set(false);
         reload.try_update(|r| *r += 1);

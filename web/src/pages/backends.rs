@@ -249,7 +249,7 @@ fn BackendEdit(
             })
         })
     };
-    let save = Submit::patch(path, move |_: &TunnelGroupBackend| {
+    let save = Submit::patch(path, reload, move |_: &TunnelGroupBackend| {
         app.toast("Backend saved.", false);
         editing.try_set(false);
         reload.try_update(|r| *r += 1);

@@ -194,7 +194,7 @@ fn CredentialEdit(
     let unchanged = move || {
         request.with(|r| r.description.is_none() && r.metadata.is_none() && r.acl.is_none())
     };
-    let save = Submit::patch(path, move |_: &Credential| {
+    let save = Submit::patch(path, reload, move |_: &Credential| {
         app.toast("Credential saved.", false);
         editing.try_set(false);
         reload.try_update(|r| *r += 1);

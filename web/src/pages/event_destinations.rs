@@ -353,7 +353,7 @@ fn DestinationEdit(original: EventDestination, reload: RwSignal<u32>) -> impl In
         create_request(description.get(), metadata.get(), url.get()).field_errors()
     });
     let unchanged = move || request.with(|r| *r == EventDestinationUpdate::default());
-    let save = Submit::patch(path, move |_: &EventDestination| {
+    let save = Submit::patch(path, reload, move |_: &EventDestination| {
         app.toast("Event destination saved.", false);
         reload.try_update(|r| *r += 1);
         // As on the SSH CA page: the disabled "Save changes" hands the focus to the form.

@@ -239,7 +239,7 @@ fn ssh_ca_view(ca: Ca, reload: RwSignal<u32>) -> impl IntoView {
     });
     let live = Memo::new(move |_| request.with(Validate::field_errors));
     let unchanged = move || request.with(|r| r.description.is_none() && r.metadata.is_none());
-    let save = Submit::patch(path.clone(), move |_: &Ca| {
+    let save = Submit::patch(path.clone(), reload, move |_: &Ca| {
         app.toast("SSH CA saved.", false);
         reload.try_update(|r| *r += 1);
         // Saved, "Save changes" is disabled until the next change: the focus goes back to the

@@ -307,7 +307,7 @@ fn TlsEdgeEdit(edge: TlsEdge, editing: RwSignal<bool>, reload: RwSignal<u32>) ->
     let unchanged = move || {
         request.with(|r| r.description.is_none() && r.metadata.is_none() && r.hostports.is_none())
     };
-    let save = Submit::patch(path, move |_: &TlsEdge| {
+    let save = Submit::patch(path, reload, move |_: &TlsEdge| {
         app.toast("TLS edge saved.", false);
         editing.try_set(false);
         reload.try_update(|r| *r += 1);
