@@ -48,7 +48,7 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
                 .unwrap_or_default();
             return Err(ApiError::new(
                 ErrorCode::InvalidQueryParameter,
-                format!("{name}: is not UTF-8 text once decoded."),
+                format!("`{name}` is not UTF-8 text once decoded."),
             )
             .with_field(name));
         }
@@ -60,7 +60,7 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
         if accepted.contains(&name.as_ref()) && seen.contains(&name) {
             return Err(ApiError::new(
                 ErrorCode::InvalidQueryParameter,
-                format!("{name}: is given more than once; give it once."),
+                format!("`{name}` is given more than once; give it once."),
             )
             .with_field(name.to_string()));
         }
@@ -70,7 +70,7 @@ pub fn check_query_names(query: Option<&str>, accepted: &[&str]) -> Result<(), A
         if value.contains('\0') && accepted.contains(&name.as_ref()) {
             return Err(ApiError::new(
                 ErrorCode::InvalidQueryParameter,
-                format!("{name}: contains the NUL character (%00), which no value may hold."),
+                format!("`{name}` contains the NUL character (%00), which no value may hold."),
             )
             .with_field(name.to_string()));
         }
@@ -114,14 +114,14 @@ pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiErro
                     .ok_or_else(|| {
                         ApiError::new(
                             ErrorCode::InvalidQueryParameter,
-                            format!("limit must be a whole number from 1 to {MAX_PAGE_SIZE}."),
+                            format!("`limit` must be a whole number from 1 to {MAX_PAGE_SIZE}."),
                         )
                         .with_field("limit")
                     })?;
             }
             "before_id" => {
                 parse_id_of(kinds, &value).map_err(|e| {
-                    ApiError::new(ErrorCode::InvalidQueryParameter, format!("before_id: {e}"))
+                    ApiError::new(ErrorCode::InvalidQueryParameter, format!("`before_id`: {e}"))
                         .with_field("before_id")
                 })?;
                 page.before_id = Some(value.into_owned());
@@ -134,7 +134,7 @@ pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiErro
                         let shown = error::quoted(&value);
                         return Err(ApiError::new(
                             ErrorCode::InvalidQueryParameter,
-                            format!("{ORDER_PARAM} must be `newest` or `oldest`, not `{shown}`."),
+                            format!("`{ORDER_PARAM}` must be `newest` or `oldest`, not `{shown}`."),
                         )
                         .with_field(ORDER_PARAM));
                     }
