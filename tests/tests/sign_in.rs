@@ -14,8 +14,9 @@ async fn admin_key_signs_in_and_wrong_key_is_refused() -> anyhow::Result<()> {
     sign_in(client, &server.url(), wrong).await?;
     pages::wait_for_text(client, "API key is unknown").await?;
     browser.screenshot("sign-in-refused").await?;
-    // Still on sign-in: the key field is there and no navigation appeared.
+    // Still on sign-in: the key field is there and no navigation appeared; the tab says so.
     pages::field(client, "API key").await?;
+    assert_eq!(client.title().await?, "Sign in · Tunnel Console");
     assert!(!pages::has_button(client, "Sign out").await?);
     let url = client.current_url().await?;
     assert!(
@@ -32,6 +33,7 @@ async fn admin_key_signs_in_and_wrong_key_is_refused() -> anyhow::Result<()> {
     sign_in(client, &format!("{}/tls-edges", server.url()), ADMIN_KEY).await?;
     pages::wait_for_text(client, "Pick an edge").await?;
     pages::wait_for_focus(client, "h1").await?;
+    assert_eq!(client.title().await?, "TLS edges · Tunnel Console");
     pages::click_button(client, "Sign out").await?;
     sign_in(client, &server.url(), ADMIN_KEY).await?;
     pages::eventually("the Sign out button", || async {

@@ -11,6 +11,11 @@ use tunnel_core::resources::api_key::Me;
 #[component]
 pub fn SignIn() -> impl IntoView {
     let app = use_app();
+    // The tab says what is asked, whatever the address (signed out, every path shows this);
+    // once signed in, the page's own title replaces it (`RouteChanges`).
+    if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+        document.set_title(&format!("Sign in · {}", crate::routes::PRODUCT));
+    }
     let base_url = RwSignal::new(DEFAULT_BASE_URL.to_owned());
     let api_key = RwSignal::new(String::new());
     let remember = RwSignal::new(session::is_remembered());
