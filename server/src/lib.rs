@@ -209,12 +209,20 @@ async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> Ap
     )
 }
 
-/// Whether a path's last segment names a file (has an extension): such a path is never a
-/// client-side route of the console (ids and route names have no dots).
+/// Whether a path's last segment names a file (a name, a dot and an extension of letters and
+/// digits: `style-1a2b.css`): such a path is never a client-side route of the console (ids and
+/// route names have no dots), and a missing file is a 404, not the console's page. A segment
+/// with dots that is no file name (`..%2Fapi`, `ev_x%2F..`) is the console's to say "Page not
+/// found".
 fn names_a_file(path: &str) -> bool {
     path.rsplit('/')
         .next()
-        .is_some_and(|last| last.contains('.'))
+        .and_then(|last| last.rsplit_once('.'))
+        .is_some_and(|(name, extension)| {
+            !name.is_empty()
+                && (1..=10).contains(&extension.len())
+                && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 async fn no_console() -> Response {
@@ -270,6 +278,24 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_file_names_are_files() {
+        for file in ["/style-1a2b.css", "/tunnel-web-9f_bg.wasm", "/index.html", "/a/b.js"] {
+            assert!(super::names_a_file(file), "{file}");
+        }
+        for route in [
+            "/credentials",
+            "/credentials/cr_1",
+            "/credentials/..%2Fapi",
+            "/activity/ev_x%2F..%2F..",
+            "/credentials/..",
+            "/credentials/.hidden",
+            "/x/a.b%2Fc",
+        ] {
+            assert!(!super::names_a_file(route), "{route}");
+        }
+    }
+
     use axum::Router;
     use axum::body::Body;
     use axum::http::Request;
