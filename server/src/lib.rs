@@ -280,7 +280,12 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 mod tests {
     #[test]
     fn only_file_names_are_files() {
-        for file in ["/style-1a2b.css", "/tunnel-web-9f_bg.wasm", "/index.html", "/a/b.js"] {
+        for file in [
+            "/style-1a2b.css",
+            "/tunnel-web-9f_bg.wasm",
+            "/index.html",
+            "/a/b.js",
+        ] {
             assert!(super::names_a_file(file), "{file}");
         }
         for route in [

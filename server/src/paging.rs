@@ -121,8 +121,11 @@ pub fn parse(query: Option<&str>, kinds: &[IdKind]) -> Result<PageQuery, ApiErro
             }
             "before_id" => {
                 parse_id_of(kinds, &value).map_err(|e| {
-                    ApiError::new(ErrorCode::InvalidQueryParameter, format!("`before_id`: {e}"))
-                        .with_field("before_id")
+                    ApiError::new(
+                        ErrorCode::InvalidQueryParameter,
+                        format!("`before_id`: {e}"),
+                    )
+                    .with_field("before_id")
                 })?;
                 page.before_id = Some(value.into_owned());
             }

@@ -140,6 +140,15 @@ async fn backends_and_edges_are_maintained_from_their_pages() -> anyhow::Result<
         .get(&format!("/backends/tunnel_group/{backend}"))
         .await?;
     assert_eq!(status, 200, "still there");
+    // The edge using it is a link to its page, from the error.
+    let link = client
+        .find(fantoccini::Locator::Css("p.error-used-by a"))
+        .await?;
+    assert_eq!(link.text().await?, edge);
+    assert_eq!(
+        link.attr("href").await?.as_deref(),
+        Some(format!("/tls-edges/{edge}").as_str())
+    );
 
     // The picker searches: of two more backends, only the one matching is offered.
     for description in ["alpha pool", "beta pool"] {

@@ -182,7 +182,7 @@ pub(crate) async fn owner(
     if !caller.is_admin {
         return Err(ApiError::new(
             ErrorCode::OwnerForbidden,
-            format!("Only admins may create {what} owned by someone else; leave owner_id out to own it yourself."),
+            format!("Only admins may create {what} owned by someone else; leave `owner_id` out to own it yourself."),
         )
         .with_field("owner_id"));
     }

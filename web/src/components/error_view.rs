@@ -27,10 +27,32 @@ pub fn ErrorView(
         .as_ref()
         .map(|b| b.details.errors.clone())
         .unwrap_or_default();
+    // A 409's resources still using the one asked about, as links to their pages: what to
+    // change before trying again is one click away.
+    let used_by: Vec<(String, String)> = error
+        .body
+        .as_ref()
+        .and_then(|b| b.details.extra.get("used_by"))
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|id| {
+            let id = id.as_str()?;
+            Some((id.to_owned(), crate::routes::for_id(id)?))
+        })
+        .collect();
     view! {
         <div class="error-box" role="alert">
             <strong>{title}</strong>
             <p class="error-msg">{message(&error.message)}</p>
+            {(!used_by.is_empty()).then(|| view! {
+                <p class="error-used-by">"Used by: "
+                    {used_by.into_iter().enumerate().map(|(i, (id, href))| view! {
+                        {(i > 0).then_some(", ")}
+                        <leptos_router::components::A href=href><code>{id}</code></leptos_router::components::A>
+                    }).collect_view()}
+                </p>
+            })}
             {(field_errors.len() > 1)
                 .then(|| {
                     view! {
