@@ -316,6 +316,26 @@ async fn activity_shows_who_changed_what_and_keeps_its_filters_in_the_url() -> a
         )
         .await?;
     browser.screenshot("activity-375-rows").await?;
+    // A desktop at 200 % zoom (640 px): the rows are blocks of lines too, not five columns
+    // squeezed to a letter or two a line, and nothing scrolls sideways.
+    pages::set_viewport(client, 640, 800).await?;
+    let (document, viewport) = pages::page_widths(client).await?;
+    assert!(
+        document <= viewport,
+        "the page scrolls sideways at 640 px: {document} > {viewport}"
+    );
+    let display = client
+        .execute(
+            "return getComputedStyle(document.querySelector('.activity-list tbody tr')).display;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        display,
+        serde_json::json!("grid"),
+        "a row is a block of lines"
+    );
+    browser.screenshot("activity-640-rows").await?;
     browser.close().await?;
     Ok(())
 }
