@@ -104,8 +104,15 @@ impl DatabaseUrl {
             return Ok(DatabaseUrl::SqliteFile(PathBuf::from(path)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            // The usual cause: a password holding a character that ends its part of the URL,
+            // which the parser then reads as a port or a path.
             let parsed = url::Url::parse(url).map_err(|e| {
-                anyhow::anyhow!("the database URL `{}` is not a URL: {e}", redact(url))
+                anyhow::anyhow!(
+                    "the database URL `{}` is not a URL: {e} (a user name or password holding \
+                     `/`, `?`, `#` or `@` must be percent-encoded: `/` as `%2F`, `@` as \
+                     `%40`)",
+                    redact(url)
+                )
             })?;
             anyhow::ensure!(
                 parsed.host_str().is_some_and(|h| !h.is_empty()),
