@@ -315,7 +315,10 @@ impl Store {
                         Ok(true)
                     })
                 })
-                .connect(database)
+                .connect(&pg_reads::named_as(
+                    database,
+                    pg_reads::POOL_APPLICATION_NAME,
+                ))
                 .await
             {
                 Ok(pool) => pool,

@@ -53,9 +53,18 @@ const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
 /// What a read connection calls itself in PostgreSQL (`pg_stat_activity.application_name`).
 pub(super) const APPLICATION_NAME: &str = "tunnel-server reads";
+/// What the pool's connections (the writes, and the reads that are not this module's) call
+/// themselves.
+pub(super) const POOL_APPLICATION_NAME: &str = "tunnel-server";
 
 /// `url` with [`APPLICATION_NAME`], unless it names an application of its own.
 fn named(url: &str) -> String {
+    named_as(url, APPLICATION_NAME)
+}
+
+/// `url` with the application name `name`, unless it names an application of its own: an
+/// operator tells the server's connections apart in `pg_stat_activity`.
+pub(super) fn named_as(url: &str, name: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed)
             if !parsed
@@ -64,7 +73,7 @@ fn named(url: &str) -> String {
         {
             parsed
                 .query_pairs_mut()
-                .append_pair("application_name", APPLICATION_NAME);
+                .append_pair("application_name", name);
             parsed.into()
         }
         _ => url.to_owned(),

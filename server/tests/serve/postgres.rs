@@ -632,6 +632,14 @@ fn connections_postgres_drops_are_replaced() {
     let (status, body) = read("/users");
     assert_eq!(status, 200, "{body}");
     created(addr, "/credentials", r#"{"description":"after"}"#);
+    // The pool's connections name themselves too: an operator tells them apart from others'.
+    let pool = query(
+        &database,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'tunnel-server'",
+    )
+    .unwrap();
+    assert!(pool.trim().parse::<usize>().unwrap() >= 1, "{pool}");
 }
 
 /// How many read connections (docs/database.md) the server holds open on `database`.
