@@ -296,19 +296,8 @@ async fn a_list_gone_back_to_during_a_slow_delete_drops_the_row() -> anyhow::Res
 #[tokio::test]
 async fn a_failed_detail_page_has_its_heading_and_retry_focuses_the_loaded_one()
 -> anyhow::Result<()> {
-    let stack = Stack::start(&[])?;
-    let created = stack
-        .api
-        .create(
-            "/credentials",
-            serde_json::json!({"description": "retry me"}),
-        )
-        .await?;
-    let cred = id(&created);
-    let browser = stack.signed_in_browser().await?;
+    let (_stack, browser, cred) = one_credential_listed("retry me").await?;
     let client = &browser.client;
-    credentials::open_list(client).await?;
-    pages::wait_for_text(client, &cred).await?;
     pages::fail_requests(client, &format!("/api/credentials/{cred}")).await?;
     lists::open_row(client, &cred).await?;
     pages::wait_for_text(client, "Could not load").await?;
@@ -330,18 +319,8 @@ async fn a_failed_detail_page_has_its_heading_and_retry_focuses_the_loaded_one()
 /// gone, with the way back, rather than keep the editor open over a 404.
 #[tokio::test]
 async fn saving_a_credential_deleted_meanwhile_says_it_is_gone() -> anyhow::Result<()> {
-    let stack = Stack::start(&[])?;
-    let created = stack
-        .api
-        .create(
-            "/credentials",
-            serde_json::json!({"description": "soon gone"}),
-        )
-        .await?;
-    let cred = id(&created);
-    let browser = stack.signed_in_browser().await?;
+    let (stack, browser, cred) = one_credential_listed("soon gone").await?;
     let client = &browser.client;
-    credentials::open_list(client).await?;
     lists::open_row(client, &cred).await?;
     pages::wait_for_text(client, "soon gone").await?;
     pages::click_button(client, "Edit").await?;
@@ -361,4 +340,24 @@ async fn saving_a_credential_deleted_meanwhile_says_it_is_gone() -> anyhow::Resu
     );
     browser.close().await?;
     Ok(())
+}
+
+/// A server with one credential described `description`, and a browser signed in on the
+/// credentials list showing it: the stack, the browser and the credential's id.
+async fn one_credential_listed(
+    description: &str,
+) -> anyhow::Result<(Stack, tunnel_e2e::harness::Browser, String)> {
+    let stack = Stack::start(&[])?;
+    let created = stack
+        .api
+        .create(
+            "/credentials",
+            serde_json::json!({"description": description}),
+        )
+        .await?;
+    let cred = id(&created);
+    let browser = stack.signed_in_browser().await?;
+    credentials::open_list(&browser.client).await?;
+    pages::wait_for_text(&browser.client, &cred).await?;
+    Ok((stack, browser, cred))
 }

@@ -296,12 +296,7 @@ async fn test_sends_one_signed_ping_that_is_not_stored() {
 /// the second is due now (not leased until the first's lease ends).
 #[tokio::test]
 async fn nothing_is_claimed_while_every_sender_is_busy() {
-    let mut config = crate::common::test_config();
-    config.webhooks.allow_private = true;
-    config.webhooks.timeout = Duration::from_secs(5);
-    config.webhooks.retry_base = Duration::from_millis(50);
-    config.webhooks.concurrency = 1;
-    let app = crate::started(config).await;
+    let app = with_senders(1, Duration::from_secs(5)).await;
     let (receiver, _) = subscribed(&app, &[Reply::after(Duration::from_millis(1500))]).await;
     credential(&app, &app.admin_key).await;
     credential(&app, &app.admin_key).await;
@@ -332,12 +327,7 @@ async fn nothing_is_claimed_while_every_sender_is_busy() {
 /// senders and everyone else's webhooks waited for its answers.
 #[tokio::test]
 async fn a_slow_receiver_holds_only_its_share_of_the_senders() {
-    let mut config = crate::common::test_config();
-    config.webhooks.allow_private = true;
-    config.webhooks.timeout = Duration::from_secs(60);
-    config.webhooks.retry_base = Duration::from_millis(50);
-    config.webhooks.concurrency = 4;
-    let app = crate::started(config).await;
+    let app = with_senders(4, Duration::from_secs(60)).await;
     let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 8]).await;
     hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
     for _ in 0..6 {
@@ -364,4 +354,15 @@ async fn a_slow_receiver_holds_only_its_share_of_the_senders() {
         theirs.next(WAIT).await.json()["type"],
         "credential_created.v0"
     );
+}
+
+/// An app whose delivery worker has `concurrency` senders and a request timeout of `timeout`
+/// (retries 50 ms apart).
+async fn with_senders(concurrency: usize, timeout: Duration) -> crate::common::TestApp {
+    let mut config = crate::common::test_config();
+    config.webhooks.allow_private = true;
+    config.webhooks.timeout = timeout;
+    config.webhooks.retry_base = Duration::from_millis(50);
+    config.webhooks.concurrency = concurrency;
+    crate::started(config).await
 }
