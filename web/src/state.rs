@@ -46,6 +46,9 @@ pub struct AppState {
     /// the page keeps what it showed, and a bar above it says so until the next answer
     /// (`components::loading`).
     pub refresh_failed: RwSignal<Option<String>>,
+    /// Whether the key signed out last was remembered on this device: the sign-in screen that
+    /// follows (a revoked key's, say) ticks "Remember" again, as the user had chosen.
+    pub remembered: RwSignal<bool>,
 }
 
 /// How often the relative times move on: well under the minute they count in past the first.
@@ -65,6 +68,7 @@ impl AppState {
             changed_while_away: RwSignal::new(0),
             pager_trails: StoredValue::new(BTreeMap::new()),
             refresh_failed: RwSignal::new(None),
+            remembered: RwSignal::new(false),
         }
     }
 
@@ -95,6 +99,7 @@ impl AppState {
 
     /// Forgets the key everywhere and returns to the sign-in screen, with `notice` shown there.
     pub fn sign_out(&self, notice: Option<String>) {
+        self.remembered.set(session::is_remembered());
         session::clear();
         // Another key may see other resources: forget the names fetched with this one.
         self.names.set(BTreeMap::new());

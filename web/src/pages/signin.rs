@@ -18,7 +18,7 @@ pub fn SignIn() -> impl IntoView {
     }
     let base_url = RwSignal::new(DEFAULT_BASE_URL.to_owned());
     let api_key = RwSignal::new(String::new());
-    let remember = RwSignal::new(session::is_remembered());
+    let remember = RwSignal::new(session::is_remembered() || app.remembered.get_untracked());
     let base_error = RwSignal::new(None::<String>);
     let key_error = RwSignal::new(None::<String>);
     let base_ref = NodeRef::<leptos::html::Input>::new();

@@ -8,6 +8,7 @@ use tunnel_core::resources::api_key::Me;
 use tunnel_web::pages::signin::SignIn;
 use tunnel_web::session::{self, Auth, STORAGE_KEY};
 use tunnel_web::state::AppState;
+use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::Element;
 
@@ -152,4 +153,30 @@ async fn the_key_stays_in_session_storage_unless_remembered() {
     assert_eq!(stored(local()), None);
     session::clear();
     assert_eq!(session::load(), None);
+}
+
+/// Signed out with a remembered key (revoked, say: the 401's sign-out), the next sign-in screen
+/// has "Remember on this device" ticked again, as the user had chosen; the key itself is gone.
+#[wasm_bindgen_test]
+async fn a_sign_out_keeps_the_remember_choice() {
+    let (_root, state, _handle) = signed_out_sign_in().await;
+    state.sign_in(
+        Auth {
+            base_url: "/api".into(),
+            api_key: KEY.into(),
+        },
+        true,
+        me(),
+    );
+    state.sign_out(Some("revoked".into()));
+    assert_eq!((stored(tab()), stored(local())), (None, None));
+    let again = container();
+    let _again = leptos::mount::mount_to(again.clone(), move || {
+        provide_context(state);
+        view! { <SignIn /> }
+    });
+    tick().await;
+    let again: Element = again.into();
+    let remember: web_sys::HtmlInputElement = get(&again, "#signin-remember").unchecked_into();
+    assert!(remember.checked(), "Remember is ticked again");
 }
