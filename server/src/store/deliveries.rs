@@ -7,6 +7,7 @@
 //! killed mid-send) is claimed again once the lease expires, or as soon as its node is removed
 //! from the cluster (`store::sessions`), which frees the leases the node held.
 
+use super::database::placeholders;
 use super::PageQuery;
 use super::event_destinations::DestinationRow;
 use super::records::not_found;
@@ -71,10 +72,8 @@ impl BusyTargets {
             if ids.is_empty() {
                 continue;
             }
-            let marks: Vec<String> = (0..ids.len())
-                .map(|i| format!("${}", first + values.len() + i))
-                .collect();
-            sql.push_str(&format!(" AND {column} NOT IN ({})", marks.join(", ")));
+            let marks = placeholders(first + values.len(), ids.len());
+            sql.push_str(&format!(" AND {column} NOT IN ({marks})"));
             values.extend(ids.iter().map(String::as_str));
         }
         (sql, values)
@@ -158,11 +157,10 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
         let sql = format!(
             "UPDATE event_deliveries SET lease_until = NULL, lease_node = NULL
              WHERE lease_node = $1 AND id IN ({})",
-            marks.join(", ")
+            placeholders(2, ids.len())
         );
         let mut tx = self.write_tx().await?;
         let mut query = sqlx::query(&sql).bind(node_id);

@@ -7,8 +7,9 @@
 //!
 //! One loop task ([`Worker::spawn`]) sleeps until a commit queued a delivery (`Store::deliveries_queued`)
 //! or the earliest due retry (at most [`MAX_IDLE`]), never polling; it claims the due deliveries
-//! with a lease and sends each in its own task, at most `--webhook-concurrency` at once, of
-//! which one destination gets at most a quarter and one account half ([`Shares`]): a receiver
+//! with a lease and sends each in its own task, at most `--webhook-concurrency` at once. Within
+//! its share, one destination gets a quarter of them and one account half; beyond it, one
+//! receiver's backlog gets the senders left but a reserve of a quarter ([`Shares`]): a receiver
 //! that answers slowly (or never, until the timeout) and its backlog cannot hold every sender
 //! while other destinations' deliveries wait, the other accounts' above all. Each
 //! attempt is recorded with the delivery's new state in one transaction: a 2xx succeeds it;
@@ -31,7 +32,7 @@ use rand::Rng as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tunnel_core::resources::event_destination::DeliveryAttempt;
 
 /// Attempts of a delivery before it fails: with the default 5 s base, retries 5 s, 10 s, …
@@ -156,57 +157,69 @@ impl Worker {
             };
             let mut first = Some(first);
             // Every permit left is free at once: only this loop takes them.
-            let limit = 1 + permits.available_permits();
+            let free = 1 + permits.available_permits();
             let now = unix_ms(time::OffsetDateTime::now_utc());
-            let busy = shares.busy();
-            let claimed = self
-                .store
-                .claim_deliveries(
-                    &self.node_id,
-                    now,
-                    now + ms(lease),
-                    u32::try_from(limit).unwrap_or(1),
-                    &busy,
-                )
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::warn!("cannot claim webhook deliveries: {e}");
-                    Vec::new()
-                });
-            let full = claimed.len() >= limit;
-            // What one claim took beyond a destination's or an account's share goes back.
-            let mut surplus = Vec::new();
-            for delivery in claimed {
-                let Some(share) = shares.take(&delivery) else {
-                    surplus.push(delivery.id);
-                    continue;
-                };
-                let permit = match first.take() {
-                    Some(permit) => permit,
-                    None => match permits.clone().acquire_owned().await {
-                        Ok(permit) => permit,
-                        Err(_) => return,
-                    },
-                };
-                let worker = self.clone();
-                let ended = shares.ended.clone();
-                tokio::spawn(async move {
-                    worker.deliver(delivery).await;
-                    drop(share);
-                    drop(permit);
-                    ended.notify_one();
-                });
+            let lease_until = now + ms(lease);
+            // First what is within its share: the destinations and accounts at theirs are
+            // left aside.
+            let fair = self.claim(now, lease_until, free, &shares.busy()).await;
+            let full = fair.len() >= free;
+            let mut beyond = Vec::new();
+            for delivery in fair {
+                match shares.take(&delivery) {
+                    Some(share) => {
+                        let Some(permit) = self.permit(&mut first, &permits).await else {
+                            return;
+                        };
+                        self.spawn_send(delivery, Some(share), permit, &shares);
+                    }
+                    None => beyond.push(delivery),
+                }
             }
-            drop(first);
+            // Then the senders beyond the reserve go to what waits beyond its share (one
+            // receiver's backlog): with nothing else due they work rather than idle, while the
+            // reserve stays for deliveries within their share, the other accounts' above all.
+            // What the first claim took beyond a share goes to them first; what they cannot
+            // take goes back.
+            let mut spare = (usize::from(first.is_some()) + permits.available_permits())
+                .saturating_sub(shares.reserve);
+            let mut beyond = beyond.into_iter();
+            let mut extra: Vec<ClaimedDelivery> = beyond.by_ref().take(spare).collect();
+            spare -= extra.len();
+            let surplus: Vec<String> = beyond.map(|delivery| delivery.id).collect();
             if let Err(e) = self.store.release_deliveries(&self.node_id, &surplus).await {
                 // Their leases end on their own, later.
                 tracing::warn!("cannot give back webhook deliveries: {e}");
             }
-            if full && surplus.is_empty() {
+            let mut more = full;
+            if spare > 0 && surplus.is_empty() {
+                let claimed = self
+                    .claim(now, lease_until, spare, &BusyTargets::default())
+                    .await;
+                more |= claimed.len() >= spare;
+                extra.extend(claimed);
+            }
+            // Not counted in the shares: a spare sender's send does not make its account (its
+            // other destinations) wait, and the reserve bounds how many there are.
+            for delivery in extra {
+                let Some(permit) = self.permit(&mut first, &permits).await else {
+                    return;
+                };
+                self.spawn_send(delivery, None, permit, &shares);
+            }
+            drop(first);
+            if more && surplus.is_empty() {
                 // More may be due: claim again once a sender is free (the acquire above waits).
                 continue;
             }
-            let wait = match self.store.next_delivery_due(&shares.busy()).await {
+            // With senders to spare, what waits beyond its share is due too.
+            let spare_left = permits.available_permits() > shares.reserve;
+            let busy = if spare_left {
+                BusyTargets::default()
+            } else {
+                shares.busy()
+            };
+            let wait = match self.store.next_delivery_due(&busy).await {
                 Ok(Some(due)) => {
                     let now = unix_ms(time::OffsetDateTime::now_utc());
                     Duration::from_millis(u64::try_from(due - now).unwrap_or(0)).min(MAX_IDLE)
@@ -239,6 +252,57 @@ impl Worker {
         if drained.is_err() {
             tracing::warn!("webhook sends still running at shutdown; they will be sent again");
         }
+    }
+
+    /// Claims up to `limit` due deliveries for this node, leaving `busy` aside; none when the
+    /// database does not answer (logged: the loop tries again).
+    async fn claim(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+        busy: &BusyTargets,
+    ) -> Vec<ClaimedDelivery> {
+        let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        self.store
+            .claim_deliveries(&self.node_id, now, lease_until, limit, busy)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot claim webhook deliveries: {e}");
+                Vec::new()
+            })
+    }
+
+    /// A sender's permit: the one the loop waited for, else one of those free (only the loop
+    /// takes them, so none is waited for). `None` once the semaphore is closed.
+    async fn permit(
+        &self,
+        first: &mut Option<OwnedSemaphorePermit>,
+        permits: &Arc<Semaphore>,
+    ) -> Option<OwnedSemaphorePermit> {
+        match first.take() {
+            Some(permit) => Some(permit),
+            None => permits.clone().acquire_owned().await.ok(),
+        }
+    }
+
+    /// Sends `delivery` in a task of its own, holding its share (if it has one) and its sender
+    /// until it ends.
+    fn spawn_send(
+        &self,
+        delivery: ClaimedDelivery,
+        share: Option<Share>,
+        permit: OwnedSemaphorePermit,
+        shares: &Shares,
+    ) {
+        let worker = self.clone();
+        let ended = shares.ended.clone();
+        tokio::spawn(async move {
+            worker.deliver(delivery).await;
+            drop(share);
+            drop(permit);
+            ended.notify_one();
+        });
     }
 
     /// One attempt of `delivery`, recorded.
@@ -418,10 +482,16 @@ pub async fn signing_secrets(
 
 /// The senders in flight on this node per destination and per account, each at most its share of
 /// the `--webhook-concurrency` senders: a quarter for one destination, half for one account
-/// (at least one each). The claim leaves aside what is at its share ([`Shares::busy`]).
+/// (at least one each). The first claim leaves aside what is at its share ([`Shares::busy`]);
+/// the senders beyond the `reserve` (a quarter) then go to what waits beyond its share, sends
+/// not counted here. So one receiver's backlog may use three quarters of the senders while
+/// nothing else is due, and a quarter always stays for the rest.
 struct Shares {
     per_destination: usize,
     per_account: usize,
+    /// The senders kept for deliveries within their share: what waits beyond its share gets
+    /// only the others.
+    reserve: usize,
     counts: Arc<Mutex<Counts>>,
     /// Told when a send ends.
     ended: Arc<tokio::sync::Notify>,
@@ -445,6 +515,7 @@ impl Shares {
         Shares {
             per_destination: concurrency.div_ceil(4),
             per_account: concurrency.div_ceil(2),
+            reserve: concurrency.div_ceil(4),
             counts: Arc::default(),
             ended: Arc::default(),
         }

@@ -320,21 +320,23 @@ async fn nothing_is_claimed_while_every_sender_is_busy() {
     receiver.nothing_for(Duration::from_millis(500)).await;
 }
 
-/// A slow receiver and its backlog hold at most their share of the senders: a quarter for one
-/// destination, half for one account. Four senders; a receiver that answers only after 30 s
-/// gets one request at a time, and while it holds it, the same account's other destination
-/// and another account's destination get theirs. Before the shares, its backlog took all four
+/// A slow receiver and its backlog hold at most their share of the senders, and a reserve
+/// stays for the others. Four senders (a destination's share 1, an account's 2, a reserve of
+/// 1): a receiver that answers only after 30 s gets three requests at once (its share and the
+/// two spare senders beyond the reserve), no more; the same account's other destination and
+/// another account's destination still get theirs. Before the shares, its backlog took all four
 /// senders and everyone else's webhooks waited for its answers.
 #[tokio::test]
-async fn a_slow_receiver_holds_only_its_share_of_the_senders() {
+async fn a_slow_receiver_holds_only_its_share_and_the_spare_senders() {
     let app = with_senders(4, Duration::from_secs(60)).await;
     let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 8]).await;
     hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
     for _ in 0..6 {
         credential(&app, &app.admin_key).await;
     }
-    slow.next(WAIT).await;
-    // One destination, one sender: the rest of its backlog waits for it.
+    for _ in 0..3 {
+        slow.next(WAIT).await;
+    }
     slow.nothing_for(Duration::from_millis(500)).await;
 
     let mine = Receiver::start(&[]).await;
@@ -354,6 +356,46 @@ async fn a_slow_receiver_holds_only_its_share_of_the_senders() {
         theirs.next(WAIT).await.json()["type"],
         "credential_created.v0"
     );
+    slow.nothing_for(Duration::from_millis(300)).await;
+}
+
+/// An account holds at most half of the senders within its shares: with eight senders
+/// (a destination's share 2, an account's 4, a reserve of 2), an account with three slow
+/// destinations holds four senders by its shares and two spare ones, and the reserve goes to
+/// another account while that account's own fourth destination waits for one of its sends to
+/// end.
+#[tokio::test]
+async fn an_account_holds_at_most_half_of_the_senders_by_its_shares() {
+    let app = with_senders(8, Duration::from_secs(60)).await;
+    let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 16]).await;
+    for _ in 0..3 {
+        hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
+    }
+    for _ in 0..4 {
+        credential(&app, &app.admin_key).await;
+    }
+    for _ in 0..6 {
+        slow.next(WAIT).await;
+    }
+    slow.nothing_for(Duration::from_millis(500)).await;
+
+    let mine = Receiver::start(&[]).await;
+    hook(&app, &app.admin_key, &mine.url, &["api_key_created.v0"]).await;
+    let theirs = Receiver::start(&[]).await;
+    hook(
+        &app,
+        &app.other_key,
+        &theirs.url,
+        &["credential_created.v0"],
+    )
+    .await;
+    app.create("/api_keys", json!({"description": "k"})).await;
+    credential(&app, &app.other_key).await;
+    assert_eq!(
+        theirs.next(WAIT).await.json()["type"],
+        "credential_created.v0"
+    );
+    mine.nothing_for(Duration::from_secs(1)).await;
 }
 
 /// An app whose delivery worker has `concurrency` senders and a request timeout of `timeout`
