@@ -206,14 +206,27 @@ fn handshake_failure(error: &tokio_tungstenite::tungstenite::Error) -> String {
             Some(rustls::Error::InvalidMessage(_)) => "cannot connect: the server did not answer \
                  in TLS; if it serves plain text, give --server as http://"
                 .to_owned(),
-            Some(rustls::Error::InvalidCertificate(why)) => format!(
-                "cannot connect: the server's TLS certificate is not trusted ({why}); for a \
-                 self-hosted CA, point SSL_CERT_FILE at its PEM certificate"
-            ),
+            Some(rustls::Error::InvalidCertificate(why)) => certificate_refused(why),
             _ => format!("cannot connect: {io}"),
         },
         e => format!("cannot connect: {e}"),
     }
+}
+
+/// Why the server's certificate was refused, and where to look: the advice differs (a CA to
+/// trust, the address, the dates).
+fn certificate_refused(why: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as E;
+    let advice = match why {
+        E::NotValidForName | E::NotValidForNameContext { .. } => {
+            "it is not for the host in --server: give the name the certificate is for"
+        }
+        E::Expired | E::ExpiredContext { .. } | E::NotValidYet | E::NotValidYetContext { .. } => {
+            "it is outside its dates: renew it, or check this machine's clock"
+        }
+        _ => "for a self-hosted CA, point SSL_CERT_FILE at its PEM certificate",
+    };
+    format!("cannot connect: the server's TLS certificate is refused ({why:?}); {advice}")
 }
 
 fn refused(error_code: String, msg: String) -> SessionEnd {

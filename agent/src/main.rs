@@ -157,17 +157,18 @@ fn main() -> ExitCode {
 
 /// Runs the agent until it stops (`Ok`) or must exit with an error; a restart does not return.
 fn agent(args: Args) -> Result<(), AgentError> {
-    // A label without `=` would silently be taken for a domain bind, and a `key=value` given
-    // to --bind for a label: each flag takes its own kind.
+    // A label without `=` would silently be taken for a domain bind.
     if let Some(label) = args.labels.iter().find(|l| !l.contains('=')) {
         return Err(AgentError::Config(format!(
             "label `{label}` is not of the form key=value"
         )));
     }
-    if let Some(bind) = args.binds.iter().find(|b| b.contains('=')) {
-        return Err(AgentError::Config(format!(
-            "`{bind}` is a label, not a domain or host:port: give it with --label"
-        )));
+    // A `key=value` given to --bind is bound as the label it is, as it always was (command
+    // lines written so keep working), with a word on where it belongs.
+    for bind in args.binds.iter().filter(|b| b.contains('=')) {
+        warn!(
+            "tunnel-agent: `{bind}` given to --bind is a label, bound as one; give labels with --label"
+        );
     }
     let config = args.config();
     config.validate()?;

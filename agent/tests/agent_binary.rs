@@ -67,6 +67,8 @@ async fn every_acl_form_permits_and_refuses() {
         (&["bind:env=*"], &["--label", "env=dev"], true),
         (&["bind:*=prod"], &["--label", "team=prod"], true),
         (&["bind:*=prod"], &["--label", "team=dev"], false),
+        // A label given to --bind is bound as one (with a warning, checked below).
+        (&["bind:env=prod"], &["--bind", "env=prod"], true),
         // Every bind must be permitted, not just one.
         (
             &["bind:example.com"],
@@ -87,7 +89,16 @@ async fn every_acl_form_permits_and_refuses() {
             );
             let (status, body) = server.command(&id, "stop", &key).await;
             assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
-            assert!(agent.exit().await.0.success());
+            let (status, stderr) = agent.exit().await;
+            assert!(status.success(), "{stderr}");
+            let label_to_bind = args
+                .windows(2)
+                .any(|w| w[0] == "--bind" && w[1].contains('='));
+            assert_eq!(
+                stderr.contains("give labels with --label"),
+                label_to_bind,
+                "{args:?}: {stderr}"
+            );
         } else {
             let (status, stderr) = agent.exit().await;
             assert_eq!(status.code(), Some(4), "{acl:?} {args:?}: {stderr}");
@@ -635,10 +646,6 @@ async fn a_bad_command_line_fails_fast() {
     let (status, stderr) = agent.exit().await;
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("key=value"), "{stderr}");
-    let mut agent = Agent::spawn(&server, "tok", &["--bind", "env=dev"]);
-    let (status, stderr) = agent.exit().await;
-    assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("give it with --label"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,6 +23,11 @@ fn fixture(name: &str) -> PathBuf {
 /// Terminates TLS with the `localhost` test certificate and relays the plain bytes to
 /// `target`. Returns the proxy's port.
 async fn tls_proxy(target: std::net::SocketAddr) -> u16 {
+    tls_proxy_on("127.0.0.1", target).await
+}
+
+/// [`tls_proxy`] listening on the loopback address `ip`.
+async fn tls_proxy_on(ip: &str, target: std::net::SocketAddr) -> u16 {
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_file_iter(fixture("localhost.pem"))
             .unwrap()
@@ -38,7 +43,7 @@ async fn tls_proxy(target: std::net::SocketAddr) -> u16 {
     .with_single_cert(certs, key)
     .unwrap();
     let acceptor = TlsAcceptor::from(Arc::new(config));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = TcpListener::bind((ip, 0)).await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         while let Ok((inbound, _)) = listener.accept().await {
@@ -110,7 +115,7 @@ async fn a_certificate_outside_the_trusted_roots_is_refused() {
         })
         .await;
     // Said in the agent's words, with where to look.
-    assert!(reason.contains("certificate is not trusted"), "{reason}");
+    assert!(reason.contains("certificate is refused"), "{reason}");
     assert!(reason.contains("SSL_CERT_FILE"), "{reason}");
     assert!(server.session_ids(&key).await.is_empty());
     agent.kill().await;
@@ -171,4 +176,28 @@ async fn plain_http_to_loopback_is_not_warned_about() {
     let (status, stderr) = agent.exit().await;
     assert!(status.success(), "{stderr}");
     assert!(!stderr.contains("unencrypted"), "{stderr}");
+}
+
+/// A certificate of a trusted CA for another name than the one in `--server` is refused, and
+/// the advice is about the name, not about trusting a CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_for_another_name_is_refused_saying_so() {
+    let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
+    // Another loopback address than the two the certificate is for (`localhost`, 127.0.0.1).
+    let port = tls_proxy_on("127.0.0.2", server.addr).await;
+    let ca = fixture("ca.pem");
+    let mut agent = Agent::spawn_with_env(
+        &format!("https://127.0.0.2:{port}"),
+        &token,
+        &[],
+        &[("SSL_CERT_FILE", ca.to_str().unwrap())],
+    );
+    let reason = agent
+        .wait_line("a failed attempt", |l| {
+            l.strip_prefix("connection lost (").map(str::to_owned)
+        })
+        .await;
+    assert!(reason.contains("not for the host in --server"), "{reason}");
+    assert!(server.session_ids(&key).await.is_empty());
+    agent.kill().await;
 }

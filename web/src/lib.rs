@@ -261,6 +261,7 @@ fn WhoAmI(base: Signal<String>) -> impl IntoView {
 #[component]
 fn RouteChanges(menu_open: RwSignal<bool>, announcer: RwSignal<String>) -> impl IntoView {
     let location = use_location();
+    let app = use_app();
     Effect::new(move |previous: Option<String>| {
         let path = location.pathname.get();
         let title = routes::title(&path);
@@ -269,6 +270,8 @@ fn RouteChanges(menu_open: RwSignal<bool>, announcer: RwSignal<String>) -> impl 
         }
         menu_open.set(false);
         if previous.is_some_and(|p| p != path) {
+            // The bar spoke of the page left behind.
+            app.refresh_failed.set(None);
             announcer.set(title);
             // After the new route has rendered, so the old page's heading is gone.
             set_timeout(|| focus_main_heading(0), Duration::from_millis(50));

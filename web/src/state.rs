@@ -105,6 +105,7 @@ impl AppState {
         self.names.set(BTreeMap::new());
         self.list_urls.set_value(BTreeMap::new());
         self.me.set(None);
+        self.refresh_failed.set(None);
         self.notice.set(notice);
         self.auth.set(None);
     }

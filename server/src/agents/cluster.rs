@@ -55,9 +55,9 @@ pub struct CloseOrder {
     pub cause: Cause,
 }
 
-/// Why a call to another node got no answer.
+/// Why a call to another node got no answer it could use.
 #[derive(Debug, thiserror::Error)]
-#[error("node at {url} did not answer: {why}")]
+#[error("the node at {url} {why}")]
 pub struct Unanswered {
     url: String,
     why: String,
@@ -409,7 +409,7 @@ impl Node {
     ) -> Result<R, Unanswered> {
         let unanswered = |why: String| Unanswered {
             url: url.to_owned(),
-            why,
+            why: format!("did not answer: {why}"),
             maybe_sent: true,
         };
         let response = self
@@ -429,12 +429,11 @@ impl Node {
         // nothing of the request was done.
         if status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(Unanswered {
+                url: url.to_owned(),
+                why: "refused this node's cluster secret (HTTP 401): every node needs the same \
+                      --cluster-secret"
+                    .to_owned(),
                 maybe_sent: false,
-                ..unanswered(
-                    "it refused this node's cluster secret (HTTP 401): every node needs the \
-                     same --cluster-secret"
-                        .to_owned(),
-                )
             });
         }
         if !status.is_success() {

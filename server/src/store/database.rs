@@ -109,8 +109,8 @@ impl DatabaseUrl {
             let parsed = url::Url::parse(url).map_err(|e| {
                 anyhow::anyhow!(
                     "the database URL `{}` is not a URL: {e} (a user name or password holding \
-                     `/`, `?`, `#` or `@` must be percent-encoded: `/` as `%2F`, `@` as \
-                     `%40`)",
+                     `/`, `?` or `#` must be percent-encoded: `/` as `%2F`, `?` as `%3F`, `#` as \
+                     `%23`)",
                     redact(url)
                 )
             })?;

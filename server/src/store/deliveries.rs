@@ -7,8 +7,8 @@
 //! killed mid-send) is claimed again once the lease expires, or as soon as its node is removed
 //! from the cluster (`store::sessions`), which frees the leases the node held.
 
-use super::database::placeholders;
 use super::PageQuery;
+use super::database::placeholders;
 use super::event_destinations::DestinationRow;
 use super::records::not_found;
 use super::{Result, Store};

@@ -45,6 +45,15 @@ pub enum Error {
 pub struct DatabaseError(Box<dyn std::error::Error + Send + Sync>);
 
 impl DatabaseError {
+    /// Whether a row was read but does not decode (a value this build cannot read): the same
+    /// at every try, unlike the database being out of reach.
+    pub fn is_unreadable_row(&self) -> bool {
+        matches!(
+            self.0.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. })
+        )
+    }
+
     /// Whether the database refused a row naming one that is not there (a foreign key): the
     /// owner of a new credential or API key, removed by `user remove` after the request's
     /// checks (which a running server's key cache lets through for up to 10 s).

@@ -435,6 +435,12 @@ impl Unsendable {
     fn store(what: &str, e: crate::store::Error) -> Unsendable {
         match e {
             crate::store::Error::NotFound { .. } => Unsendable::Gone,
+            // The same at every try: an attempt, so that the delivery ends (`failed`) rather
+            // than being tried for good. The log has the details.
+            crate::store::Error::Database(e) if e.is_unreadable_row() => {
+                tracing::warn!("{what}: {e}");
+                Unsendable::Destination(format!("{what}: this server cannot read it as stored"))
+            }
             e => Unsendable::Server(format!("{what}: {e}")),
         }
     }

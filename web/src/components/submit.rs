@@ -181,13 +181,24 @@ where
         reload: RwSignal<u32>,
         on_ok: impl Fn(&O) + 'static,
     ) -> Self {
-        let submit = Submit::request(Method::PATCH, path, on_ok);
+        Submit::request(Method::PATCH, path, on_ok).reload_when_gone(reload)
+    }
+}
+
+impl<I, O> Submit<I, O, ApiError>
+where
+    I: 'static,
+    O: 'static,
+{
+    /// On an answer 404 (what the request changes was deleted meanwhile), fetches the page's
+    /// resource again (`reload`), so that the page says it is gone.
+    pub fn reload_when_gone(self, reload: RwSignal<u32>) -> Self {
         Effect::new(move |_| {
-            if submit.error().is_some_and(|e| e.status == 404) {
+            if self.error().is_some_and(|e| e.status == 404) {
                 reload.try_update(|r| *r += 1);
             }
         });
-        submit
+        self
     }
 }
 

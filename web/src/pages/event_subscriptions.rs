@@ -122,6 +122,10 @@ impl SubscriptionDraft {
 fn SubscriptionForm(
     original: Option<(String, SubscriptionDraft)>,
     on_saved: Callback<EventSubscription>,
+    /// The detail page's reload, when editing: a save answered 404 (deleted meanwhile) fetches
+    /// the subscription again, and the page says it is gone.
+    #[prop(optional)]
+    reload: Option<RwSignal<u32>>,
 ) -> impl IntoView {
     let api = use_api();
     let is_edit = original.is_some();
@@ -169,6 +173,10 @@ fn SubscriptionForm(
         },
         move |s: &EventSubscription| on_saved.run(s.clone()),
     );
+    let save = match reload {
+        Some(reload) => save.reload_when_gone(reload),
+        None => save,
+    };
     let ready = move || {
         if !live.with(Vec::is_empty) {
             return None;
@@ -387,7 +395,7 @@ fn subscription_view(sub: EventSubscription, reload: RwSignal<u32>) -> impl Into
         </dl>
         <h2>"Edit"</h2>
         <p class="hint">"Only the fields you change are sent; the others stay as they are."</p>
-        <SubscriptionForm original=Some((sub.id.clone(), SubscriptionDraft::from(&sub))) on_saved=on_saved />
+        <SubscriptionForm original=Some((sub.id.clone(), SubscriptionDraft::from(&sub))) on_saved=on_saved reload=reload />
         {delete.dialog(
             "Delete this subscription?",
             format!("Event subscription {id} will be deleted; its destinations are kept."),
