@@ -60,6 +60,11 @@ pub struct BusyTargets {
 }
 
 impl BusyTargets {
+    /// Whether nothing is left aside.
+    pub fn is_empty(&self) -> bool {
+        self.destinations.is_empty() && self.accounts.is_empty()
+    }
+
     /// `AND destination_id NOT IN (…) AND account_id NOT IN (…)` with placeholders numbered
     /// from `$first`, and the values to bind in their order.
     fn condition(&self, first: usize) -> (String, Vec<&str>) {

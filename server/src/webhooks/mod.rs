@@ -162,7 +162,8 @@ impl Worker {
             let lease_until = now + ms(lease);
             // First what is within its share: the destinations and accounts at theirs are
             // left aside.
-            let fair = self.claim(now, lease_until, free, &shares.busy()).await;
+            let busy = shares.busy();
+            let fair = self.claim(now, lease_until, free, &busy).await;
             let full = fair.len() >= free;
             let mut beyond = Vec::new();
             for delivery in fair {
@@ -183,6 +184,9 @@ impl Worker {
             // take goes back.
             let mut spare = (usize::from(first.is_some()) + permits.available_permits())
                 .saturating_sub(shares.reserve);
+            // Something may wait beyond its share only if the claim left targets aside or met
+            // a share itself: else a second claim could only come back empty.
+            let maybe_beyond = !busy.is_empty() || !beyond.is_empty();
             let mut beyond = beyond.into_iter();
             let mut extra: Vec<ClaimedDelivery> = beyond.by_ref().take(spare).collect();
             spare -= extra.len();
@@ -192,7 +196,7 @@ impl Worker {
                 tracing::warn!("cannot give back webhook deliveries: {e}");
             }
             let mut more = full;
-            if spare > 0 && surplus.is_empty() {
+            if spare > 0 && surplus.is_empty() && maybe_beyond {
                 let claimed = self
                     .claim(now, lease_until, spare, &BusyTargets::default())
                     .await;
@@ -235,7 +239,8 @@ impl Worker {
             let wait = wait.max(Duration::from_millis(20));
             tokio::select! {
                 () = queued.notified() => {}
-                // A send's end may free a share: what it left aside is claimable again.
+                // A send's end that frees a share or a spare sender: what was left aside is
+                // claimable again.
                 () = shares.ended.notified() => {}
                 () = tokio::time::sleep(wait) => {}
                 () = &mut stopping => break,
@@ -299,9 +304,15 @@ impl Worker {
         let ended = shares.ended.clone();
         tokio::spawn(async move {
             worker.deliver(delivery).await;
+            // Only an end that frees what a claim left aside wakes the loop: a spare sender's,
+            // or a share's that was full. Any other end frees nothing the loop waits for, and
+            // waking it would cost a claim after every send.
+            let frees = share.as_ref().is_none_or(Share::is_full);
             drop(share);
             drop(permit);
-            ended.notify_one();
+            if frees {
+                ended.notify_one();
+            }
         });
     }
 
@@ -514,6 +525,18 @@ struct Share {
     counts: Arc<Mutex<Counts>>,
     destination: String,
     account: String,
+    /// The shares it counts in: [`Shares::per_destination`], [`Shares::per_account`].
+    caps: (usize, usize),
+}
+
+impl Share {
+    /// Whether its destination's or its account's share is full (so a claim left it aside).
+    fn is_full(&self) -> bool {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let count = |map: &HashMap<String, usize>, id: &str| map.get(id).copied().unwrap_or(0);
+        count(&counts.destinations, &self.destination) >= self.caps.0
+            || count(&counts.accounts, &self.account) >= self.caps.1
+    }
 }
 
 impl Shares {
@@ -574,6 +597,7 @@ impl Shares {
             counts: self.counts.clone(),
             destination: delivery.destination_id.clone(),
             account: delivery.account_id.clone(),
+            caps: (self.per_destination, self.per_account),
         })
     }
 }
