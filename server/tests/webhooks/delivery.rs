@@ -329,28 +329,8 @@ async fn nothing_is_claimed_while_every_sender_is_busy() {
 #[tokio::test]
 async fn a_slow_receiver_holds_only_its_share_and_the_spare_senders() {
     let app = with_senders(4, Duration::from_secs(60)).await;
-    let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 8]).await;
-    hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
-    for _ in 0..6 {
-        credential(&app, &app.admin_key).await;
-    }
-    for _ in 0..3 {
-        slow.next(WAIT).await;
-    }
-    slow.nothing_for(Duration::from_millis(500)).await;
-
-    let mine = Receiver::start(&[]).await;
-    hook(&app, &app.admin_key, &mine.url, &["api_key_created.v0"]).await;
-    let theirs = Receiver::start(&[]).await;
-    hook(
-        &app,
-        &app.other_key,
-        &theirs.url,
-        &["credential_created.v0"],
-    )
-    .await;
-    app.create("/api_keys", json!({"description": "k"})).await;
-    credential(&app, &app.other_key).await;
+    let slow = slow_backlog(&app, 1, 6, 3).await;
+    let (mine, theirs) = mine_and_theirs(&app).await;
     assert_eq!(mine.next(WAIT).await.json()["type"], "api_key_created.v0");
     assert_eq!(
         theirs.next(WAIT).await.json()["type"],
@@ -367,30 +347,8 @@ async fn a_slow_receiver_holds_only_its_share_and_the_spare_senders() {
 #[tokio::test]
 async fn an_account_holds_at_most_half_of_the_senders_by_its_shares() {
     let app = with_senders(8, Duration::from_secs(60)).await;
-    let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 16]).await;
-    for _ in 0..3 {
-        hook(&app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
-    }
-    for _ in 0..4 {
-        credential(&app, &app.admin_key).await;
-    }
-    for _ in 0..6 {
-        slow.next(WAIT).await;
-    }
-    slow.nothing_for(Duration::from_millis(500)).await;
-
-    let mine = Receiver::start(&[]).await;
-    hook(&app, &app.admin_key, &mine.url, &["api_key_created.v0"]).await;
-    let theirs = Receiver::start(&[]).await;
-    hook(
-        &app,
-        &app.other_key,
-        &theirs.url,
-        &["credential_created.v0"],
-    )
-    .await;
-    app.create("/api_keys", json!({"description": "k"})).await;
-    credential(&app, &app.other_key).await;
+    let _slow = slow_backlog(&app, 3, 4, 6).await;
+    let (mine, theirs) = mine_and_theirs(&app).await;
     assert_eq!(
         theirs.next(WAIT).await.json()["type"],
         "credential_created.v0"
@@ -407,4 +365,40 @@ async fn with_senders(concurrency: usize, timeout: Duration) -> crate::common::T
     config.webhooks.retry_base = Duration::from_millis(50);
     config.webhooks.concurrency = concurrency;
     crate::started(config).await
+}
+
+/// A receiver answering only after 30 s, behind `destinations` destinations of the first
+/// account, each told of `credentials` new credentials: once `arrivals` requests reached it,
+/// nothing more comes (the senders it may hold are all held).
+async fn slow_backlog(
+    app: &crate::common::TestApp,
+    destinations: usize,
+    credentials: usize,
+    arrivals: usize,
+) -> Receiver {
+    let slow = Receiver::start(&[Reply::after(Duration::from_secs(30)); 16]).await;
+    for _ in 0..destinations {
+        hook(app, &app.admin_key, &slow.url, &["credential_created.v0"]).await;
+    }
+    for _ in 0..credentials {
+        credential(app, &app.admin_key).await;
+    }
+    for _ in 0..arrivals {
+        slow.next(WAIT).await;
+    }
+    slow.nothing_for(Duration::from_millis(500)).await;
+    slow
+}
+
+/// Two quick receivers: one behind another destination of the first account (told of API
+/// keys), one behind a destination of the second account (told of credentials); then an API
+/// key of the first account and a credential of the second, for them.
+async fn mine_and_theirs(app: &crate::common::TestApp) -> (Receiver, Receiver) {
+    let mine = Receiver::start(&[]).await;
+    hook(app, &app.admin_key, &mine.url, &["api_key_created.v0"]).await;
+    let theirs = Receiver::start(&[]).await;
+    hook(app, &app.other_key, &theirs.url, &["credential_created.v0"]).await;
+    app.create("/api_keys", json!({"description": "k"})).await;
+    credential(app, &app.other_key).await;
+    (mine, theirs)
 }
