@@ -1,5 +1,7 @@
-//! The error body of the wire, the catalogue of stable error codes, and the crate's one error
-//! enum. Every code, its status and meaning: `docs/errors.md`.
+//! The error body of the wire, the catalogue of stable error codes, the crate's one error
+//! enum, and how much of what was sent a message may quote (`bounded_message`, shared by the
+//! server's bodies and the console's messages). Every code, its status and meaning:
+//! `docs/errors.md`.
 //!
 //! Every distinct cause of failure has one `ErrorCode` with a fixed `ERR_TUNNEL_<n>` string and
 //! HTTP status. Codes are never renumbered: clients and scripts match on them.
