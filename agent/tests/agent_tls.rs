@@ -63,6 +63,15 @@ async fn tls_proxy_on(ip: &str, target: std::net::SocketAddr) -> u16 {
     port
 }
 
+/// Why the agent's first attempt to connect failed, as its "connection lost (…)" line says.
+async fn failed_attempt(agent: &mut Agent) -> String {
+    agent
+        .wait_line("a failed attempt", |l| {
+            l.strip_prefix("connection lost (").map(str::to_owned)
+        })
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_https_server_is_reached_over_tls_with_a_self_hosted_ca() {
     let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
@@ -109,11 +118,7 @@ async fn a_certificate_outside_the_trusted_roots_is_refused() {
         &[],
         &[("SSL_CERT_FILE", not_the_ca.to_str().unwrap())],
     );
-    let reason = agent
-        .wait_line("a failed attempt", |l| {
-            l.strip_prefix("connection lost (").map(str::to_owned)
-        })
-        .await;
+    let reason = failed_attempt(&mut agent).await;
     // Said in the agent's words, with where to look.
     assert!(reason.contains("certificate is refused"), "{reason}");
     assert!(reason.contains("SSL_CERT_FILE"), "{reason}");
@@ -128,11 +133,7 @@ async fn https_to_a_plain_text_server_says_to_use_http() {
     let (server, key, token) = Server::with_credential("3.4.1", fast_timings()).await;
     let url = format!("https://{}", server.addr);
     let mut agent = Agent::spawn_to(&url, &token, &[]);
-    let reason = agent
-        .wait_line("a failed attempt", |l| {
-            l.strip_prefix("connection lost (").map(str::to_owned)
-        })
-        .await;
+    let reason = failed_attempt(&mut agent).await;
     assert!(reason.contains("did not answer in TLS"), "{reason}");
     assert!(reason.contains("http://"), "{reason}");
     assert!(server.session_ids(&key).await.is_empty());
@@ -192,11 +193,7 @@ async fn a_certificate_for_another_name_is_refused_saying_so() {
         &[],
         &[("SSL_CERT_FILE", ca.to_str().unwrap())],
     );
-    let reason = agent
-        .wait_line("a failed attempt", |l| {
-            l.strip_prefix("connection lost (").map(str::to_owned)
-        })
-        .await;
+    let reason = failed_attempt(&mut agent).await;
     assert!(reason.contains("not for the host in --server"), "{reason}");
     assert!(server.session_ids(&key).await.is_empty());
     agent.kill().await;
